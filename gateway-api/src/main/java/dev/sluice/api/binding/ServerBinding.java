@@ -1,0 +1,44 @@
+package dev.sluice.api.binding;
+
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Accepts one dialect from clients. The runtime matches a request to an {@link #endpoints() endpoint}, reads the
+ * body (up to the configured cap), asks {@link #peek} for the model, builds an {@link Exchange} and calls
+ * {@link #handle}. It renders the reply, and any {@link dev.sluice.api.GatewayException}, with {@link #codec()}.
+ */
+public interface ServerBinding
+{
+    /** @return the codec of the dialect clients speak here */
+    DialectCodec codec();
+
+    /** @return the endpoints served, e.g. {@code POST /v1/chat/completions} */
+    List<Endpoint> endpoints();
+
+    /**
+     * Finds the model and stream flag. The default scans the body; a dialect that puts the model in the path
+     * overrides this.
+     *
+     * @throws dev.sluice.api.GatewayException {@code INVALID_REQUEST} for a body that is not acceptable
+     */
+    default RequestPeek peek(String path, String query, byte[] body)
+    {
+        return codec().peek(body);
+    }
+
+    /**
+     * Handles an exchange: dialect-specific checks (authentication headers, say), then {@code next}. The default
+     * passes it on.
+     */
+    default CompletionStage<Reply> handle(Exchange exchange, Next next)
+    {
+        return next.handle(exchange);
+    }
+}

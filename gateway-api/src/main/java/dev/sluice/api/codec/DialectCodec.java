@@ -1,0 +1,75 @@
+package dev.sluice.api.codec;
+
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Usage;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A dialect's wire format, both ways, for requests, responses, streams and errors. A dialect plugin's server and
+ * client bindings share one codec. Codecs are stateless and thread-safe; stream codecs are created per stream.
+ *
+ * <p>Decoding never trusts input: malformed JSON, wrong types and excessive nesting become
+ * {@link GatewayException}s of kind {@code INVALID_REQUEST} naming the field; a feature the canonical model cannot
+ * carry becomes {@code UNSUPPORTED} naming the feature, never silently dropped.
+ */
+public interface DialectCodec
+{
+    /** @return the dialect's name, e.g. {@code "openai"}; equal names mean byte-compatible wire formats */
+    String dialect();
+
+    /**
+     * Scans {@code body} for the model and the stream flag without building a tree, and checks that it is one
+     * well-formed JSON object.
+     *
+     * @throws GatewayException {@code INVALID_REQUEST} for malformed JSON or a missing/mistyped model
+     */
+    RequestPeek peek(byte[] body);
+
+    /** Decodes a request body into the canonical model. */
+    ChatRequest decodeRequest(byte[] body);
+
+    /** Encodes a canonical request into a request body of this dialect. */
+    byte[] encodeRequest(ChatRequest request);
+
+    /** Decodes a complete response body. */
+    ChatResponse decodeResponse(byte[] body);
+
+    /** Encodes a canonical response into a complete response body. */
+    byte[] encodeResponse(ChatResponse response);
+
+    /** @return a new decoder for one streamed response of this dialect */
+    StreamDecoder newStreamDecoder();
+
+    /** @return a new encoder for one streamed response of this dialect */
+    StreamEncoder newStreamEncoder();
+
+    /** @return a complete error body of this dialect for {@code error} (content type {@code application/json}) */
+    byte[] encodeError(GatewayException error);
+
+    /**
+     * Maps an upstream error response of this dialect onto a {@link GatewayException} that keeps the upstream's
+     * status and a safe message.
+     */
+    GatewayException decodeError(int status, byte[] body);
+
+    /** @return the usage in a complete response body, scanned cheaply, or {@code null} if it has none */
+    Usage scanUsage(byte[] body);
+
+    /**
+     * Returns {@code body} with the model value replaced, splicing at the offsets found by {@link #peek(byte[])}.
+     */
+    default byte[] rewriteModel(byte[] body, RequestPeek peek, String model)
+    {
+        if (peek.modelStart() < 0)
+            return body;
+        byte[] value = JsonStrings.quote(model).getBytes(StandardCharsets.UTF_8);
+        byte[] out = new byte[body.length - (peek.modelEnd() - peek.modelStart()) + value.length];
+        System.arraycopy(body, 0, out, 0, peek.modelStart());
+        System.arraycopy(value, 0, out, peek.modelStart(), value.length);
+        System.arraycopy(body, peek.modelEnd(), out, peek.modelStart() + value.length, body.length - peek.modelEnd());
+        return out;
+    }
+}

@@ -1,0 +1,23 @@
+package dev.sluice.api.codec;
+
+import dev.sluice.api.model.StreamEvent;
+
+import java.nio.ByteBuffer;
+import java.util.function.Consumer;
+
+/**
+ * Turns a provider's streamed body, chunk by chunk as it arrives, into canonical events. Stateful: one instance
+ * per stream, used by one thread at a time. Chunks may split events anywhere.
+ */
+public interface StreamDecoder
+{
+    /**
+     * Decodes what {@code chunk} completes and passes each event to {@code sink}, in order.
+     *
+     * @throws dev.sluice.api.GatewayException {@code UPSTREAM_UNAVAILABLE} if the bytes are not a valid stream
+     */
+    void decode(ByteBuffer chunk, Consumer<StreamEvent> sink);
+
+    /** @return whether the provider's explicit end of stream (e.g. {@code [DONE]}, {@code message_stop}) was seen */
+    boolean complete();
+}

@@ -1,0 +1,71 @@
+package dev.sluice.api.config;
+
+import dev.sluice.api.upstream.HttpVersion;
+import dev.sluice.api.upstream.UpstreamOptions;
+
+import java.net.URI;
+import java.time.Duration;
+
+/**
+ * The {@code http} block of a client binding's options, shared by every dialect:
+ *
+ * <pre>{@code
+ * http: { version: h2c, max_connections: 64, connect_timeout: 5s, first_byte_timeout: 60s, idle_timeout: 60s,
+ *         total_timeout: 10m }
+ * }</pre>
+ *
+ * Every field is optional; {@code total_timeout} is off unless set, since long generations are legitimate.
+ */
+public record HttpOptionsConfig(String version, Integer maxConnections, Duration connectTimeout,
+                                Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout)
+{
+    public HttpOptionsConfig
+    {
+        if (version != null && HttpVersion.fromConfig(version) == null)
+            throw new IllegalArgumentException("version: value: \"" + version + "\" (expected: http/1.1 or h2c)");
+        if (maxConnections != null && maxConnections < 1)
+            throw new IllegalArgumentException("max_connections: value: " + maxConnections + " (expected: >= 1)");
+        positive("connect_timeout", connectTimeout);
+        positive("first_byte_timeout", firstByteTimeout);
+        positive("idle_timeout", idleTimeout);
+        positive("total_timeout", totalTimeout);
+    }
+
+    private static void positive(String name, Duration d)
+    {
+        if (d != null && (d.isNegative() || d.isZero()))
+            throw new IllegalArgumentException(name + ": value: " + d + " (expected: a positive duration)");
+    }
+
+    /**
+     * Combines these settings with the upstream URL into {@link UpstreamOptions}, filling defaults: HTTP/1.1,
+     * 256 connections, connect 5s, first byte 60s, idle 60s, no total timeout.
+     *
+     * @param url  the upstream base URL from the binding's options
+     * @param path the path of the URL option, for messages
+     */
+    public static UpstreamOptions toUpstreamOptions(HttpOptionsConfig http, String url, String path)
+    {
+        if (url == null || url.isBlank())
+            throw new ConfigException(path, "must be set (expected: an http or https base URL)");
+        URI uri;
+        try
+        {
+            uri = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+        }
+        catch (IllegalArgumentException e)
+        {
+            throw new ConfigException(path, "value: \"" + url + "\" (expected: an http or https base URL)");
+        }
+        if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null)
+            throw new ConfigException(path, "value: \"" + url + "\" (expected: an http or https base URL)");
+        HttpOptionsConfig h = http == null ? new HttpOptionsConfig(null, null, null, null, null, null) : http;
+        return new UpstreamOptions(uri,
+            h.version == null ? HttpVersion.HTTP_1_1 : HttpVersion.fromConfig(h.version),
+            h.maxConnections == null ? 256 : h.maxConnections,
+            h.connectTimeout == null ? Duration.ofSeconds(5) : h.connectTimeout,
+            h.firstByteTimeout == null ? Duration.ofSeconds(60) : h.firstByteTimeout,
+            h.idleTimeout == null ? Duration.ofSeconds(60) : h.idleTimeout,
+            h.totalTimeout);
+    }
+}

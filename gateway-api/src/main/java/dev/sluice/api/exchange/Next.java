@@ -1,0 +1,16 @@
+package dev.sluice.api.exchange;
+
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The rest of the chain after a binding. Calling it is how a proxy binding passes an exchange on; it returns at
+ * once and completes when the reply (or its first byte, for streams) is known.
+ *
+ * <p>Never block on the returned stage. Continue with {@code thenApply}/{@code thenCompose}/{@code whenComplete}.
+ */
+@FunctionalInterface
+public interface Next
+{
+    /** Handles {@code exchange} and completes with its reply, or exceptionally with a {@code GatewayException}. */
+    CompletionStage<Reply> handle(Exchange exchange);
+}

@@ -1,0 +1,53 @@
+package dev.sluice.api.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The provider-neutral chat request. Dialect codecs decode into it and encode from it; bindings that need the
+ * content (guardrails, caches keyed on content) read it through {@code Exchange.request()}.
+ *
+ * <p>Fields a dialect has and this model does not cover travel in {@code extensions} as raw JSON under the
+ * dialect's own field name; a codec of the same dialect writes them back, another dialect ignores them unless it
+ * knows the field.
+ *
+ * @param model             the model as the client named it
+ * @param system            the leading system prompt, as parts (empty: none)
+ * @param messages          the turns, in order
+ * @param tools             tools the model may call (empty: none)
+ * @param toolChoice        how tools may be used, or {@code null} for the provider's default
+ * @param parallelToolCalls whether several tool calls may come in one turn, or {@code null}
+ * @param sampling          sampling parameters
+ * @param responseFormat    the required answer shape, or {@code null}
+ * @param stream            whether the client asked for a stream
+ * @param includeUsage      whether a streamed answer must report usage
+ * @param user              an end-user id for abuse tracking, or {@code null}
+ * @param metadata          string metadata (empty: none)
+ * @param extensions        dialect fields the model does not cover, raw
+ */
+public record ChatRequest(String model, List<ContentPart> system, List<Message> messages, List<Tool> tools,
+                          ToolChoice toolChoice, Boolean parallelToolCalls, Sampling sampling,
+                          ResponseFormat responseFormat, boolean stream, boolean includeUsage, String user,
+                          Map<String, String> metadata, Map<String, JsonNode> extensions)
+{
+    public ChatRequest
+    {
+        Objects.requireNonNull(model, "model");
+        system = List.copyOf(system);
+        messages = List.copyOf(messages);
+        tools = List.copyOf(tools);
+        sampling = sampling == null ? Sampling.DEFAULTS : sampling;
+        metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+        extensions = extensions == null ? Map.of() : Map.copyOf(extensions);
+    }
+
+    /** @return a copy naming another model */
+    public ChatRequest withModel(String newModel)
+    {
+        return new ChatRequest(newModel, system, messages, tools, toolChoice, parallelToolCalls, sampling, responseFormat,
+            stream, includeUsage, user, metadata, extensions);
+    }
+}

@@ -1,0 +1,33 @@
+package dev.sluice.api.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The provider-neutral answer to a non-streamed request.
+ *
+ * @param id            the provider's id for the answer
+ * @param model         the model that answered
+ * @param content       what the model produced, in order (text, tool calls, reasoning)
+ * @param stopReason    why it stopped
+ * @param rawStopReason the provider's own stop value, or {@code null}
+ * @param usage         token accounting
+ * @param created       creation time in epoch seconds (0: unknown)
+ * @param extensions    dialect fields the model does not cover, raw
+ */
+public record ChatResponse(String id, String model, List<ContentPart> content, StopReason stopReason,
+                           String rawStopReason, Usage usage, long created, Map<String, JsonNode> extensions)
+{
+    public ChatResponse
+    {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(model, "model");
+        content = List.copyOf(content);
+        Objects.requireNonNull(stopReason, "stopReason");
+        usage = usage == null ? Usage.ZERO : usage;
+        extensions = extensions == null ? Map.of() : Map.copyOf(extensions);
+    }
+}

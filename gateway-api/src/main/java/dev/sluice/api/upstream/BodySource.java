@@ -1,0 +1,18 @@
+package dev.sluice.api.upstream;
+
+/**
+ * An upstream response body read with demand (Jetty's {@code Content.Source} contract without Jetty types): call
+ * {@link #read()} until it returns {@code null}, then {@link #demand(Runnable)}. Reading no further is how a client
+ * binding exerts back-pressure: the upstream connection stops being read.
+ */
+public interface BodySource
+{
+    /** @return the next chunk, or {@code null} if none is available now; a failure chunk is terminal */
+    BodyChunk read();
+
+    /** Asks to have {@code onAvailable} run once when {@link #read()} may return a chunk. */
+    void demand(Runnable onAvailable);
+
+    /** Aborts the body and the upstream request. Idempotent. */
+    void fail(Throwable cause);
+}
