@@ -1,6 +1,7 @@
 package dev.sluice.api.exchange;
 
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
 
@@ -43,6 +44,9 @@ public interface Exchange
 
     /** @return the request body as received; never modify it */
     byte[] body();
+
+    /** @return what the server binding's scan of the body found (model, stream flag, model value offsets) */
+    RequestPeek peek();
 
     /** @return the model the client asked for */
     String model();
