@@ -1,0 +1,156 @@
+package dev.sluice.runtime;
+
+import dev.sluice.runtime.internal.chain.ChainAssembler;
+import dev.sluice.runtime.internal.config.ConfigLoader;
+import dev.sluice.runtime.internal.config.GatewayConfig;
+import dev.sluice.runtime.internal.http.GatewayHandler;
+import dev.sluice.runtime.internal.http.HttpGateway;
+import dev.sluice.runtime.internal.plugin.BindingTypes;
+import dev.sluice.runtime.internal.upstream.UpstreamClients;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * A running gateway, and the small public launcher for embedding and tests.
+ *
+ * <pre>{@code
+ * try (Sluice gateway = Sluice.start(Sluice.options(Path.of("config/demo.yaml"), Path.of("plugins")).port(0))) {
+ *     int port = gateway.port();
+ * }
+ * }</pre>
+ *
+ * Config mistakes surface as {@link dev.sluice.api.config.ConfigException} naming the path.
+ */
+public final class Sluice implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Sluice.class);
+
+    private final BindingTypes types;
+    private final UpstreamClients upstreams;
+    private final HttpGateway http;
+    private final GatewayConfig config;
+    private volatile boolean ready;
+
+    private Sluice(BindingTypes types, UpstreamClients upstreams, HttpGateway http, GatewayConfig config)
+    {
+        this.types = types;
+        this.upstreams = upstreams;
+        this.http = http;
+        this.config = config;
+    }
+
+    /** Launch options. */
+    public static final class Options
+    {
+        private final Path config;
+        private final Path plugins;
+        private Integer port;
+        private Function<String, String> env = System::getenv;
+
+        private Options(Path config, Path plugins)
+        {
+            this.config = Objects.requireNonNull(config, "config");
+            this.plugins = Objects.requireNonNull(plugins, "plugins");
+        }
+
+        /** Overrides the config's listen port; 0 picks a free one. */
+        public Options port(int port)
+        {
+            this.port = port;
+            return this;
+        }
+
+        /** Replaces the environment used for {@code ${{env.NAME}}} (tests). */
+        public Options env(Function<String, String> env)
+        {
+            this.env = Objects.requireNonNull(env, "env");
+            return this;
+        }
+    }
+
+    /** @return options for a config file and a plugins folder */
+    public static Options options(Path config, Path pluginsDir)
+    {
+        return new Options(config, pluginsDir);
+    }
+
+    /**
+     * Validates a config against the plugins without serving: loads the plugins and creates every binding (which
+     * validates their options), then releases them.
+     *
+     * @return the names of the bindings checked
+     */
+    public static List<String> check(Options options)
+    {
+        GatewayConfig config = new ConfigLoader(options.env).load(options.config);
+        try (BindingTypes types = BindingTypes.load(options.plugins))
+        {
+            UpstreamClients upstreams = new UpstreamClients();
+            new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
+            return List.copyOf(config.bindings().keySet());
+        }
+    }
+
+    /** Loads, assembles and starts a gateway. */
+    public static Sluice start(Options options) throws Exception
+    {
+        GatewayConfig config = new ConfigLoader(options.env).load(options.config);
+        if (options.port != null)
+            config = config.withPort(options.port);
+        BindingTypes types = BindingTypes.load(options.plugins);
+        UpstreamClients upstreams = new UpstreamClients();
+        try
+        {
+            ChainAssembler.Chain chain = new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
+            Sluice[] self = new Sluice[1];
+            GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), () -> self[0] != null && self[0].ready);
+            HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler);
+            self[0] = new Sluice(types, upstreams, http, config);
+            upstreams.start();
+            http.start();
+            self[0].ready = true;
+            LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),
+                config.bindings().size(), types.pluginIds());
+            return self[0];
+        }
+        catch (Exception | Error e)
+        {
+            upstreams.stop();
+            types.close();
+            throw e;
+        }
+    }
+
+    /** @return the bound port */
+    public int port()
+    {
+        return http.port();
+    }
+
+    /** @return the validated config this gateway runs */
+    public GatewayConfig config()
+    {
+        return config;
+    }
+
+    /** Graceful stop: not ready, stop accepting, let in-flight exchanges finish within the grace period. */
+    @Override
+    public void close() throws Exception
+    {
+        ready = false;
+        try
+        {
+            http.stop();
+        }
+        finally
+        {
+            upstreams.stop();
+            types.close();
+        }
+    }
+}

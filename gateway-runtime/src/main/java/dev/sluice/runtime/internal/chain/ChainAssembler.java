@@ -1,0 +1,177 @@
+package dev.sluice.runtime.internal.chain;
+
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.BindingConfig;
+import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.runtime.internal.config.GatewayConfig;
+import dev.sluice.runtime.internal.plugin.BindingTypes;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+
+/**
+ * Creates every binding of a validated config through its plugin factory, exits first (the graph has no cycles),
+ * and wires each stage to the next. Done once at startup; nothing here runs per request except the tiny
+ * {@link #guard} wrapper that turns a synchronous throw into a failed stage.
+ */
+public final class ChainAssembler
+{
+    private final BindingTypes types;
+    private final BiFunction<String, UpstreamOptions, Upstream> upstreams;
+    private final Function<String, String> env;
+    private final Map<String, Next> stages = new HashMap<>();
+    private final List<ServerRoute> servers = new ArrayList<>();
+    private final Set<String> models = new LinkedHashSet<>();
+
+    /** @param upstreams creates the HTTP client of a client binding, given its name and options */
+    public ChainAssembler(BindingTypes types, BiFunction<String, UpstreamOptions, Upstream> upstreams, Function<String, String> env)
+    {
+        this.types = types;
+        this.upstreams = upstreams;
+        this.env = env;
+    }
+
+    /** A server binding with the stage it starts. */
+    public record ServerRoute(String name, ServerBinding binding, Next next)
+    {
+    }
+
+    /** The assembled chain: server bindings with their entry stages, and the models the routes advertise. */
+    public record Chain(List<ServerRoute> servers, List<String> models)
+    {
+    }
+
+    /** Creates all bindings of {@code config}. */
+    public Chain assemble(GatewayConfig config)
+    {
+        Map<String, BindingConfig> bindings = config.bindings();
+        Map<String, String> endpoints = new HashMap<>();
+        for (BindingConfig b : bindings.values())
+        {
+            switch (b.kind())
+            {
+                case SERVER ->
+                {
+                    ServerBinding server = types.server(b.type(), b.path() + ".type").create(b, context(b, bindings));
+                    if (server == null)
+                        throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
+                    for (Endpoint e : server.endpoints())
+                    {
+                        String key = e.method() + " " + e.path();
+                        String previous = endpoints.putIfAbsent(key, b.name());
+                        if (previous != null)
+                            throw new ConfigException(b.path(), "endpoint " + key + " is already served by bindings." + previous);
+                    }
+                    servers.add(new ServerRoute(b.name(), server, stage(b.exit(), bindings)));
+                }
+                default -> stage(b.name(), bindings);
+            }
+        }
+        return new Chain(List.copyOf(servers), List.copyOf(models));
+    }
+
+    private Next stage(String name, Map<String, BindingConfig> bindings)
+    {
+        Next existing = stages.get(name);
+        if (existing != null)
+            return existing;
+        BindingConfig b = bindings.get(name);
+        Next stage;
+        switch (b.kind())
+        {
+            case CLIENT ->
+            {
+                ClientBinding client = types.client(b.type(), b.path() + ".type").create(b, context(b, bindings));
+                if (client == null)
+                    throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
+                stage = guard(client::handle);
+            }
+            case PROXY ->
+            {
+                ProxyBinding proxy = types.proxy(b.type(), b.path() + ".type").create(b, context(b, bindings));
+                if (proxy == null)
+                    throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
+                models.addAll(proxy.advertisedModels());
+                Next next = b.exit() != null ? stage(b.exit(), bindings) : NO_EXIT;
+                stage = guard(exchange -> proxy.handle(exchange, next));
+            }
+            default -> throw new IllegalStateException("a server binding is never an exit");
+        }
+        stages.put(name, stage);
+        return stage;
+    }
+
+    private static final Next NO_EXIT = exchange -> CompletableFuture.failedFuture(
+        new GatewayException(ErrorKind.NOT_FOUND, 404, "model: \"" + exchange.model() + "\" is not served by this gateway",
+            "model", "model_not_found", null));
+
+    /** Turns a synchronous throw (a decode failure, say) into a failed stage, and a null stage into a bug report. */
+    static Next guard(Next next)
+    {
+        return exchange ->
+        {
+            try
+            {
+                CompletionStage<Reply> reply = next.handle(exchange);
+                if (reply == null)
+                    return CompletableFuture.failedFuture(new GatewayException(ErrorKind.INTERNAL, "a binding returned no reply"));
+                return reply;
+            }
+            catch (Throwable t)
+            {
+                return CompletableFuture.failedFuture(t);
+            }
+        };
+    }
+
+    private BindingContext context(BindingConfig b, Map<String, BindingConfig> bindings)
+    {
+        Set<String> allowed = new HashSet<>();
+        if (b.exit() != null)
+            allowed.add(b.exit());
+        for (RouteConfig r : b.routes())
+            allowed.add(r.exit());
+        return new BindingContext()
+        {
+            @Override
+            public Next exit(String bindingName)
+            {
+                if (!allowed.contains(bindingName))
+                    throw new ConfigException(b.path(), "asked for exit \"" + bindingName + "\" that its config does not name");
+                return stage(bindingName, bindings);
+            }
+
+            @Override
+            public Upstream upstream(UpstreamOptions options)
+            {
+                return upstreams.apply(b.name(), options);
+            }
+
+            @Override
+            public String env(String name)
+            {
+                return env.apply(name);
+            }
+        };
+    }
+}

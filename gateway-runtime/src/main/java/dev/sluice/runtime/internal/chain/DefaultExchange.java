@@ -1,0 +1,219 @@
+package dev.sluice.runtime.internal.chain;
+
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Headers;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.Usage;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/** The runtime's {@link Exchange}: raw body, peeked model, lazily decoded canonical request. */
+public final class DefaultExchange implements Exchange
+{
+    private static final Throwable NOT_ABORTED = new Throwable("not aborted", null, false, false)
+    {
+    };
+
+    private final String id;
+    private final long arrivalNanos;
+    private final String method;
+    private final String path;
+    private final String query;
+    private final Headers headers;
+    private final DialectCodec codec;
+    private final byte[] body;
+    private final RequestPeek peek;
+    private String targetModel;
+    private ChatRequest request;
+    private boolean modified;
+    private Map<String, Object> attributes;
+    private volatile Usage usage;
+    // Abort listeners are registered and fired from different threads; a short lock-free list is enough.
+    private final AtomicReference<Throwable> aborted = new AtomicReference<>(NOT_ABORTED);
+    private final List<Consumer<Throwable>> abortListeners = new ArrayList<>(2);
+
+    /** Creates an exchange for one request. */
+    public DefaultExchange(String id, long arrivalNanos, String method, String path, String query, Headers headers,
+                           DialectCodec codec, byte[] body, RequestPeek peek)
+    {
+        this.id = id;
+        this.arrivalNanos = arrivalNanos;
+        this.method = method;
+        this.path = path;
+        this.query = query;
+        this.headers = headers;
+        this.codec = codec;
+        this.body = body;
+        this.peek = peek;
+        this.targetModel = peek.model();
+    }
+
+    @Override
+    public String id()
+    {
+        return id;
+    }
+
+    @Override
+    public long arrivalNanos()
+    {
+        return arrivalNanos;
+    }
+
+    @Override
+    public String method()
+    {
+        return method;
+    }
+
+    @Override
+    public String path()
+    {
+        return path;
+    }
+
+    @Override
+    public String query()
+    {
+        return query;
+    }
+
+    @Override
+    public Headers headers()
+    {
+        return headers;
+    }
+
+    @Override
+    public String dialect()
+    {
+        return codec.dialect();
+    }
+
+    @Override
+    public byte[] body()
+    {
+        return body;
+    }
+
+    @Override
+    public RequestPeek peek()
+    {
+        return peek;
+    }
+
+    @Override
+    public String model()
+    {
+        return peek.model();
+    }
+
+    @Override
+    public boolean stream()
+    {
+        return peek.stream();
+    }
+
+    @Override
+    public String targetModel()
+    {
+        return targetModel;
+    }
+
+    @Override
+    public void targetModel(String model)
+    {
+        this.targetModel = java.util.Objects.requireNonNull(model, "model");
+    }
+
+    @Override
+    public ChatRequest request()
+    {
+        if (request == null)
+            request = codec.decodeRequest(body);
+        return request;
+    }
+
+    @Override
+    public void request(ChatRequest request)
+    {
+        this.request = java.util.Objects.requireNonNull(request, "request");
+        this.modified = true;
+    }
+
+    @Override
+    public boolean modified()
+    {
+        return modified;
+    }
+
+    @Override
+    public Object attribute(String name)
+    {
+        return attributes == null ? null : attributes.get(name);
+    }
+
+    @Override
+    public void attribute(String name, Object value)
+    {
+        if (value == null)
+        {
+            if (attributes != null)
+                attributes.remove(name);
+            return;
+        }
+        if (attributes == null)
+            attributes = new HashMap<>(4);
+        attributes.put(name, value);
+    }
+
+    @Override
+    public Usage usage()
+    {
+        return usage;
+    }
+
+    @Override
+    public void usage(Usage usage)
+    {
+        this.usage = usage;
+    }
+
+    @Override
+    public void onAbort(Consumer<Throwable> listener)
+    {
+        Throwable cause;
+        synchronized (abortListeners)
+        {
+            cause = aborted.get();
+            if (cause == NOT_ABORTED)
+            {
+                abortListeners.add(listener);
+                return;
+            }
+        }
+        listener.accept(cause);
+    }
+
+    /** Aborts the exchange (client gone, server stopping): runs each abort listener once. */
+    public void abort(Throwable cause)
+    {
+        List<Consumer<Throwable>> toRun;
+        synchronized (abortListeners)
+        {
+            if (!aborted.compareAndSet(NOT_ABORTED, cause))
+                return;
+            toRun = new ArrayList<>(abortListeners);
+            abortListeners.clear();
+        }
+        for (Consumer<Throwable> l : toRun)
+            l.accept(cause);
+    }
+}

@@ -1,0 +1,49 @@
+package dev.sluice.runtime.internal.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The generic shape of a config file, bound strictly (unknown keys fail with their path). Binding options and
+ * route conditions stay raw: their factories validate them.
+ */
+public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Map<String, Binding> bindings)
+{
+    /** {@code listen: { host, port }}. */
+    public record Listen(String host, Integer port)
+    {
+        public Listen
+        {
+            if (port != null && (port < 0 || port > 65535))
+                throw new IllegalArgumentException("port: value: " + port + " (expected: 0..65535)");
+        }
+    }
+
+    /** {@code limits: { max_body_bytes }}. */
+    public record Limits(Integer maxBodyBytes)
+    {
+        public Limits
+        {
+            if (maxBodyBytes != null && maxBodyBytes < 1024)
+                throw new IllegalArgumentException("max_body_bytes: value: " + maxBodyBytes + " (expected: >= 1024)");
+        }
+    }
+
+    /** {@code shutdown: { grace }}. */
+    public record Shutdown(Duration grace)
+    {
+    }
+
+    /** One entry under {@code bindings}. */
+    public record Binding(String type, String kind, JsonNode options, String exit, List<Route> routes)
+    {
+    }
+
+    /** One entry of a binding's {@code routes}. */
+    public record Route(List<JsonNode> when, String exit, JsonNode with)
+    {
+    }
+}

@@ -1,0 +1,215 @@
+package dev.sluice.runtime.internal.config;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.sluice.api.binding.BindingConfig;
+import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.config.Options;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads a config file (YAML, or JSON by the {@code .json} extension), substitutes {@code ${{env.NAME}}} in string
+ * values, binds the generic shape strictly and checks the binding graph: exits that exist, no cycles, every chain
+ * from a server ending at a client. Binding types are checked later, against the loaded plugins.
+ */
+public final class ConfigLoader
+{
+    /** The default request body cap: 4 MiB. */
+    public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+    /** The default grace period for in-flight requests at shutdown. */
+    public static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
+
+    private static final Pattern ENV = Pattern.compile("\\$\\{\\{\\s*env\\.([A-Za-z_][A-Za-z0-9_]*)\\s*}}");
+    private static final Pattern SECRET_KEY = Pattern.compile("(^|_)(api_key|secret|password|access_token|auth_token|bearer_token)$");
+    private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory()).build();
+    private static final ObjectMapper JSON = JsonMapper.builder(new JsonFactory()).build();
+
+    private final Function<String, String> env;
+
+    /** @param env the environment, {@code System::getenv} outside tests */
+    public ConfigLoader(Function<String, String> env)
+    {
+        this.env = env;
+    }
+
+    /** Loads and validates {@code file}. */
+    public GatewayConfig load(Path file)
+    {
+        String text;
+        try
+        {
+            text = Files.readString(file);
+        }
+        catch (NoSuchFileException e)
+        {
+            throw new ConfigException("", "config file not found: " + file);
+        }
+        catch (IOException e)
+        {
+            throw new ConfigException("", "cannot read config file " + file + ": " + e.getMessage());
+        }
+        boolean json = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json");
+        return parse(text, json);
+    }
+
+    /** Parses and validates config text. */
+    public GatewayConfig parse(String text, boolean json)
+    {
+        JsonNode root;
+        try
+        {
+            root = (json ? JSON : YAML).readTree(text);
+        }
+        catch (JsonProcessingException e)
+        {
+            String where = e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
+            throw new ConfigException("", "not valid " + (json ? "JSON" : "YAML") + where + ": " + e.getOriginalMessage());
+        }
+        if (root == null || !root.isObject())
+            throw new ConfigException("", "the config must be an object with at least 'bindings'");
+        substitute(root, "");
+        ConfigFile file = Options.bind(root, ConfigFile.class, "");
+        return validate(file);
+    }
+
+    private void substitute(JsonNode node, String path)
+    {
+        if (node instanceof ObjectNode object)
+        {
+            Iterator<Map.Entry<String, JsonNode>> fields = object.properties().iterator();
+            List<Map.Entry<String, JsonNode>> replacements = new ArrayList<>();
+            while (fields.hasNext())
+            {
+                Map.Entry<String, JsonNode> field = fields.next();
+                String childPath = path.isEmpty() ? field.getKey() : path + "." + field.getKey();
+                JsonNode value = field.getValue();
+                if (value.isTextual())
+                {
+                    String original = value.textValue();
+                    String replaced = substituteText(original, childPath);
+                    if (SECRET_KEY.matcher(field.getKey()).find() && !original.isEmpty() && !ENV.matcher(original.trim()).matches())
+                        throw new ConfigException(childPath, "secrets come only from the environment (expected: \"${{env.NAME}}\")");
+                    if (!replaced.equals(original))
+                        replacements.add(Map.entry(field.getKey(), new TextNode(replaced)));
+                }
+                else
+                {
+                    substitute(value, childPath);
+                }
+            }
+            for (Map.Entry<String, JsonNode> r : replacements)
+                object.set(r.getKey(), r.getValue());
+        }
+        else if (node instanceof ArrayNode array)
+        {
+            for (int i = 0; i < array.size(); i++)
+            {
+                JsonNode value = array.get(i);
+                String childPath = path + "[" + i + "]";
+                if (value.isTextual())
+                    array.set(i, new TextNode(substituteText(value.textValue(), childPath)));
+                else
+                    substitute(value, childPath);
+            }
+        }
+    }
+
+    private String substituteText(String text, String path)
+    {
+        if (text.indexOf("${{") < 0)
+            return text;
+        Matcher m = ENV.matcher(text);
+        StringBuilder out = new StringBuilder();
+        while (m.find())
+        {
+            String value = env.apply(m.group(1));
+            if (value == null)
+                throw new ConfigException(path, "environment variable " + m.group(1) + " is not set");
+            m.appendReplacement(out, Matcher.quoteReplacement(value));
+        }
+        m.appendTail(out);
+        if (out.indexOf("${{") >= 0)
+            throw new ConfigException(path, "value: \"" + text + "\" (expected: ${{env.NAME}} substitutions only)");
+        return out.toString();
+    }
+
+    private static GatewayConfig validate(ConfigFile file)
+    {
+        if (file.bindings() == null || file.bindings().isEmpty())
+            throw new ConfigException("bindings", "must not be empty (expected: at least a server and a client binding)");
+        Map<String, BindingConfig> bindings = new LinkedHashMap<>();
+        for (Map.Entry<String, ConfigFile.Binding> e : file.bindings().entrySet())
+        {
+            String name = e.getKey();
+            String path = "bindings." + name;
+            if (!name.matches("[A-Za-z0-9_.-]+"))
+                throw new ConfigException(path, "binding names may use letters, digits, '_', '-' and '.' only");
+            ConfigFile.Binding b = e.getValue();
+            if (b == null)
+                throw new ConfigException(path, "must be an object with type and kind");
+            if (b.type() == null || b.type().isBlank())
+                throw new ConfigException(path + ".type", "must be set (expected: a binding type such as openai or router)");
+            if (b.kind() == null)
+                throw new ConfigException(path + ".kind", "must be set (expected: server, proxy or client)");
+            BindingKind kind;
+            try
+            {
+                kind = BindingKind.valueOf(b.kind().toUpperCase(Locale.ROOT));
+            }
+            catch (IllegalArgumentException ex)
+            {
+                throw new ConfigException(path + ".kind", "value: \"" + b.kind() + "\" (expected: server, proxy or client)");
+            }
+            List<RouteConfig> routes = new ArrayList<>();
+            if (b.routes() != null)
+            {
+                for (int i = 0; i < b.routes().size(); i++)
+                {
+                    ConfigFile.Route r = b.routes().get(i);
+                    String routePath = path + ".routes[" + i + "]";
+                    if (r == null)
+                        throw new ConfigException(routePath, "must be an object with when and exit");
+                    if (r.exit() == null || r.exit().isBlank())
+                        throw new ConfigException(routePath + ".exit", "must be set (expected: the name of a binding)");
+                    routes.add(new RouteConfig(routePath, r.when() == null ? List.of() : r.when(), r.exit(), r.with()));
+                }
+            }
+            JsonNode options = b.options() == null || b.options().isNull() ? JSON.createObjectNode() : b.options();
+            if (!options.isObject())
+                throw new ConfigException(path + ".options", "wrong type (expected: an object)");
+            bindings.put(name, new BindingConfig(name, b.type(), kind, options, b.exit(), routes));
+        }
+        GraphCheck.check(bindings);
+        ConfigFile.Listen listen = file.listen() == null ? new ConfigFile.Listen(null, null) : file.listen();
+        return new GatewayConfig(
+            listen.host() == null ? "0.0.0.0" : listen.host(),
+            listen.port() == null ? 8080 : listen.port(),
+            file.limits() == null || file.limits().maxBodyBytes() == null ? DEFAULT_MAX_BODY_BYTES : file.limits().maxBodyBytes(),
+            file.shutdown() == null || file.shutdown().grace() == null ? DEFAULT_GRACE : file.shutdown().grace(),
+            bindings);
+    }
+}

@@ -1,0 +1,26 @@
+package dev.sluice.runtime.internal.config;
+
+import dev.sluice.api.binding.BindingConfig;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * A validated config: where to listen, limits, and the bindings in file order.
+ *
+ * @param maxBodyBytes the request body cap
+ * @param grace        how long in-flight requests may run on at shutdown
+ */
+public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Map<String, BindingConfig> bindings)
+{
+    public GatewayConfig
+    {
+        bindings = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(bindings));
+    }
+
+    /** @return a copy listening on {@code newPort} */
+    public GatewayConfig withPort(int newPort)
+    {
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, bindings);
+    }
+}

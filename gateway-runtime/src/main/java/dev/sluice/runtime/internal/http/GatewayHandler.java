@@ -1,0 +1,324 @@
+package dev.sluice.runtime.internal.http;
+
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.runtime.internal.chain.ChainAssembler.Chain;
+import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
+import dev.sluice.runtime.internal.chain.DefaultExchange;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The gateway's one Jetty handler: health and model listing, then the server bindings' endpoints. For a chat
+ * request it reads the body without blocking (one copy, into an array sized from {@code Content-Length}), lets the
+ * server binding peek the model, builds the {@link DefaultExchange}, runs the chain and renders the reply or the
+ * error in the client's dialect.
+ */
+public final class GatewayHandler extends Handler.Abstract.NonBlocking
+{
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayHandler.class);
+    private static final HttpField JSON = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
+    private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
+    private static final String REQUEST_ID = "x-request-id";
+
+    private final Chain chain;
+    private final int maxBodyBytes;
+    private final BooleanSupplier ready;
+    private final List<Bound> endpoints = new ArrayList<>();
+    private final byte[] modelsBody;
+    private final String idPrefix = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 45), 36);
+    private final AtomicLong ids = new AtomicLong();
+
+    private record Bound(Endpoint endpoint, ServerRoute route)
+    {
+    }
+
+    /**
+     * @param ready whether the gateway accepts traffic (false while starting or draining), for {@code /readyz}
+     */
+    public GatewayHandler(Chain chain, int maxBodyBytes, BooleanSupplier ready)
+    {
+        this.chain = chain;
+        this.maxBodyBytes = maxBodyBytes;
+        this.ready = ready;
+        for (ServerRoute route : chain.servers())
+        {
+            for (Endpoint e : route.binding().endpoints())
+                endpoints.add(new Bound(e, route));
+        }
+        StringBuilder b = new StringBuilder("{\"object\":\"list\",\"data\":[");
+        for (int i = 0; i < chain.models().size(); i++)
+        {
+            b.append(i == 0 ? "" : ",").append("{\"id\":").append(dev.sluice.api.codec.JsonStrings.quote(chain.models().get(i)))
+                .append(",\"object\":\"model\",\"created\":0,\"owned_by\":\"sluice\"}");
+        }
+        modelsBody = b.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback)
+    {
+        String method = request.getMethod();
+        String path = request.getHttpURI().getPath();
+        if ("GET".equals(method))
+        {
+            switch (path)
+            {
+                case "/healthz" ->
+                {
+                    writePlain(response, callback, 200, "{\"status\":\"ok\"}");
+                    return true;
+                }
+                case "/readyz" ->
+                {
+                    boolean ok = ready.getAsBoolean();
+                    writePlain(response, callback, ok ? 200 : 503, ok ? "{\"status\":\"ready\"}" : "{\"status\":\"draining\"}");
+                    return true;
+                }
+                case "/v1/models" ->
+                {
+                    response.getHeaders().add(JSON);
+                    response.write(true, ByteBuffer.wrap(modelsBody), callback);
+                    return true;
+                }
+                default ->
+                {
+                    // Fall through to the bindings' endpoints.
+                }
+            }
+        }
+        Bound bound = null;
+        boolean pathKnown = false;
+        for (Bound b : endpoints)
+        {
+            if (b.endpoint().matches(method, path))
+            {
+                bound = b;
+                break;
+            }
+            if (b.endpoint().matches(b.endpoint().method(), path))
+                pathKnown = true;
+        }
+        if (bound == null)
+        {
+            int status = pathKnown ? 405 : 404;
+            String message = pathKnown ? "method " + method + " is not allowed on " + path : "no endpoint at " + method + " " + path;
+            writePlain(response, callback, status, "{\"error\":{\"message\":" + dev.sluice.api.codec.JsonStrings.quote(message)
+                + ",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}");
+            return true;
+        }
+        String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
+        new Call(id, System.nanoTime(), request, response, new OnceCallback(callback, id), bound.route()).start();
+        return true;
+    }
+
+    private static void writePlain(Response response, Callback callback, int status, String json)
+    {
+        response.setStatus(status);
+        response.getHeaders().add(JSON);
+        response.write(true, ByteBuffer.wrap(json.getBytes(StandardCharsets.UTF_8)), callback);
+    }
+
+    /** One chat request through the chain. */
+    private final class Call implements Runnable
+    {
+        private final String id;
+        private final long arrival;
+        private final Request request;
+        private final Response response;
+        private final Callback callback;
+        private final ServerRoute route;
+        private final DialectCodec codec;
+        private byte[] body;
+        private int length;
+        private DefaultExchange exchange;
+
+        private Call(String id, long arrival, Request request, Response response, Callback callback, ServerRoute route)
+        {
+            this.id = id;
+            this.arrival = arrival;
+            this.request = request;
+            this.response = response;
+            this.callback = callback;
+            this.route = route;
+            this.codec = route.binding().codec();
+        }
+
+        void start()
+        {
+            response.getHeaders().put(REQUEST_ID, id);
+            long declared = request.getLength();
+            if (declared > maxBodyBytes)
+            {
+                // Refuse before reading a byte of an oversized body.
+                fail(new GatewayException(ErrorKind.REQUEST_TOO_LARGE, "request body is " + declared
+                    + " bytes, over the limit of " + maxBodyBytes + " bytes"));
+                return;
+            }
+            body = new byte[declared >= 0 ? (int)declared : 8192];
+            request.addFailureListener(this::aborted);
+            run();
+        }
+
+        /** Reads the body, demand-driven; copies each chunk once into {@link #body}. */
+        @Override
+        public void run()
+        {
+            while (true)
+            {
+                Content.Chunk chunk = request.read();
+                if (chunk == null)
+                {
+                    request.demand(this);
+                    return;
+                }
+                if (Content.Chunk.isFailure(chunk))
+                {
+                    if (LOG.isDebugEnabled())
+                        LOG.debug("C2G {} body read failed: {}", id, String.valueOf(chunk.getFailure()));
+                    callback.failed(chunk.getFailure());
+                    return;
+                }
+                ByteBuffer buffer = chunk.getByteBuffer();
+                int n = buffer.remaining();
+                if (length + n > maxBodyBytes)
+                {
+                    chunk.release();
+                    fail(new GatewayException(ErrorKind.REQUEST_TOO_LARGE, "request body is over the limit of " + maxBodyBytes + " bytes"));
+                    return;
+                }
+                if (length + n > body.length)
+                    body = java.util.Arrays.copyOf(body, Math.min(maxBodyBytes, Math.max(body.length * 2, length + n)));
+                buffer.get(buffer.position(), body, length, n);
+                length += n;
+                boolean last = chunk.isLast();
+                chunk.release();
+                if (last)
+                {
+                    bodyComplete();
+                    return;
+                }
+            }
+        }
+
+        private void bodyComplete()
+        {
+            byte[] bytes = length == body.length ? body : java.util.Arrays.copyOf(body, length);
+            body = null;
+            CompletionStage<Reply> stage;
+            try
+            {
+                RequestPeek peek = route.binding().peek(request.getHttpURI().getPath(), request.getHttpURI().getQuery(), bytes);
+                exchange = new DefaultExchange(id, arrival, request.getMethod(), request.getHttpURI().getPath(),
+                    request.getHttpURI().getQuery(), new FieldsHeaders(request.getHeaders()), codec, bytes, peek);
+                stage = route.binding().handle(exchange, route.next());
+            }
+            catch (Throwable t)
+            {
+                fail(t);
+                return;
+            }
+            stage.whenComplete(this::complete);
+        }
+
+        private void complete(Reply reply, Throwable failure)
+        {
+            if (failure != null)
+            {
+                fail(failure);
+                return;
+            }
+            try
+            {
+                if (reply instanceof Reply.Bytes bytes)
+                {
+                    response.setStatus(bytes.status());
+                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, bytes.contentType());
+                    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.body().length);
+                    response.write(true, ByteBuffer.wrap(bytes.body()), callback);
+                }
+                else if (reply instanceof Reply.Message message)
+                {
+                    byte[] encoded = codec.encodeResponse(message.response());
+                    response.setStatus(200);
+                    response.getHeaders().add(JSON);
+                    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, encoded.length);
+                    response.write(true, ByteBuffer.wrap(encoded), callback);
+                }
+                else if (reply instanceof Reply.Stream stream)
+                {
+                    var encoder = codec.newStreamEncoder();
+                    response.setStatus(200);
+                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, encoder.contentType());
+                    response.getHeaders().add(NO_CACHE);
+                    new StreamPump(id, stream.events(), encoder, response, callback, this::renderError).iterate();
+                }
+            }
+            catch (Throwable t)
+            {
+                fail(t);
+            }
+        }
+
+        private void fail(Throwable failure)
+        {
+            GatewayException error = GatewayException.of(failure);
+            if (error.kind() == ErrorKind.INTERNAL)
+                LOG.error("request {}: internal error", id, failure);
+            else if (LOG.isDebugEnabled())
+                LOG.debug("G2C {} {} {}", id, error.status(), error.getMessage());
+            if (response.isCommitted())
+            {
+                callback.failed(error);
+                return;
+            }
+            renderError(error);
+        }
+
+        private void renderError(GatewayException error)
+        {
+            byte[] bytes;
+            try
+            {
+                bytes = codec.encodeError(error);
+            }
+            catch (Throwable t)
+            {
+                LOG.error("request {}: the {} codec failed to render an error", id, codec.dialect(), t);
+                bytes = "{\"error\":{\"message\":\"internal gateway error\"}}".getBytes(StandardCharsets.UTF_8);
+            }
+            response.setStatus(error.status());
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+            response.write(true, ByteBuffer.wrap(bytes), callback);
+        }
+
+        private void aborted(Throwable cause)
+        {
+            DefaultExchange e = exchange;
+            if (e != null)
+                e.abort(cause);
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package dev.sluice.runtime.internal.http;
+
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.exchange.EventStream;
+import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.StreamItem;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.IteratingCallback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Writes a streamed reply to the client, one item per write. The next item is read only after the previous write
+ * succeeded: this is our back-pressure, all the way to the upstream socket. The terminal write carries the
+ * handler's callback, so completion happens in one place. A failed write (client gone) cancels the stream, which
+ * aborts the upstream request.
+ */
+final class StreamPump extends IteratingCallback
+{
+    private static final Logger LOG = LoggerFactory.getLogger(StreamPump.class);
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    private static final byte[] BOUNDARY = "\n\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final String requestId;
+    private final EventStream events;
+    private final StreamEncoder encoder;
+    private final Response response;
+    private final Callback handlerCallback;
+    private final ErrorRenderer beforeCommit;
+    private boolean wroteAny;
+    private boolean rawAtBoundary = true;
+    private boolean canonical;
+    private boolean done;
+
+    /** Renders an error as a whole response while nothing has been written yet. */
+    interface ErrorRenderer
+    {
+        void render(GatewayException error);
+    }
+
+    StreamPump(String requestId, EventStream events, StreamEncoder encoder, Response response, Callback handlerCallback,
+               ErrorRenderer beforeCommit)
+    {
+        this.requestId = requestId;
+        this.events = events;
+        this.encoder = encoder;
+        this.response = response;
+        this.handlerCallback = handlerCallback;
+        this.beforeCommit = beforeCommit;
+    }
+
+    @Override
+    protected Action process()
+    {
+        while (true)
+        {
+            if (done)
+                return Action.SUCCEEDED;
+            StreamItem item = events.read();
+            if (item == null)
+            {
+                events.demand(this::iterate);
+                return Action.IDLE;
+            }
+            if (item instanceof RawFrame frame)
+            {
+                rawAtBoundary = frame.atBoundary();
+                if (!frame.bytes().hasRemaining())
+                    continue;
+                write(frame.bytes());
+                return Action.SCHEDULED;
+            }
+            if (item == StreamItem.END)
+            {
+                done = true;
+                // A raw stream already carried the dialect's own end marker; a canonical one gets the encoder's.
+                response.write(true, canonical ? encoder.end() : EMPTY, handlerCallback);
+                return Action.SUCCEEDED;
+            }
+            if (item instanceof StreamEvent.Error error)
+            {
+                done = true;
+                failStream(error.error());
+                return Action.SUCCEEDED;
+            }
+            StreamEvent event = (StreamEvent) item;
+            canonical = true;
+            ByteBuffer bytes = encoder.encode(event);
+            if (!bytes.hasRemaining())
+                continue;
+            write(bytes);
+            return Action.SCHEDULED;
+        }
+    }
+
+    private void write(ByteBuffer bytes)
+    {
+        wroteAny = true;
+        response.write(false, bytes, this);
+    }
+
+    private void failStream(GatewayException error)
+    {
+        if (!wroteAny && !response.isCommitted())
+        {
+            beforeCommit.render(error);
+            return;
+        }
+        if (LOG.isDebugEnabled())
+            LOG.debug("G2C {} stream failed after commit: {}", requestId, error.getMessage());
+        ByteBuffer event = encoder.error(error);
+        ByteBuffer bytes = event;
+        if (!rawAtBoundary)
+        {
+            // Close the half-relayed event first, so the error event parses on its own.
+            bytes = ByteBuffer.allocate(BOUNDARY.length + event.remaining()).put(BOUNDARY).put(event).flip();
+        }
+        // Emit the dialect's error event, then end abnormally so the client cannot mistake it for a clean end.
+        response.write(false, bytes, Callback.from(() -> handlerCallback.failed(error), handlerCallback::failed));
+    }
+
+    @Override
+    protected void onFailure(Throwable cause)
+    {
+        if (LOG.isDebugEnabled())
+            LOG.debug("G2C {} write failed, cancelling upstream: {}", requestId, String.valueOf(cause));
+        events.cancel(cause);
+        handlerCallback.failed(cause);
+    }
+
+    @Override
+    public InvocationType getInvocationType()
+    {
+        return InvocationType.NON_BLOCKING;
+    }
+}

@@ -1,0 +1,111 @@
+package dev.sluice.runtime.internal.upstream;
+
+import dev.sluice.api.upstream.HttpVersion;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamOptions;
+import org.eclipse.jetty.client.ConnectionPool;
+import org.eclipse.jetty.client.Destination;
+import org.eclipse.jetty.client.DuplexConnectionPool;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.MultiplexConnectionPool;
+import org.eclipse.jetty.client.Origin;
+import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
+import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
+import org.eclipse.jetty.http2.client.HTTP2Client;
+import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.component.ContainerLifeCycle;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The runtime's outbound HTTP machinery: one jetty {@link HttpClient} speaking HTTP/1.1 and h2c through the dynamic
+ * transport, shared by every client binding. Jetty sets the connect timeout per client, not per request, so a
+ * binding asking for a connect timeout no other binding uses gets a client of its own (sharing the thread pool and
+ * scheduler); with the defaults there is exactly one. Pool sizes are per upstream origin.
+ */
+public final class UpstreamClients extends ContainerLifeCycle
+{
+    private final QueuedThreadPool executor;
+    private final ScheduledExecutorScheduler scheduler;
+    private final Map<Duration, HttpClient> clients = new ConcurrentHashMap<>();
+    private final Map<String, Integer> poolSizes = new ConcurrentHashMap<>();
+
+    /** Creates the shared executor and scheduler; clients are created on demand and started with this container. */
+    public UpstreamClients()
+    {
+        executor = new QueuedThreadPool(200, 8, 60_000);
+        executor.setName("sluice-upstream");
+        scheduler = new ScheduledExecutorScheduler("sluice-upstream-scheduler", false);
+        addBean(executor);
+        addBean(scheduler);
+    }
+
+    /** @return an {@link Upstream} for {@code options}; call during chain assembly, before {@link #start()} */
+    public Upstream upstream(String bindingName, UpstreamOptions options)
+    {
+        HttpClient client = clients.computeIfAbsent(options.connectTimeout(), this::newClient);
+        String key = poolKey(options.baseUrl().getScheme(), options.baseUrl().getHost(), port(options), options.version());
+        poolSizes.merge(key, options.maxConnections(), Math::max);
+        return new JettyUpstream(bindingName, client, options, scheduler);
+    }
+
+    private static int port(UpstreamOptions options)
+    {
+        int port = options.baseUrl().getPort();
+        if (port > 0)
+            return port;
+        return "https".equals(options.baseUrl().getScheme()) ? 443 : 80;
+    }
+
+    private static String poolKey(String scheme, String host, int port, HttpVersion version)
+    {
+        return scheme + "://" + host + ":" + port + "/" + version.configName();
+    }
+
+    private HttpClient newClient(Duration connectTimeout)
+    {
+        ClientConnector connector = new ClientConnector();
+        connector.setExecutor(executor);
+        connector.setScheduler(scheduler);
+        HTTP2Client http2 = new HTTP2Client(connector);
+        HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector,
+            HttpClientConnectionFactory.HTTP11, new ClientConnectionFactoryOverHTTP2.HTTP2(http2));
+        transport.setConnectionPoolFactory(this::newPool);
+        HttpClient client = new HttpClient(transport);
+        client.setExecutor(executor);
+        client.setScheduler(scheduler);
+        client.setConnectTimeout(connectTimeout.toMillis());
+        client.setFollowRedirects(false);
+        client.setUserAgentField(null);
+        client.setHttpCookieStore(new org.eclipse.jetty.http.HttpCookieStore.Empty());
+        // A relay must not decode what it forwards; no Accept-Encoding is added either.
+        client.getContentDecoderFactories().clear();
+        client.setMaxConnectionsPerDestination(256);
+        client.setMaxRequestsQueuedPerDestination(65_536);
+        addBean(client);
+        return client;
+    }
+
+    private ConnectionPool newPool(Destination destination)
+    {
+        Origin origin = destination.getOrigin();
+        boolean h2c = origin.getProtocol() != null && origin.getProtocol().getProtocols().contains("h2c");
+        String key = poolKey(origin.getScheme(), origin.getAddress().getHost(), origin.getAddress().getPort(),
+            h2c ? HttpVersion.H2C : HttpVersion.HTTP_1_1);
+        int max = poolSizes.getOrDefault(key, destination.getHttpClient().getMaxConnectionsPerDestination());
+        if (h2c)
+            return new MultiplexConnectionPool(destination, max, 1024);
+        return new DuplexConnectionPool(destination, max);
+    }
+
+    /** @return the scheduler shared by all upstream clients */
+    public ScheduledExecutorScheduler scheduler()
+    {
+        return scheduler;
+    }
+}

@@ -1,0 +1,119 @@
+package dev.sluice.plugin.router;
+
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.codec.JsonStrings;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Picks the exit of an exchange by its model. Routes are tried in config order and the first whose {@code when}
+ * list matches wins; a route with an empty {@code when} matches every model. A route with {@code with.model}
+ * sets the exchange's {@linkplain Exchange#targetModel(String) target model} (an alias) before taking its exit.
+ * When no route matches, the binding's own {@code exit} is the fallback; without one the exchange fails with
+ * {@link ErrorKind#NOT_FOUND} and no upstream is called.
+ *
+ * <p>Matching uses {@link Exchange#targetModel()}, which is the client's model unless an earlier stage aliased it,
+ * so routers can be chained. It never decodes the request body and allocates nothing on a match: the routes are
+ * an array of precompiled globs and resolved exits.
+ *
+ * <p>Thread-safe: immutable after creation.
+ */
+final class RouterBinding implements ProxyBinding
+{
+    // A model name is client input echoed in the 404 message: cap it so a huge one cannot bloat the error.
+    private static final int MAX_ECHOED_MODEL = 200;
+
+    private final Route[] routes;
+    private final boolean hasFallback;
+    private final List<String> advertisedModels;
+
+    /**
+     * @param routes           the compiled routes, in config order
+     * @param hasFallback      whether the binding has an {@code exit} to take when no route matches
+     * @param advertisedModels the literal model names the routes serve
+     */
+    RouterBinding(List<Route> routes, boolean hasFallback, List<String> advertisedModels)
+    {
+        this.routes = routes.toArray(new Route[0]);
+        this.hasFallback = hasFallback;
+        this.advertisedModels = List.copyOf(advertisedModels);
+    }
+
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange, Next next)
+    {
+        String model = exchange.targetModel();
+        for (Route route : routes)
+        {
+            if (route.matches(model))
+            {
+                if (route.alias != null)
+                    exchange.targetModel(route.alias);
+                return route.exit.handle(exchange);
+            }
+        }
+        if (hasFallback)
+            return next.handle(exchange);
+        return CompletableFuture.failedFuture(notFound(exchange.model()));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The router lists the literal model names of its {@code when} conditions, in route order, without
+     * duplicates. Globs such as {@code gpt-*} are not listed: they describe a family, not a model a client can
+     * name, and the router cannot know which members the upstream serves. Alias targets ({@code with.model}) are
+     * not listed either: clients ask for the alias, not for what it points at.
+     */
+    @Override
+    public List<String> advertisedModels()
+    {
+        return advertisedModels;
+    }
+
+    private static GatewayException notFound(String model)
+    {
+        String shown = model.length() > MAX_ECHOED_MODEL ? model.substring(0, MAX_ECHOED_MODEL) + "..." : model;
+        return new GatewayException(ErrorKind.NOT_FOUND, 404, "model: " + JsonStrings.quote(shown) + " is not served by this gateway",
+            "model", "model_not_found", null);
+    }
+
+    /** One compiled route: any of its globs selects it; then the alias, if any, and its exit. */
+    static final class Route
+    {
+        private final ModelGlob[] when;
+        private final String alias;
+        private final Next exit;
+
+        /**
+         * @param when  the conditions, any one of which selects the route; empty: always
+         * @param alias the model to ask the upstream for, or {@code null} to keep the client's
+         * @param exit  the stage to hand the exchange to
+         */
+        Route(List<ModelGlob> when, String alias, Next exit)
+        {
+            this.when = when.toArray(new ModelGlob[0]);
+            this.alias = alias;
+            this.exit = exit;
+        }
+
+        boolean matches(String model)
+        {
+            if (when.length == 0)
+                return true;
+            for (ModelGlob glob : when)
+            {
+                if (glob.matches(model))
+                    return true;
+            }
+            return false;
+        }
+    }
+}
