@@ -1,0 +1,240 @@
+package dev.sluice.runtime;
+
+import dev.sluice.api.config.ConfigException;
+import dev.sluice.runtime.internal.config.ConfigLoader;
+import dev.sluice.runtime.internal.config.GatewayConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Every config mistake is a startup error that names the exact path. */
+class ConfigValidationTest
+{
+    private static final Map<String, String> ENV = Map.of("MOCK_URL", "http://127.0.0.1:1/v1", "KEY", "sk-test");
+
+    private static final String VALID = """
+        listen: { port: 0 }
+        bindings:
+          north: { type: openai, kind: server, exit: router }
+          router:
+            type: router
+            kind: proxy
+            routes:
+              - when: [ { model: "gpt-*" } ]
+                exit: south
+          south:
+            type: openai
+            kind: client
+            options: { url: "${{env.MOCK_URL}}", api_key: "${{env.KEY}}" }
+        """;
+
+    @TempDir
+    Path dir;
+
+    private static GatewayConfig parse(String yaml)
+    {
+        return new ConfigLoader(ENV::get).parse(yaml, false);
+    }
+
+    private static void assertFails(String yaml, String message)
+    {
+        assertThatThrownBy(() -> parse(yaml)).isInstanceOf(ConfigException.class).hasMessageStartingWith(message);
+    }
+
+    private void assertCheckFails(String yaml, String message) throws Exception
+    {
+        Path file = dir.resolve("gateway.yaml");
+        Files.writeString(file, yaml);
+        assertThatThrownBy(() -> Sluice.check(Sluice.options(file, TestDist.plugins()).env(ENV::get)))
+            .isInstanceOf(ConfigException.class).hasMessageStartingWith(message);
+    }
+
+    @Test
+    void acceptsValidConfigAndSubstitutesEnvironment()
+    {
+        GatewayConfig config = parse(VALID);
+        assertThat(config.bindings()).containsOnlyKeys("north", "router", "south");
+        assertThat(config.bindings().get("south").options().get("url").asText()).isEqualTo("http://127.0.0.1:1/v1");
+        assertThat(config.maxBodyBytes()).isEqualTo(ConfigLoader.DEFAULT_MAX_BODY_BYTES);
+    }
+
+    @Test
+    void rejectsUnknownTopLevelKey()
+    {
+        assertFails("listn: { port: 1 }\n" + VALID.substring(VALID.indexOf("bindings:")),
+            "listn: unknown key (expected one of: bindings, limits, listen, shutdown)");
+    }
+
+    @Test
+    void rejectsUnknownRouteKeyWithItsIndex()
+    {
+        assertFails(VALID.replace("              - when: [ { model: \"gpt-*\" } ]\n                exit: south\n",
+                "              - when: [ { model: \"gpt-*\" } ]\n                exit: south\n              - whenn: []\n                exit: south\n"),
+            "bindings.router.routes[1].whenn: unknown key");
+    }
+
+    @Test
+    void rejectsWrongTypeNamingThePath()
+    {
+        assertFails(VALID.replace("listen: { port: 0 }", "listen: { port: \"eighty\" }"), "listen.port: ");
+        assertFails(VALID.replace("listen: { port: 0 }", "listen: { port: 70000 }"), "listen.port: value: 70000 (expected: 0..65535)");
+        assertFails(VALID.replace("listen: { port: 0 }", "shutdown: { grace: soon }"), "shutdown.grace: value: \"soon\"");
+    }
+
+    @Test
+    void rejectsUnknownKind()
+    {
+        assertFails(VALID.replace("kind: server", "kind: servr"), "bindings.north.kind: value: \"servr\" (expected: server, proxy or client)");
+    }
+
+    @Test
+    void rejectsDanglingExit()
+    {
+        assertFails(VALID.replace("exit: router }", "exit: routr }"), "bindings.north.exit: value: \"routr\" names no binding (expected one of: north, router, south)");
+    }
+
+    @Test
+    void rejectsDanglingRouteExit()
+    {
+        assertFails(VALID.replace("                exit: south", "                exit: sout"), "bindings.router.routes[0].exit: value: \"sout\" names no binding");
+    }
+
+    @Test
+    void rejectsCycles()
+    {
+        String yaml = """
+            bindings:
+              north: { type: openai, kind: server, exit: a }
+              a: { type: deny-words, kind: proxy, exit: b }
+              b: { type: deny-words, kind: proxy, exit: a }
+            """;
+        assertFails(yaml, "bindings.b.exit: creates a cycle: a -> b -> a");
+    }
+
+    @Test
+    void rejectsChainsThatNeverReachAClient()
+    {
+        assertFails("""
+            bindings:
+              north: { type: openai, kind: server, exit: other }
+              other: { type: openai, kind: server, exit: north }
+            """, "bindings.north.exit: value: \"other\" is a server binding");
+        assertFails("""
+            bindings:
+              north: { type: openai, kind: server, exit: guard }
+              guard: { type: deny-words, kind: proxy }
+            """, "bindings.guard.exit: must be set: a proxy binding needs an exit or routes");
+        assertFails("""
+            bindings:
+              north: { type: openai, kind: server }
+            """, "bindings.north.exit: must be set");
+        assertFails("""
+            bindings:
+              south: { type: openai, kind: client, exit: south2 }
+              south2: { type: openai, kind: client }
+            """, "bindings.south.exit: client bindings end a chain and take no exit");
+    }
+
+    @Test
+    void rejectsMissingEnvironmentVariable()
+    {
+        assertFails(VALID.replace("${{env.KEY}}", "${{env.NOT_SET_ANYWHERE}}"),
+            "bindings.south.options.api_key: environment variable NOT_SET_ANYWHERE is not set");
+    }
+
+    @Test
+    void rejectsSecretsWrittenIntoTheFile()
+    {
+        assertFails(VALID.replace("\"${{env.KEY}}\"", "\"sk-live-123\""),
+            "bindings.south.options.api_key: secrets come only from the environment");
+    }
+
+    @Test
+    void reportsYamlSyntaxErrorsWithLine()
+    {
+        assertThatThrownBy(() -> parse("bindings:\n  north: { type: openai\n"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("not valid YAML at line");
+    }
+
+    @Test
+    void readsJsonConfigs()
+    {
+        GatewayConfig config = new ConfigLoader(ENV::get).parse("""
+            {"bindings": {"north": {"type": "openai", "kind": "server", "exit": "south"},
+                          "south": {"type": "mock", "kind": "client"}}}
+            """, true);
+        assertThat(config.bindings()).containsOnlyKeys("north", "south");
+        assertThatThrownBy(() -> new ConfigLoader(ENV::get).parse("{\"bindings\": {\"north\": }", true))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("not valid JSON at line 1");
+    }
+
+    @Test
+    void rejectsUnknownBindingTypeListingTheAvailableOnes() throws Exception
+    {
+        assertCheckFails(VALID.replace("type: openai, kind: server", "type: opneai, kind: server"),
+            "bindings.north.type: value: \"opneai\" is not a server binding type (expected one of: openai)");
+    }
+
+    @Test
+    void rejectsUnknownPluginOptionKey() throws Exception
+    {
+        assertCheckFails(VALID.replace("options: { url:", "options: { urll: x, url:"), "bindings.south.options.urll: unknown key");
+    }
+
+    @Test
+    void rejectsBadRouteConditionInThePlugin() throws Exception
+    {
+        assertCheckFails(VALID.replace("{ model: \"gpt-*\" }", "{ modle: \"gpt-*\" }"), "bindings.router.routes[0].when[0].modle: unknown key");
+    }
+
+    @Test
+    void rejectsBadUpstreamUrl() throws Exception
+    {
+        Map<String, String> env = Map.of("MOCK_URL", "ftp://nowhere", "KEY", "k");
+        Path file = dir.resolve("gateway.yaml");
+        Files.writeString(file, VALID);
+        assertThatThrownBy(() -> Sluice.check(Sluice.options(file, TestDist.plugins()).env(env::get)))
+            .isInstanceOf(ConfigException.class).hasMessageStartingWith("bindings.south.options.url: value: \"ftp://nowhere\"");
+    }
+
+    @Test
+    void checkCommandExplainsTheMistakeAndExitsWithTwo() throws Exception
+    {
+        Path file = dir.resolve("broken.yaml");
+        Files.writeString(file, VALID.replace("exit: router }", "exit: routr }"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream original = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        int code;
+        try
+        {
+            code = Main.run(new String[]{"check", "--config", file.toString(), "--plugins", TestDist.plugins().toString()});
+        }
+        finally
+        {
+            System.setErr(original);
+        }
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("config error: bindings.north.exit: value: \"routr\" names no binding");
+    }
+
+    @Test
+    void everyShippedConfigIsValid() throws Exception
+    {
+        Map<String, String> env = Map.of("OPENAI_BASE_URL", "https://api.openai.com/v1", "OPENAI_API_KEY", "sk-test");
+        try (var files = Files.list(TestDist.configDir()))
+        {
+            for (Path file : files.filter(f -> f.toString().endsWith(".yaml") || f.toString().endsWith(".json")).toList())
+                assertThat(Sluice.check(Sluice.options(file, TestDist.plugins()).env(env::get))).as(file.toString()).isNotEmpty();
+        }
+    }
+}
