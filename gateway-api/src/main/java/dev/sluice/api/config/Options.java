@@ -13,7 +13,10 @@ import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.node.NullNode;
 
@@ -46,6 +49,10 @@ public final class Options
         .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
         .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
         .addModule(new SimpleModule("sluice-durations").addDeserializer(Duration.class, new DurationDeserializer()))
+        .withCoercionConfig(LogicalType.Textual, c -> c
+            .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
         .build();
 
     private Options()
@@ -61,6 +68,9 @@ public final class Options
     public static <T> T bind(JsonNode node, Class<T> type, String path)
     {
         JsonNode n = node == null || node instanceof NullNode || node.isMissingNode() ? STRICT.createObjectNode() : node;
+        // Unknown keys first: Jackson builds a record before it reports them, so a misspelt required key would
+        // otherwise surface as "must be set" instead of naming the typo.
+        checkKeys(n, type, path);
         try
         {
             return STRICT.treeToValue(n, type);
@@ -74,6 +84,49 @@ public final class Options
             throw new ConfigException(path, String.valueOf(e.getMessage()));
         }
     }
+
+    private static void checkKeys(JsonNode node, java.lang.reflect.Type type, String path)
+    {
+        Class<?> raw = type instanceof Class<?> c ? c
+            : type instanceof java.lang.reflect.ParameterizedType p && p.getRawType() instanceof Class<?> c2 ? c2 : null;
+        if (raw == null)
+            return;
+        if (raw.isRecord() && node.isObject())
+        {
+            java.util.Map<String, java.lang.reflect.RecordComponent> components = new java.util.TreeMap<>();
+            for (java.lang.reflect.RecordComponent rc : raw.getRecordComponents())
+                components.put(SNAKE.translate(rc.getName()), rc);
+            for (java.util.Iterator<String> names = node.fieldNames(); names.hasNext(); )
+            {
+                String name = names.next();
+                String childPath = path == null || path.isEmpty() ? name : path + "." + name;
+                java.lang.reflect.RecordComponent rc = components.get(name);
+                if (rc == null)
+                {
+                    throw new ConfigException(childPath, components.isEmpty() ? "unknown key (expected: no keys)"
+                        : "unknown key (expected one of: " + String.join(", ", components.keySet()) + ")");
+                }
+                checkKeys(node.get(name), rc.getGenericType(), childPath);
+            }
+        }
+        else if (java.util.List.class.isAssignableFrom(raw) && node.isArray()
+            && type instanceof java.lang.reflect.ParameterizedType p)
+        {
+            for (int i = 0; i < node.size(); i++)
+                checkKeys(node.get(i), p.getActualTypeArguments()[0], path + "[" + i + "]");
+        }
+        else if (java.util.Map.class.isAssignableFrom(raw) && node.isObject()
+            && type instanceof java.lang.reflect.ParameterizedType p)
+        {
+            for (java.util.Iterator<String> names = node.fieldNames(); names.hasNext(); )
+            {
+                String name = names.next();
+                checkKeys(node.get(name), p.getActualTypeArguments()[1], path == null || path.isEmpty() ? name : path + "." + name);
+            }
+        }
+    }
+
+    private static final PropertyNamingStrategies.SnakeCaseStrategy SNAKE = new PropertyNamingStrategies.SnakeCaseStrategy();
 
     /** Turns a Jackson binding failure into a {@link ConfigException} whose path points at the faulty value. */
     public static ConfigException toConfigException(JsonMappingException e, String basePath)
@@ -90,7 +143,8 @@ public final class Options
         {
             Collection<Object> known = u.getKnownPropertyIds();
             String expected = known == null ? "" : known.stream().map(String::valueOf).sorted().collect(Collectors.joining(", "));
-            return new ConfigException(path.toString(), "unknown key (expected one of: " + expected + ")");
+            return new ConfigException(path.toString(), expected.isEmpty() ? "unknown key (expected: no keys)"
+                : "unknown key (expected one of: " + expected + ")");
         }
         if (e instanceof ValueInstantiationException v && v.getCause() != null)
         {

@@ -13,7 +13,8 @@ import java.util.Objects;
  * @param model         the model that answered
  * @param content       what the model produced, in order (text, tool calls, reasoning)
  * @param stopReason    why it stopped
- * @param rawStopReason the provider's own stop value, or {@code null}
+ * @param rawStopReason the provider's own stop value, or {@code null}; meaningful only to codecs of the dialect that
+ *                      produced it: other dialects encode from {@code stopReason}
  * @param usage         token accounting
  * @param created       creation time in epoch seconds (0: unknown)
  * @param extensions    dialect fields the model does not cover, raw

@@ -77,7 +77,10 @@ public sealed interface StreamEvent extends StreamItem permits StreamEvent.Messa
     {
     }
 
-    /** The model stopped; {@code usage} is what is known at that point ({@link Usage#ZERO}: nothing yet). */
+    /**
+     * The model stopped; {@code usage} is what is known at that point ({@link Usage#ZERO}: nothing yet).
+     * {@code rawReason} is the producing dialect's own value, or {@code null}; other dialects encode from {@code reason}.
+     */
     record Stop(StopReason reason, String rawReason, Usage usage) implements StreamEvent
     {
         public Stop

@@ -43,7 +43,7 @@ final class MockClient implements ClientBinding
 {
     private static final String ECHO_PREFIX = "You said: ";
     private static final String ECHO_NOTHING = "You said nothing.";
-    // The mock speaks no dialect, so the "raw" stop value is the most common one; encoders map END_TURN themselves.
+    /** The raw stop value: the mock speaks no dialect, so it gives the most common one; encoders map END_TURN. */
     static final String RAW_STOP = "stop";
 
     private final MockOptions options;
@@ -115,6 +115,8 @@ final class MockClient implements ClientBinding
     /**
      * Splits {@code text} into word chunks, each word with the whitespace before it, so that the chunks
      * concatenate back to {@code text} exactly: {@code "Hi  there"} gives {@code "Hi"}, {@code "  there"}.
+     *
+     * @return the chunks, empty for an empty text
      */
     static List<String> words(String text)
     {

@@ -24,7 +24,8 @@ public record MockOptions(String text, Boolean echo)
         if (text != null && text.isEmpty())
             throw new IllegalArgumentException("text: value: \"\" (expected: a non-empty answer, or no text for the default)");
         if (text != null && Boolean.TRUE.equals(echo))
-            throw new IllegalArgumentException("echo: value: true (expected: false or absent when text is set; echo answers with the user's own words)");
+            throw new IllegalArgumentException("echo: value: true "
+                + "(expected: false or absent when text is set; echo answers with the user's own words)");
         text = text == null ? DEFAULT_TEXT : text;
         echo = echo != null && echo;
     }

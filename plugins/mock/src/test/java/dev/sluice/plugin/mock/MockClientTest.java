@@ -265,7 +265,8 @@ class MockClientTest
 
     private ClientBinding create(String options)
     {
-        return factory.create(new BindingConfig("south_mock", "mock", BindingKind.CLIENT, json(options), null, List.of()), new NoContext());
+        BindingConfig config = new BindingConfig("south_mock", "mock", BindingKind.CLIENT, json(options), null, List.of());
+        return factory.create(config, new NoContext());
     }
 
     private static ChatRequest request(String model, boolean stream, boolean includeUsage, String userText)

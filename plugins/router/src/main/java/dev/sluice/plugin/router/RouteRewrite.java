@@ -12,6 +12,7 @@ public record RouteRewrite(String model)
     public RouteRewrite
     {
         if (model != null && model.isBlank())
-            throw new IllegalArgumentException("model: value: \"" + model + "\" (expected: a model name, or no model to keep the client's)");
+            throw new IllegalArgumentException("model: value: \"" + model
+                + "\" (expected: a model name, or no model to keep the client's)");
     }
 }

@@ -81,8 +81,8 @@ final class RouterBinding implements ProxyBinding
     private static GatewayException notFound(String model)
     {
         String shown = model.length() > MAX_ECHOED_MODEL ? model.substring(0, MAX_ECHOED_MODEL) + "..." : model;
-        return new GatewayException(ErrorKind.NOT_FOUND, 404, "model: " + JsonStrings.quote(shown) + " is not served by this gateway",
-            "model", "model_not_found", null);
+        String message = "model: " + JsonStrings.quote(shown) + " is not served by this gateway";
+        return new GatewayException(ErrorKind.NOT_FOUND, 404, message, "model", "model_not_found", null);
     }
 
     /** One compiled route: any of its globs selects it; then the alias, if any, and its exit. */
@@ -104,6 +104,7 @@ final class RouterBinding implements ProxyBinding
             this.exit = exit;
         }
 
+        /** @return whether any condition matches {@code model}, or the route has none */
         boolean matches(String model)
         {
             if (when.length == 0)

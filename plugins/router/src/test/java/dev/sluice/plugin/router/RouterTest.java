@@ -188,7 +188,8 @@ class RouterTest
     void rejectsBlankGlobWithItsPath()
     {
         BindingConfig config = config(null,
-            new RouteConfig("bindings.router.routes[0]", List.of(json("{\"model\":\"gpt-*\"}"), json("{\"model\":\" \"}")), "a", null));
+            new RouteConfig("bindings.router.routes[0]", List.of(json("{\"model\":\"gpt-*\"}"), json("{\"model\":\" \"}")),
+                "a", null));
 
         assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
             .isInstanceOf(ConfigException.class)
@@ -230,7 +231,8 @@ class RouterTest
     @Test
     void rejectsBlankAliasWithItsPath()
     {
-        BindingConfig config = config(null, new RouteConfig("bindings.router.routes[0]", List.of(), "a", json("{\"model\":\"\"}")));
+        BindingConfig config = config(null,
+            new RouteConfig("bindings.router.routes[0]", List.of(), "a", json("{\"model\":\"\"}")));
 
         assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
             .isInstanceOf(ConfigException.class)
@@ -245,7 +247,8 @@ class RouterTest
 
         assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
             .isInstanceOf(ConfigException.class)
-            .hasMessage("bindings.router.options.routes: unknown key (expected: no options; the router takes routes and an exit)");
+            .hasMessage("bindings.router.options.routes: "
+                + "unknown key (expected: no options; the router takes routes and an exit)");
     }
 
     private static BindingConfig config(String exit, RouteConfig... routes)

@@ -76,7 +76,8 @@ final class TestContext implements BindingContext
         {
             received.add(exchange);
             targetModels.add(exchange.targetModel());
-            return CompletableFuture.completedFuture(new Reply.Bytes(200, "text/plain", name.getBytes(StandardCharsets.UTF_8), null));
+            byte[] body = name.getBytes(StandardCharsets.UTF_8);
+            return CompletableFuture.completedFuture(new Reply.Bytes(200, "text/plain", body, null));
         }
     }
 }

@@ -1,0 +1,43 @@
+package dev.sluice.examples.denywords;
+
+import java.util.List;
+
+/**
+ * The options of a {@code deny-words} binding, bound from the config by
+ * {@link dev.sluice.api.config.Options#bind}: keys are the snake_case names of the components ({@code ignoreCase}
+ * is written {@code ignore_case}), and any other key is a startup error naming its path.
+ *
+ * <pre>{@code
+ * options: { words: [ "project-x", "acme confidential" ], ignore_case: true }
+ * }</pre>
+ *
+ * <p>Validation lives in the compact constructor: an {@link IllegalArgumentException} whose message starts with
+ * the field name ({@code "words[1]: ..."}) becomes a {@link dev.sluice.api.config.ConfigException} at
+ * {@code bindings.NAME.options.words[1]}.
+ *
+ * @param words      the words or phrases to block; required, at least one, none blank. {@code null} only while
+ *                   binding: {@link DenyWordsFactory} reports a missing list, after the binder has reported unknown
+ *                   keys, so a typo such as {@code word:} is named as the unknown key it is
+ * @param ignoreCase whether matching ignores case; {@code null} (absent) means {@code true}
+ */
+public record DenyWordsOptions(List<String> words, Boolean ignoreCase)
+{
+    /** Checks every word and fills the default of {@code ignore_case}. */
+    public DenyWordsOptions
+    {
+        if (words != null)
+        {
+            if (words.isEmpty())
+                throw new IllegalArgumentException("words: value: [] (expected: at least one word)");
+            for (int i = 0; i < words.size(); i++)
+            {
+                String word = words.get(i);
+                if (word == null || word.isBlank())
+                    throw new IllegalArgumentException("words[" + i + "]: value: " + (word == null ? "null" : "\"" + word + "\"")
+                        + " (expected: a non-blank word or phrase)");
+            }
+            words = List.copyOf(words);
+        }
+        ignoreCase = ignoreCase == null || ignoreCase;
+    }
+}
