@@ -1,0 +1,160 @@
+package dev.sluice.plugin.openai;
+
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.Bodies;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.api.upstream.UpstreamResponse;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Speaks OpenAI Chat Completions to one upstream.
+ *
+ * <p>Request: an unmodified exchange from an OpenAI client is forwarded as its raw bytes, with the target model
+ * spliced in if a route aliased it (no parse, no re-encoding). Anything else is encoded from the canonical request.
+ * A request from another dialect loses its {@code extensions} (they are that dialect's fields, which OpenAI would
+ * reject) and, when streamed, asks for {@code include_usage} so the gateway always learns the usage.
+ *
+ * <p>Response: when the client speaks OpenAI, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
+ * {@link dev.sluice.api.model.RawFrame}s) and only scanned for usage, even if a binding modified the request: the
+ * answer is already in the client's dialect, and decoding it would drop what the canonical model does not hold
+ * (logprobs, extra choices, annotations). For other clients the answer is decoded into canonical form.
+ *
+ * <p>Errors: a non-2xx answer is read (up to {@value #MAX_ERROR_BYTES} bytes) and mapped by
+ * {@link OpenAiCodec#decodeError}. Never blocks; thread-safe.
+ */
+final class OpenAiClient implements ClientBinding
+{
+    /** The largest non-streamed answer relayed. */
+    static final int MAX_RESPONSE_BYTES = 32 << 20;
+    /** How much of an error body is read; the rest is discarded with the connection. */
+    static final int MAX_ERROR_BYTES = 64 << 10;
+
+    private final OpenAiCodec codec = OpenAiCodec.INSTANCE;
+    private final Upstream upstream;
+    private final String path;
+    private final List<Map.Entry<String, String>> fixedHeaders;
+    private final Set<String> forwardHeaders;
+
+    OpenAiClient(OpenAiClientOptions options, Upstream upstream)
+    {
+        this.upstream = upstream;
+        this.path = options.path();
+        List<Map.Entry<String, String>> fixed = new ArrayList<>();
+        Set<String> forward = new HashSet<>();
+        for (String name : options.forwardHeaders())
+            forward.add(name.toLowerCase(Locale.ROOT));
+        if (options.apiKey() != null)
+            fixed.add(Map.entry("Authorization", "Bearer " + options.apiKey()));
+        if (options.organization() != null)
+        {
+            fixed.add(Map.entry("OpenAI-Organization", options.organization()));
+            forward.remove("openai-organization");
+        }
+        if (options.project() != null)
+        {
+            fixed.add(Map.entry("OpenAI-Project", options.project()));
+            forward.remove("openai-project");
+        }
+        this.fixedHeaders = List.copyOf(fixed);
+        this.forwardHeaders = Set.copyOf(forward);
+    }
+
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange)
+    {
+        boolean sameDialect = OpenAiCodec.DIALECT.equals(exchange.dialect());
+        byte[] body;
+        boolean stream;
+        try
+        {
+            if (sameDialect && !exchange.modified())
+            {
+                body = exchange.targetModel().equals(exchange.model()) ? exchange.body()
+                    : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
+                stream = exchange.stream();
+            }
+            else
+            {
+                ChatRequest request = exchange.request();
+                if (!sameDialect)
+                    request = fromOtherDialect(request);
+                body = codec.encodeRequest(request.withModel(exchange.targetModel()));
+                stream = request.stream();
+            }
+        }
+        catch (GatewayException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers(exchange, stream), body, "application/json");
+        return upstream.send(request, exchange).thenCompose(response -> onResponse(exchange, response, stream, sameDialect));
+    }
+
+    private static ChatRequest fromOtherDialect(ChatRequest r)
+    {
+        // Another dialect's extensions are its own fields: OpenAI would reject them as unknown parameters.
+        return new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(), r.parallelToolCalls(),
+            r.sampling(), r.responseFormat(), r.stream(), r.stream() || r.includeUsage(), r.user(), r.metadata(), Map.of());
+    }
+
+    private List<Map.Entry<String, String>> headers(Exchange exchange, boolean stream)
+    {
+        List<Map.Entry<String, String>> headers = new ArrayList<>(fixedHeaders.size() + 2);
+        headers.addAll(fixedHeaders);
+        headers.add(Map.entry("Accept", stream ? "text/event-stream" : "application/json"));
+        if (!forwardHeaders.isEmpty())
+        {
+            exchange.headers().forEach((name, value) ->
+            {
+                if (forwardHeaders.contains(name.toLowerCase(Locale.ROOT)))
+                    headers.add(Map.entry(name, value));
+            });
+        }
+        return headers;
+    }
+
+    private CompletionStage<Reply> onResponse(Exchange exchange, UpstreamResponse response, boolean stream, boolean relayRaw)
+    {
+        int status = response.status();
+        if (status < 200 || status > 299)
+        {
+            return BoundedBody.read(response.body(), MAX_ERROR_BYTES)
+                .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
+        }
+        if (stream)
+        {
+            UpstreamEventStream events = relayRaw
+                ? new UpstreamEventStream.Raw(response.body(), exchange::usage)
+                : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
+            return CompletableFuture.completedFuture(new Reply.Stream(events));
+        }
+        return Bodies.readAll(response.body(), MAX_RESPONSE_BYTES).thenApply(bytes ->
+        {
+            if (relayRaw)
+            {
+                Usage usage = codec.scanUsage(bytes);
+                if (usage != null)
+                    exchange.usage(usage);
+                return new Reply.Bytes(status, "application/json", bytes, usage);
+            }
+            ChatResponse decoded = codec.decodeResponse(bytes);
+            exchange.usage(decoded.usage());
+            return new Reply.Message(decoded);
+        });
+    }
+}

@@ -1,0 +1,87 @@
+package dev.sluice.plugin.openai;
+
+import dev.sluice.api.config.HttpOptionsConfig;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Options of an {@code openai} client binding.
+ *
+ * <pre>{@code
+ * south_openai:
+ *   type: openai
+ *   kind: client
+ *   options:
+ *     url: https://api.openai.com/v1          # the base URL; path is appended
+ *     api_key: "${{env.OPENAI_API_KEY}}"      # sent as Authorization: Bearer ...
+ *     organization: org-...                   # optional, OpenAI-Organization
+ *     project: proj_...                       # optional, OpenAI-Project
+ *     forward_headers: [x-request-id]         # downstream headers copied upstream (default: none)
+ *     http: { version: http/1.1, first_byte_timeout: 60s }
+ * }</pre>
+ *
+ * {@link #toString()} never shows the API key.
+ *
+ * @param url            the upstream base URL, e.g. {@code https://api.openai.com/v1}; required
+ * @param apiKey         the bearer token, or {@code null} for upstreams without authentication
+ * @param organization   the {@code OpenAI-Organization} header value, or {@code null}
+ * @param project        the {@code OpenAI-Project} header value, or {@code null}
+ * @param forwardHeaders names of downstream headers to copy upstream, case-insensitive; never credentials
+ * @param http           connection settings, or {@code null} for the defaults
+ * @param path           the request path appended to {@code url}; default {@value #DEFAULT_PATH}
+ */
+public record OpenAiClientOptions(String url, String apiKey, String organization, String project, List<String> forwardHeaders,
+                                  HttpOptionsConfig http, String path)
+{
+    /** OpenAI's path below the {@code /v1} base URL. */
+    public static final String DEFAULT_PATH = "/chat/completions";
+
+    /**
+     * Headers that are the gateway's to set: the client's credentials must never reach a provider, and framing
+     * headers belong to the HTTP client.
+     */
+    private static final Set<String> NOT_FORWARDABLE = Set.of("authorization", "proxy-authorization", "cookie", "host",
+        "content-length", "content-type", "transfer-encoding", "connection", "upgrade", "te", "keep-alive", "accept");
+
+    public OpenAiClientOptions
+    {
+        apiKey = blankToNull(apiKey);
+        organization = blankToNull(organization);
+        project = blankToNull(project);
+        if (path == null)
+            path = DEFAULT_PATH;
+        else if (!path.startsWith("/"))
+            throw new IllegalArgumentException("path: value: \"" + path + "\" (expected: a path starting with /)");
+        List<String> names = new ArrayList<>();
+        if (forwardHeaders != null)
+        {
+            for (int i = 0; i < forwardHeaders.size(); i++)
+            {
+                String name = forwardHeaders.get(i);
+                if (name == null || name.isBlank())
+                    throw new IllegalArgumentException("forward_headers[" + i + "]: must not be blank");
+                if (NOT_FORWARDABLE.contains(name.toLowerCase(Locale.ROOT)))
+                    throw new IllegalArgumentException("forward_headers[" + i + "]: value: \"" + name + "\" (expected: a header"
+                        + " the gateway does not set itself; credentials and framing headers are never forwarded)");
+                names.add(name);
+            }
+        }
+        forwardHeaders = List.copyOf(names);
+    }
+
+    private static String blankToNull(String s)
+    {
+        return s == null || s.isBlank() ? null : s;
+    }
+
+    @Override
+    public String toString()
+    {
+        return "OpenAiClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***")
+            + ", organization=" + organization + ", project=" + project + ", forwardHeaders=" + forwardHeaders
+            + ", http=" + http + ", path=" + path + "]";
+    }
+}

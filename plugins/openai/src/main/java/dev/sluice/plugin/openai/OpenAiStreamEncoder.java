@@ -1,0 +1,201 @@
+package dev.sluice.plugin.openai;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.Usage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Canonical events to {@code chat.completion.chunk} SSE, in the shapes OpenAI sends: the first chunk carries
+ * {@code delta.role}; a tool call's first delta carries {@code id}, {@code type}, {@code function.name} and empty
+ * {@code arguments}, later ones only {@code index} and an {@code arguments} fragment; {@code Stop} is a chunk with
+ * {@code finish_reason}; {@code UsageReport} is a chunk with {@code "choices": []} and {@code usage}. Block starts
+ * and stops have no wire form (an empty buffer). Every chunk repeats the {@code MessageStart}'s id, model and
+ * created.
+ *
+ * <p>A {@code Stop} that already knows the usage puts it on the finish chunk: clients read usage from whichever
+ * chunk has it, and a finish chunk still has a choice, so clients that index {@code choices[0]} are safe.
+ */
+final class OpenAiStreamEncoder implements StreamEncoder
+{
+    private static final byte[] DATA = "data: ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] EVENT_END = "\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+    /** Writes the {@code delta} object's fields. */
+    @FunctionalInterface
+    private interface Delta
+    {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    private String id = "";
+    private String model = "";
+    private long created;
+
+    @Override
+    public ByteBuffer encode(StreamEvent event)
+    {
+        if (event instanceof StreamEvent.MessageStart start)
+        {
+            id = start.id();
+            model = start.model();
+            created = start.created();
+            return chunk(g ->
+            {
+                g.writeStringField("role", "assistant");
+                g.writeStringField("content", "");
+                g.writeNullField("refusal");
+            }, null, null);
+        }
+        if (event instanceof StreamEvent.TextDelta delta)
+        {
+            if (delta.text().isEmpty())
+                return empty();
+            return chunk(g -> g.writeStringField("content", delta.text()), null, null);
+        }
+        if (event instanceof StreamEvent.ThinkingDelta delta)
+        {
+            // Signatures have no Chat Completions form; reasoning text uses the compatible-server convention.
+            if (delta.text() == null || delta.text().isEmpty())
+                return empty();
+            return chunk(g -> g.writeStringField("reasoning_content", delta.text()), null, null);
+        }
+        if (event instanceof StreamEvent.ToolCallStart start)
+        {
+            return chunk(g ->
+            {
+                g.writeArrayFieldStart("tool_calls");
+                g.writeStartObject();
+                g.writeNumberField("index", start.toolIndex());
+                g.writeStringField("id", start.id());
+                g.writeStringField("type", "function");
+                g.writeObjectFieldStart("function");
+                g.writeStringField("name", start.name());
+                g.writeStringField("arguments", "");
+                g.writeEndObject();
+                g.writeEndObject();
+                g.writeEndArray();
+            }, null, null);
+        }
+        if (event instanceof StreamEvent.ToolCallDelta delta)
+        {
+            if (delta.argumentsDelta().isEmpty())
+                return empty();
+            return chunk(g ->
+            {
+                g.writeArrayFieldStart("tool_calls");
+                g.writeStartObject();
+                g.writeNumberField("index", delta.toolIndex());
+                g.writeObjectFieldStart("function");
+                g.writeStringField("arguments", delta.argumentsDelta());
+                g.writeEndObject();
+                g.writeEndObject();
+                g.writeEndArray();
+            }, null, null);
+        }
+        if (event instanceof StreamEvent.Stop stop)
+        {
+            String finishReason = OpenAiResponses.finishReason(stop.reason(), stop.rawReason());
+            return chunk(g -> { }, finishReason, Usage.ZERO.equals(stop.usage()) ? null : stop.usage());
+        }
+        if (event instanceof StreamEvent.UsageReport report)
+            return usageChunk(report.usage());
+        if (event instanceof StreamEvent.Error error)
+            return error(error.error());
+        // TextStart, ThinkingStart and BlockStop: Chat Completions has no block boundaries.
+        return empty();
+    }
+
+    @Override
+    public ByteBuffer end()
+    {
+        return ByteBuffer.wrap(DONE);
+    }
+
+    @Override
+    public ByteBuffer error(GatewayException error)
+    {
+        ByteArrayBuilder out = new ByteArrayBuilder(256);
+        out.write(DATA);
+        out.write(OpenAiErrors.encode(error));
+        out.write(EVENT_END);
+        return ByteBuffer.wrap(out.toByteArray());
+    }
+
+    @Override
+    public String contentType()
+    {
+        return "text/event-stream";
+    }
+
+    private ByteBuffer chunk(Delta delta, String finishReason, Usage usage)
+    {
+        return event(g ->
+        {
+            writeHead(g);
+            g.writeArrayFieldStart("choices");
+            g.writeStartObject();
+            g.writeNumberField("index", 0);
+            g.writeObjectFieldStart("delta");
+            delta.write(g);
+            g.writeEndObject();
+            g.writeNullField("logprobs");
+            if (finishReason == null)
+                g.writeNullField("finish_reason");
+            else
+                g.writeStringField("finish_reason", finishReason);
+            g.writeEndObject();
+            g.writeEndArray();
+            if (usage != null)
+            {
+                g.writeFieldName("usage");
+                OpenAiResponses.writeUsage(g, usage, null);
+            }
+            g.writeEndObject();
+        });
+    }
+
+    private ByteBuffer usageChunk(Usage usage)
+    {
+        return event(g ->
+        {
+            writeHead(g);
+            g.writeArrayFieldStart("choices");
+            g.writeEndArray();
+            g.writeFieldName("usage");
+            OpenAiResponses.writeUsage(g, usage, null);
+            g.writeEndObject();
+        });
+    }
+
+    private void writeHead(JsonGenerator g) throws IOException
+    {
+        g.writeStartObject();
+        g.writeStringField("id", id);
+        g.writeStringField("object", "chat.completion.chunk");
+        g.writeNumberField("created", created);
+        g.writeStringField("model", model);
+    }
+
+    private static ByteBuffer event(JsonOutput.Body body)
+    {
+        ByteArrayBuilder out = new ByteArrayBuilder(256);
+        out.write(DATA);
+        JsonOutput.write(out, body);
+        out.write(EVENT_END);
+        return ByteBuffer.wrap(out.toByteArray());
+    }
+
+    private static ByteBuffer empty()
+    {
+        return EMPTY.duplicate();
+    }
+}

@@ -1,0 +1,214 @@
+package dev.sluice.plugin.openai;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.json.Json;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+class OpenAiPeekTest
+{
+    private final OpenAiCodec codec = OpenAiCodec.INSTANCE;
+
+    private static byte[] utf8(String s)
+    {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private GatewayException peekFails(String body)
+    {
+        return catchThrowableOfType(GatewayException.class, () -> codec.peek(utf8(body)));
+    }
+
+    @Test
+    void findsModelAndStreamInFixtures()
+    {
+        RequestPeek plain = codec.peek(Fixtures.bytes("request-multiturn.json"));
+        assertThat(plain.model()).isEqualTo("gpt-4o-mini");
+        assertThat(plain.stream()).isFalse();
+
+        RequestPeek streamed = codec.peek(Fixtures.bytes("request-tool-results.json"));
+        assertThat(streamed.model()).isEqualTo("gpt-4o");
+        assertThat(streamed.stream()).isTrue();
+    }
+
+    @Test
+    void modelOffsetsSpanTheQuotedValueAfterMultiByteTextAndEscapes()
+    {
+        String prefix = "{\"messages\":[{\"role\":\"user\",\"content\":\"héllo 日本語 🎉 \\\"quoted\\\" \\u00e9\"}],\"model\": ";
+        String literal = "\"gpt-\\u0034o\\\"mini\\/x\"";
+        String suffix = ",\"stream\":true,\"metadata\":{\"k\":\"ü\"}}";
+        byte[] body = utf8(prefix + literal + suffix);
+
+        RequestPeek peek = codec.peek(body);
+
+        assertThat(peek.model()).isEqualTo("gpt-4o\"mini/x");
+        assertThat(peek.stream()).isTrue();
+        assertThat(peek.modelStart()).isEqualTo(utf8(prefix).length);
+        assertThat(peek.modelEnd()).isEqualTo(utf8(prefix + literal).length);
+        assertThat(new String(body, peek.modelStart(), peek.modelEnd() - peek.modelStart(), StandardCharsets.UTF_8))
+            .isEqualTo(literal);
+    }
+
+    @Test
+    void rewriteModelSplicesTheNewNameAndKeepsEveryOtherByte()
+    {
+        String prefix = "{\"messages\":[{\"role\":\"user\",\"content\":\"Grüße aus Köln 🌧 \\\"ok\\\"\"}],\"model\":";
+        String suffix = ",\"temperature\":0.5}";
+        byte[] body = utf8(prefix + "\"gpt-\\u00e9\"" + suffix);
+        RequestPeek peek = codec.peek(body);
+
+        byte[] rewritten = codec.rewriteModel(body, peek, "gpt-4o-mini \"eu\"");
+
+        JsonNode tree = Fixtures.tree(rewritten);
+        assertThat(tree.get("model").textValue()).isEqualTo("gpt-4o-mini \"eu\"");
+        assertThat(tree.get("messages").get(0).get("content").textValue()).isEqualTo("Grüße aus Köln 🌧 \"ok\"");
+        byte[] head = utf8(prefix);
+        byte[] tail = utf8(suffix);
+        assertThat(Arrays.copyOfRange(rewritten, 0, head.length)).isEqualTo(head);
+        assertThat(Arrays.copyOfRange(rewritten, rewritten.length - tail.length, rewritten.length)).isEqualTo(tail);
+        // The rewritten body peeks like any other.
+        assertThat(codec.peek(rewritten).model()).isEqualTo("gpt-4o-mini \"eu\"");
+    }
+
+    @Test
+    void rewriteModelOnFixtureLeavesTheRestOfTheDocumentEqual()
+    {
+        byte[] body = Fixtures.bytes("request-tools.json");
+        byte[] rewritten = codec.rewriteModel(body, codec.peek(body), "o3");
+        JsonNode expected = Fixtures.tree(body);
+        ((ObjectNode)expected).put("model", "o3");
+        assertThat(Fixtures.tree(rewritten)).isEqualTo(expected);
+    }
+
+    @Test
+    void streamAbsentOrNullMeansNoStream()
+    {
+        assertThat(codec.peek(utf8("{\"model\":\"m\"}")).stream()).isFalse();
+        assertThat(codec.peek(utf8("{\"model\":\"m\",\"stream\":null}")).stream()).isFalse();
+        assertThat(codec.peek(utf8("{\"stream\":false,\"model\":\"m\"}")).stream()).isFalse();
+    }
+
+    @Test
+    void rejectsMalformedJsonWithLineAndColumn()
+    {
+        GatewayException e = peekFails("{\"model\":\"gpt-4o\",}");
+        assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_REQUEST);
+        assertThat(e.status()).isEqualTo(400);
+        assertThat(e.getMessage()).startsWith("request body is not valid JSON: Unexpected character")
+            .endsWith("at line 1, column 19")
+            .doesNotContain("Source");
+    }
+
+    @Test
+    void rejectsTruncatedJson()
+    {
+        GatewayException e = peekFails("{\"model\":\"gpt-4o\",\"messages\":[");
+        assertThat(e.getMessage()).startsWith("request body is not valid JSON: Unexpected end-of-input").doesNotContain("Source");
+    }
+
+    @Test
+    void rejectsMalformedJsonAfterTheModelBecauseTheWholeDocumentIsChecked()
+    {
+        GatewayException e = peekFails("{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\" \"content\":\"x\"}]}");
+        assertThat(e.getMessage()).startsWith("request body is not valid JSON:").endsWith("at line 1, column 46");
+    }
+
+    @Test
+    void doesNotEchoLargeContentInSyntaxErrors()
+    {
+        String big = "x".repeat(100_000);
+        GatewayException e = peekFails("{\"model\":\"m\",\"messages\":" + big + "}");
+        assertThat(e.getMessage()).hasSizeLessThan(400);
+    }
+
+    @Test
+    void rejectsTrailingContent()
+    {
+        GatewayException e = peekFails("{\"model\":\"m\"} {\"model\":\"n\"}");
+        assertThat(e.getMessage()).isEqualTo(
+            "request body is not valid JSON: unexpected content after the end of the document at line 1, column 15");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "   "})
+    void rejectsEmptyBody(String body)
+    {
+        assertThat(peekFails(body).getMessage()).isEqualTo("request body is empty (expected: a JSON object)");
+    }
+
+    @Test
+    void rejectsTopLevelArray()
+    {
+        assertThat(peekFails("[{\"model\":\"m\"}]").getMessage())
+            .isEqualTo("request body: value: an array (expected: a JSON object)");
+    }
+
+    @Test
+    void rejectsMissingModelNamingTheField()
+    {
+        GatewayException e = peekFails("{\"messages\":[]}");
+        assertThat(e.getMessage()).isEqualTo("model: must be a non-empty string");
+        assertThat(e.param()).isEqualTo("model");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"model\":\"\"}", "{\"model\":\"  \"}", "{\"model\":null}"})
+    void rejectsBlankModel(String body)
+    {
+        assertThat(peekFails(body).getMessage()).isEqualTo("model: must be a non-empty string");
+    }
+
+    @Test
+    void rejectsModelOfWrongType()
+    {
+        assertThat(peekFails("{\"model\":7}").getMessage()).isEqualTo("model: value: 7 (expected: a non-empty string)");
+        assertThat(peekFails("{\"model\":{\"name\":\"x\"}}").getMessage())
+            .isEqualTo("model: value: an object (expected: a non-empty string)");
+    }
+
+    @Test
+    void rejectsDuplicateModelSoRoutingAndUpstreamCannotDisagree()
+    {
+        GatewayException e = peekFails("{\"model\":\"cheap\",\"model\":\"expensive\"}");
+        assertThat(e.getMessage()).isEqualTo("model: appears twice (expected: one model field)");
+    }
+
+    @Test
+    void rejectsNonBooleanStream()
+    {
+        GatewayException e = peekFails("{\"model\":\"m\",\"stream\":\"yes\"}");
+        assertThat(e.getMessage()).isEqualTo("stream: value: \"yes\" (expected: true or false)");
+        assertThat(e.param()).isEqualTo("stream");
+        assertThat(peekFails("{\"model\":\"m\",\"stream\":1}").getMessage())
+            .isEqualTo("stream: value: 1 (expected: true or false)");
+    }
+
+    @Test
+    void rejectsNestingDeeperThanTheLimit()
+    {
+        String deep = "[".repeat(Json.MAX_DEPTH + 5) + "]".repeat(Json.MAX_DEPTH + 5);
+        GatewayException e = peekFails("{\"model\":\"m\",\"messages\":" + deep + "}");
+        assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_REQUEST);
+        assertThat(e.getMessage())
+            .startsWith("request body is nested too deeply (expected: at most 64 levels of arrays and objects)");
+    }
+
+    @Test
+    void acceptsNestingAtTheLimit()
+    {
+        // The top-level object is level 1.
+        String deep = "[".repeat(Json.MAX_DEPTH - 1) + "]".repeat(Json.MAX_DEPTH - 1);
+        assertThat(codec.peek(utf8("{\"model\":\"m\",\"x\":" + deep + "}")).model()).isEqualTo("m");
+    }
+}

@@ -1,0 +1,368 @@
+package dev.sluice.plugin.openai;
+
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.exchange.EventStream;
+import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.StreamItem;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.BodyChunk;
+import dev.sluice.api.upstream.BodySource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class UpstreamEventStreamTest
+{
+    private final List<Usage> usages = new ArrayList<>();
+    private TestBody body;
+
+    @AfterEach
+    void everyChunkReleasedExactlyOnce()
+    {
+        if (body != null)
+            body.assertAllReleasedOnce();
+    }
+
+    private static byte[] utf8(String s)
+    {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void rawRelayCopiesEveryByteAndEndsCleanlyAfterDone()
+    {
+        byte[] sse = Fixtures.bytes("stream-parallel-tools.sse");
+        body = TestBody.split(sse, 50);
+        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        ByteArrayOutputStream relayed = new ByteArrayOutputStream();
+        items.stream().filter(RawFrame.class::isInstance).forEach(i -> relayed.writeBytes(bytes(((RawFrame)i).bytes())));
+        assertThat(relayed.toByteArray()).isEqualTo(sse);
+        assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
+        assertThat(stream.read()).as("terminal item repeats").isSameAs(StreamItem.END);
+        assertThat(usages).containsExactly(new Usage(112, 51, 64, 0, 0));
+        assertThat(body.failure).isNull();
+    }
+
+    @Test
+    void rawFramesSayWhetherTheyEndOnAnEventBoundary()
+    {
+        String event = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        body = TestBody.of(utf8(event.substring(0, 20)), utf8(event.substring(20)), utf8("data: [DONE]\n\n"));
+        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        assertThat(items).hasSize(4);
+        assertThat(((RawFrame)items.get(0)).atBoundary()).isFalse();
+        assertThat(((RawFrame)items.get(1)).atBoundary()).isTrue();
+        assertThat(((RawFrame)items.get(2)).atBoundary()).isTrue();
+    }
+
+    @Test
+    void rawRelayCutBeforeDoneEndsWithAnError()
+    {
+        String sse = new String(Fixtures.bytes("stream-text.sse"), StandardCharsets.UTF_8);
+        body = TestBody.split(utf8(sse.substring(0, sse.indexOf("data: [DONE]"))), 100);
+        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        GatewayException error = ((StreamEvent.Error)items.get(items.size() - 1)).error();
+        assertThat(error.kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
+        assertThat(error.getMessage()).isEqualTo("upstream stream ended before completion");
+    }
+
+    @Test
+    void rawRelayWithholdsAnErrorEventAndEndsWithItAsTheTerminalError()
+    {
+        String content = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        String error = "data: {\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\","
+            + "\"code\":\"rate_limit_exceeded\"}}\n\n";
+        body = TestBody.of(utf8(content + error), utf8("never read"));
+        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        assertThat(items).hasSize(2);
+        assertThat(new String(bytes(((RawFrame)items.get(0)).bytes()), StandardCharsets.UTF_8)).isEqualTo(content);
+        GatewayException e = ((StreamEvent.Error)items.get(1)).error();
+        assertThat(e.kind()).isEqualTo(ErrorKind.RATE_LIMITED);
+        assertThat(e.getMessage()).isEqualTo("upstream: Rate limit reached");
+        assertThat(body.failure).as("the upstream is aborted").isNotNull();
+    }
+
+    @Test
+    void rawRelayErrorEventStartingAChunkEmitsNoFrame()
+    {
+        body = TestBody.of(utf8("data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\"}}\n\n"));
+        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        assertThat(items).hasSize(1);
+        assertThat(((StreamEvent.Error)items.get(0)).error().getMessage()).isEqualTo("upstream: boom");
+    }
+
+    @Test
+    void translatedStreamYieldsCanonicalEventsAndRecordsUsage()
+    {
+        byte[] sse = Fixtures.bytes("stream-parallel-tools.sse");
+        body = TestBody.split(sse, 37);
+        EventStream stream = new UpstreamEventStream.Translated(body, new OpenAiStreamDecoder(), usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
+        List<StreamEvent> events = new ArrayList<>();
+        items.subList(0, items.size() - 1).forEach(i -> events.add((StreamEvent)i));
+        assertThat(events).isEqualTo(Fixtures.decodeStream(sse, sse.length, null));
+        assertThat(usages).containsExactly(new Usage(112, 51, 64, 0, 0));
+    }
+
+    @Test
+    void translatedStreamWithGarbageEndsWithUpstreamUnavailableAndAbortsTheUpstream()
+    {
+        body = TestBody.of(utf8("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: <html>\n\n"),
+            utf8("more"));
+        EventStream stream = new UpstreamEventStream.Translated(body, new OpenAiStreamDecoder(), usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        GatewayException e = ((StreamEvent.Error)items.get(items.size() - 1)).error();
+        assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
+        assertThat(e.getMessage()).isEqualTo("upstream sent an invalid stream event");
+        assertThat(body.failure).isNotNull();
+    }
+
+    @Test
+    void failureChunkBecomesTheTerminalError()
+    {
+        GatewayException timeout = new GatewayException(ErrorKind.UPSTREAM_TIMEOUT, "upstream idle for 60s");
+        body = TestBody.of(utf8("data: {\"choices\":[]}\n\n")).thenFail(timeout);
+        List<StreamItem> items = drain(new UpstreamEventStream.Raw(body, usages::add));
+        assertThat(((StreamEvent.Error)items.get(items.size() - 1)).error()).isSameAs(timeout);
+
+        body.assertAllReleasedOnce();
+        body = TestBody.of().thenFail(new IOException("connection reset"));
+        items = drain(new UpstreamEventStream.Raw(body, usages::add));
+        GatewayException wrapped = ((StreamEvent.Error)items.get(0)).error();
+        assertThat(wrapped.kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
+        assertThat(wrapped.getMessage()).isEqualTo("upstream stream failed");
+    }
+
+    @Test
+    void connectionDroppedAfterDoneIsACleanEnd()
+    {
+        body = TestBody.of(utf8("data: [DONE]\n\n")).thenFail(new IOException("reset"));
+        List<StreamItem> items = drain(new UpstreamEventStream.Raw(body, usages::add));
+        assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
+    }
+
+    @Test
+    void readsNothingAheadOfTheConsumer()
+    {
+        body = TestBody.of(utf8("data: {\"choices\":[]}\n\n"), utf8("data: [DONE]\n\n"));
+        body.available = 0;
+        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+
+        assertThat(stream.read()).isNull();
+        boolean[] called = new boolean[1];
+        stream.demand(() -> called[0] = true);
+        assertThat(called[0]).as("demand waits for the upstream").isFalse();
+
+        body.arrive();
+        assertThat(called[0]).isTrue();
+        assertThat(stream.read()).isInstanceOf(RawFrame.class);
+        assertThat(body.reads).as("one upstream read per item consumed").isEqualTo(1);
+        assertThat(stream.read()).isNull();
+
+        body.arrive();
+        assertThat(stream.read()).isInstanceOf(RawFrame.class);
+        assertThat(stream.read()).isSameAs(StreamItem.END);
+    }
+
+    @Test
+    void cancelAbortsTheUpstream()
+    {
+        body = TestBody.of(utf8("data: {\"choices\":[]}\n\n"), utf8("data: [DONE]\n\n"));
+        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        assertThat(stream.read()).isInstanceOf(RawFrame.class);
+
+        IOException gone = new IOException("client went away");
+        stream.cancel(gone);
+        stream.cancel(gone);
+
+        assertThat(body.failure).isSameAs(gone);
+        assertThat(body.failCalls).isEqualTo(1);
+        assertThat(stream.read()).isInstanceOf(StreamEvent.Error.class);
+    }
+
+    /** Reads until a terminal item, demanding when nothing is available (the stand-in makes everything available). */
+    private static List<StreamItem> drain(EventStream stream)
+    {
+        List<StreamItem> items = new ArrayList<>();
+        for (int guard = 0; guard < 100_000; guard++)
+        {
+            StreamItem item = stream.read();
+            if (item == null)
+                throw new AssertionError("stream stalled");
+            items.add(item);
+            if (item == StreamItem.END || item instanceof StreamEvent.Error)
+                return items;
+        }
+        throw new AssertionError("stream did not end");
+    }
+
+    private static byte[] bytes(ByteBuffer buffer)
+    {
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
+    }
+
+    /** A provider's response body, chunk by chunk, that counts releases. */
+    private static final class TestBody implements BodySource
+    {
+        private final ArrayDeque<TestChunk> chunks = new ArrayDeque<>();
+        private final List<TestChunk> all = new ArrayList<>();
+        private int available = Integer.MAX_VALUE;
+        private Runnable demand;
+        private Throwable failure;
+        private int failCalls;
+        private int reads;
+
+        static TestBody of(byte[]... parts)
+        {
+            TestBody body = new TestBody();
+            for (int i = 0; i < parts.length; i++)
+                body.add(new TestChunk(parts[i], i == parts.length - 1, null));
+            return body;
+        }
+
+        static TestBody split(byte[] bytes, int size)
+        {
+            List<byte[]> parts = new ArrayList<>();
+            for (int i = 0; i < bytes.length; i += size)
+                parts.add(Arrays.copyOfRange(bytes, i, Math.min(bytes.length, i + size)));
+            return of(parts.toArray(new byte[0][]));
+        }
+
+        /** Replaces the last-chunk flag with a failure after the data. */
+        TestBody thenFail(Throwable cause)
+        {
+            List<TestChunk> data = new ArrayList<>(chunks);
+            chunks.clear();
+            all.clear();
+            for (TestChunk c : data)
+                add(new TestChunk(c.bytes, false, null));
+            add(new TestChunk(new byte[0], false, cause));
+            return this;
+        }
+
+        private void add(TestChunk chunk)
+        {
+            chunks.add(chunk);
+            all.add(chunk);
+        }
+
+        void arrive()
+        {
+            available++;
+            Runnable r = demand;
+            demand = null;
+            if (r != null)
+                r.run();
+        }
+
+        @Override
+        public BodyChunk read()
+        {
+            if (failure != null && !chunks.isEmpty())
+                chunks.clear();
+            if (available == 0 || chunks.isEmpty())
+                return null;
+            available--;
+            reads++;
+            return chunks.poll();
+        }
+
+        @Override
+        public void demand(Runnable onAvailable)
+        {
+            assertThat(demand).as("one demand at a time").isNull();
+            demand = onAvailable;
+        }
+
+        @Override
+        public void fail(Throwable cause)
+        {
+            failCalls++;
+            if (failure == null)
+                failure = cause;
+        }
+
+        void assertAllReleasedOnce()
+        {
+            for (TestChunk c : all)
+                assertThat(c.releases).as("releases of a chunk that was read").isEqualTo(c.read ? 1 : 0);
+        }
+    }
+
+    private static final class TestChunk implements BodyChunk
+    {
+        private final byte[] bytes;
+        private final boolean last;
+        private final Throwable failure;
+        private boolean read;
+        private int releases;
+
+        TestChunk(byte[] bytes, boolean last, Throwable failure)
+        {
+            this.bytes = bytes;
+            this.last = last;
+            this.failure = failure;
+        }
+
+        @Override
+        public ByteBuffer buffer()
+        {
+            read = true;
+            assertThat(releases).as("use after release").isZero();
+            return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
+        }
+
+        @Override
+        public boolean last()
+        {
+            return last;
+        }
+
+        @Override
+        public Throwable failure()
+        {
+            read = true;
+            return failure;
+        }
+
+        @Override
+        public void release()
+        {
+            releases++;
+        }
+    }
+}
