@@ -51,6 +51,7 @@ public final class Sluice implements AutoCloseable
         private final Path plugins;
         private Integer port;
         private Function<String, String> env = System::getenv;
+        private org.eclipse.jetty.io.ByteBufferPool bufferPool;
 
         private Options(Path config, Path plugins)
         {
@@ -62,6 +63,16 @@ public final class Sluice implements AutoCloseable
         public Options port(int port)
         {
             this.port = port;
+            return this;
+        }
+
+        /**
+         * Uses {@code pool} for the server's and the upstream client's buffers instead of Jetty's default (tests pass
+         * {@code ArrayByteBufferPool.Tracking} to assert that no buffer leaks).
+         */
+        public Options bufferPool(org.eclipse.jetty.io.ByteBufferPool pool)
+        {
+            this.bufferPool = pool;
             return this;
         }
 
@@ -90,7 +101,7 @@ public final class Sluice implements AutoCloseable
         GatewayConfig config = new ConfigLoader(options.env).load(options.config);
         try (BindingTypes types = BindingTypes.load(options.plugins))
         {
-            UpstreamClients upstreams = new UpstreamClients();
+            UpstreamClients upstreams = new UpstreamClients(null);
             new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
             return List.copyOf(config.bindings().keySet());
         }
@@ -103,13 +114,13 @@ public final class Sluice implements AutoCloseable
         if (options.port != null)
             config = config.withPort(options.port);
         BindingTypes types = BindingTypes.load(options.plugins);
-        UpstreamClients upstreams = new UpstreamClients();
+        UpstreamClients upstreams = new UpstreamClients(options.bufferPool);
         try
         {
             ChainAssembler.Chain chain = new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
             Sluice[] self = new Sluice[1];
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), () -> self[0] != null && self[0].ready);
-            HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler);
+            HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, options.bufferPool);
             self[0] = new Sluice(types, upstreams, http, config);
             upstreams.start();
             http.start();

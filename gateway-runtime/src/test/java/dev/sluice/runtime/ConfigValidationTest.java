@@ -77,8 +77,8 @@ class ConfigValidationTest
     @Test
     void rejectsUnknownRouteKeyWithItsIndex()
     {
-        assertFails(VALID.replace("              - when: [ { model: \"gpt-*\" } ]\n                exit: south\n",
-                "              - when: [ { model: \"gpt-*\" } ]\n                exit: south\n              - whenn: []\n                exit: south\n"),
+        assertFails(VALID.replace("      - when: [ { model: \"gpt-*\" } ]\n        exit: south\n",
+                "      - when: [ { model: \"gpt-*\" } ]\n        exit: south\n      - whenn: []\n        exit: south\n"),
             "bindings.router.routes[1].whenn: unknown key");
     }
 
@@ -105,7 +105,7 @@ class ConfigValidationTest
     @Test
     void rejectsDanglingRouteExit()
     {
-        assertFails(VALID.replace("                exit: south", "                exit: sout"), "bindings.router.routes[0].exit: value: \"sout\" names no binding");
+        assertFails(VALID.replace("        exit: south", "        exit: sout"), "bindings.router.routes[0].exit: value: \"sout\" names no binding");
     }
 
     @Test
@@ -210,7 +210,8 @@ class ConfigValidationTest
     void checkCommandExplainsTheMistakeAndExitsWithTwo() throws Exception
     {
         Path file = dir.resolve("broken.yaml");
-        Files.writeString(file, VALID.replace("exit: router }", "exit: routr }"));
+        Files.writeString(file, VALID.replace("exit: router }", "exit: routr }")
+            .replace("options: { url: \"${{env.MOCK_URL}}\", api_key: \"${{env.KEY}}\" }", "options: { url: \"http://127.0.0.1:1/v1\" }"));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream original = System.err;
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));

@@ -1,6 +1,7 @@
 package dev.sluice.runtime.internal.http;
 
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -21,13 +22,14 @@ public final class HttpGateway
     private final ServerConnector connector;
 
     /**
-     * @param grace how long {@link #stop()} waits for in-flight requests and streams
+     * @param grace      how long {@link #stop()} waits for in-flight requests and streams
+     * @param bufferPool the buffer pool, or {@code null} for Jetty's default
      */
-    public HttpGateway(String host, int port, Duration grace, Handler handler)
+    public HttpGateway(String host, int port, Duration grace, Handler handler, ByteBufferPool bufferPool)
     {
         QueuedThreadPool threads = new QueuedThreadPool(256, 8, 60_000);
         threads.setName("sluice-server");
-        server = new Server(threads);
+        server = new Server(threads, null, bufferPool);
         HttpConfiguration config = new HttpConfiguration();
         config.setSendServerVersion(false);
         config.setSendXPoweredBy(false);

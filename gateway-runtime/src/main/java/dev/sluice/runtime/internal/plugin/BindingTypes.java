@@ -114,7 +114,7 @@ public final class BindingTypes implements AutoCloseable
     @Override
     public void close()
     {
-        plugins.stopPlugins();
+        // unloadPlugins stops each plugin first; PF4J 3.15's stopPlugins() iterates a list it modifies.
         plugins.unloadPlugins();
     }
 }

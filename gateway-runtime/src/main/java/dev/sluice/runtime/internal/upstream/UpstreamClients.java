@@ -13,6 +13,7 @@ import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
 import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
 import org.eclipse.jetty.http2.client.HTTP2Client;
 import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -35,9 +36,16 @@ public final class UpstreamClients extends ContainerLifeCycle
     private final Map<Duration, HttpClient> clients = new ConcurrentHashMap<>();
     private final Map<String, Integer> poolSizes = new ConcurrentHashMap<>();
 
-    /** Creates the shared executor and scheduler; clients are created on demand and started with this container. */
-    public UpstreamClients()
+    private final ByteBufferPool bufferPool;
+
+    /**
+     * Creates the shared executor and scheduler; clients are created on demand and started with this container.
+     *
+     * @param bufferPool the buffer pool for upstream connections, or {@code null} for Jetty's default
+     */
+    public UpstreamClients(ByteBufferPool bufferPool)
     {
+        this.bufferPool = bufferPool;
         executor = new QueuedThreadPool(200, 8, 60_000);
         executor.setName("sluice-upstream");
         scheduler = new ScheduledExecutorScheduler("sluice-upstream-scheduler", false);
@@ -72,6 +80,8 @@ public final class UpstreamClients extends ContainerLifeCycle
         ClientConnector connector = new ClientConnector();
         connector.setExecutor(executor);
         connector.setScheduler(scheduler);
+        if (bufferPool != null)
+            connector.setByteBufferPool(bufferPool);
         HTTP2Client http2 = new HTTP2Client(connector);
         HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector,
             HttpClientConnectionFactory.HTTP11, new ClientConnectionFactoryOverHTTP2.HTTP2(http2));

@@ -1,0 +1,119 @@
+package dev.sluice.runtime;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Starts the assembled {@code bin/sluice} as a child process with the real {@code plugins/} folder: the only proof
+ * that class loading works as users will see it.
+ */
+class DistributionIT
+{
+    private Process process;
+
+    @TempDir
+    Path dir;
+
+    private static Path home()
+    {
+        return Path.of(System.getProperty("sluice.dist"));
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        if (process != null && process.isAlive())
+        {
+            process.destroy();
+            if (!process.waitFor(20, TimeUnit.SECONDS))
+                process.destroyForcibly();
+        }
+    }
+
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket s = new ServerSocket(0))
+        {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void binSluiceServesTheDemoConfigWithoutAnyKey() throws Exception
+    {
+        int port = freePort();
+        Path log = dir.resolve("sluice.log");
+        process = new ProcessBuilder(home().resolve("bin/sluice").toString(), "run", "--config",
+            home().resolve("config/demo.yaml").toString(), "--port", Integer.toString(port))
+            .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        HttpResponse<String> health = null;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline && process.isAlive())
+        {
+            try
+            {
+                health = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+                break;
+            }
+            catch (IOException notYet)
+            {
+                Thread.sleep(100);
+            }
+        }
+        assertThat(health).as("gateway did not come up; log:\n" + Files.readString(log)).isNotNull();
+        assertThat(health.statusCode()).isEqualTo(200);
+
+        HttpResponse<String> reply = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        assertThat(reply.statusCode()).isEqualTo(200);
+        assertThat(reply.body()).contains("Hello from Sluice's built-in mock provider.").contains("\"chat.completion\"");
+
+        HttpResponse<String> streamed = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"echo\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}]}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        assertThat(streamed.statusCode()).isEqualTo(200);
+        assertThat(streamed.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
+        assertThat(streamed.body()).contains("chat.completion.chunk").endsWith("data: [DONE]\n\n");
+    }
+
+    @Test
+    void binSluiceCheckValidatesAndExplains() throws Exception
+    {
+        Process ok = new ProcessBuilder(home().resolve("bin/sluice").toString(), "check", "--config",
+            home().resolve("config/demo.yaml").toString()).redirectErrorStream(true).start();
+        String okOut = new String(ok.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(ok.waitFor()).as(okOut).isZero();
+        assertThat(okOut).contains("is valid");
+
+        Path broken = dir.resolve("broken.yaml");
+        Files.writeString(broken, Files.readString(home().resolve("config/demo.yaml")).replace("type: router", "type: ruoter"));
+        Process bad = new ProcessBuilder(List.of(home().resolve("bin/sluice").toString(), "check", "--config", broken.toString()))
+            .redirectErrorStream(true).start();
+        String badOut = new String(bad.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(bad.waitFor()).isEqualTo(2);
+        assertThat(badOut).contains("bindings.router.type: value: \"ruoter\" is not a proxy binding type (expected one of:");
+    }
+}
