@@ -213,6 +213,43 @@ class HttpEndToEndTest
     }
 
     @Test
+    void upstreamSilentMidStreamPastIdleTimeoutEndsWithTimeoutError() throws Exception
+    {
+        mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ofMillis(1500), 5).start();
+        harness = GatewayHarness.start(dir, OpenAiEndToEndTest.configWithHttp(mock.baseUrl(), "{ idle_timeout: 300ms }"),
+            TestDist.plugins(), Map.of("MOCK_KEY", "k"));
+        StringBuilder seen = new StringBuilder();
+        Request request = chat(body("gpt-4o", true), HttpVersion.HTTP_1_1)
+            .onResponseContent((response, buffer) -> seen.append(java.nio.charset.StandardCharsets.UTF_8.decode(buffer)));
+        assertThatThrownBy(request::send).isInstanceOf(ExecutionException.class);
+        assertThat(seen.toString()).contains("\"error\"").contains("timed out").doesNotContain("[DONE]");
+    }
+
+    @Test
+    void totalTimeoutIsOptInAndAnswers504() throws Exception
+    {
+        mock = MockProvider.builder().start();
+        harness = GatewayHarness.start(dir, OpenAiEndToEndTest.configWithHttp(mock.baseUrl(), "{ first_byte_timeout: 10s, total_timeout: 300ms }"),
+            TestDist.plugins(), Map.of("MOCK_KEY", "k"));
+        ContentResponse slow = chat(body(MockModels.slow(2000), false), HttpVersion.HTTP_1_1).send();
+        assertThat(slow.getStatus()).isEqualTo(504);
+        assertThat(slow.getContentAsString()).contains("\"error\"");
+        ContentResponse fast = chat(body("gpt-4o", false), HttpVersion.HTTP_1_1).send();
+        assertThat(fast.getStatus()).isEqualTo(200);
+    }
+
+    @Test
+    void acceptsH2cUpgradeFromHttp11() throws Exception
+    {
+        start(MockProvider.builder().start(), "http/1.1");
+        java.net.http.HttpClient jdk = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_2).build();
+        java.net.http.HttpResponse<String> r = jdk.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(harness.url("/v1/models"))).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.version()).isEqualTo(java.net.http.HttpClient.Version.HTTP_2);
+    }
+
+    @Test
     void twoHundredConcurrentStreamsAllCompleteWithCorrectText() throws Exception
     {
         start(MockProvider.builder().streamProfile(Duration.ofMillis(20), Duration.ofMillis(5), 10).start(), "http/1.1");

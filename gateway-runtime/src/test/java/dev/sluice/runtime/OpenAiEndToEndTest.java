@@ -38,6 +38,12 @@ class OpenAiEndToEndTest
 
     static String config(String upstreamUrl, String httpVersion)
     {
+        return configWithHttp(upstreamUrl, "{ version: " + httpVersion + ", first_byte_timeout: 1s, idle_timeout: 5s }");
+    }
+
+    /** The test chain with the given {@code http} block on the client binding. */
+    static String configWithHttp(String upstreamUrl, String httpBlock)
+    {
         return """
             listen: { host: 127.0.0.1, port: 0 }
             limits: { max_body_bytes: 65536 }
@@ -58,8 +64,8 @@ class OpenAiEndToEndTest
                 options:
                   url: "%s"
                   api_key: "${{env.MOCK_KEY}}"
-                  http: { version: %s, first_byte_timeout: 1s, idle_timeout: 5s }
-            """.formatted(upstreamUrl, httpVersion);
+                  http: %s
+            """.formatted(upstreamUrl, httpBlock);
     }
 
     @BeforeEach
