@@ -119,7 +119,7 @@ public final class Sluice implements AutoCloseable
         {
             ChainAssembler.Chain chain = new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
             Sluice[] self = new Sluice[1];
-            GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), () -> self[0] != null && self[0].ready);
+            GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(), () -> self[0] != null && self[0].ready);
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, options.bufferPool);
             self[0] = new Sluice(types, upstreams, http, config);
             upstreams.start();

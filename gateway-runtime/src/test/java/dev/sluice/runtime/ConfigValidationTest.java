@@ -71,7 +71,7 @@ class ConfigValidationTest
     void rejectsUnknownTopLevelKey()
     {
         assertFails("listn: { port: 1 }\n" + VALID.substring(VALID.indexOf("bindings:")),
-            "listn: unknown key (expected one of: bindings, limits, listen, shutdown)");
+            "listn: unknown key (expected one of: admin, bindings, limits, listen, shutdown)");
     }
 
     @Test
@@ -88,6 +88,12 @@ class ConfigValidationTest
         assertFails(VALID.replace("listen: { port: 0 }", "listen: { port: \"eighty\" }"), "listen.port: ");
         assertFails(VALID.replace("listen: { port: 0 }", "listen: { port: 70000 }"), "listen.port: value: 70000 (expected: 0..65535)");
         assertFails(VALID.replace("listen: { port: 0 }", "shutdown: { grace: soon }"), "shutdown.grace: value: \"soon\"");
+    }
+
+    @Test
+    void rejectsUnknownAdminKey()
+    {
+        assertFails("admin: { stagez: true }\n" + VALID, "admin.stagez: unknown key (expected one of: stages)");
     }
 
     @Test

@@ -53,6 +53,7 @@ class HttpEndToEndTest
             harness.close();
         if (mock != null)
             mock.close();
+        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions()).as("handler callbacks completed twice").isZero();
         if (pool != null)
         {
             // Aborted upstream connections give their buffers back asynchronously; allow them a moment.
@@ -281,6 +282,28 @@ class HttpEndToEndTest
         assertThat(unknown.getStatus()).isEqualTo(404);
         assertThat(unknown.getContentAsString()).contains("no endpoint");
         assertThat(harness.http.GET(harness.url("/v1/chat/completions")).getStatus()).isEqualTo(405);
+    }
+
+    @Test
+    void servesThePerStageBreakdownWhenEnabled() throws Exception
+    {
+        mock = MockProvider.builder().start();
+        harness = GatewayHarness.start(dir, "admin: { stages: true }\n" + OpenAiEndToEndTest.config(mock.baseUrl(), "http/1.1"),
+            TestDist.plugins(), Map.of("MOCK_KEY", "k"));
+        for (int i = 0; i < 5; i++)
+            assertThat(chat(body("gpt-4o", i % 2 == 0), HttpVersion.HTTP_1_1).send().getStatus()).isEqualTo(200);
+        String stages = harness.http.GET(harness.url("/_sluice/stages?reset=true")).getContentAsString();
+        assertThat(stages).startsWith("{\"count\":5,")
+            .contains("\"name\":\"read_body\"", "\"name\":\"peek\"", "\"name\":\"binding:router\"", "\"name\":\"binding:south\"",
+                "\"name\":\"provider_first_byte\"", "\"name\":\"respond\"", "\"name\":\"gateway\"");
+        assertThat(harness.http.GET(harness.url("/_sluice/stages")).getContentAsString()).startsWith("{\"count\":0,");
+    }
+
+    @Test
+    void stageBreakdownIsOffByDefault() throws Exception
+    {
+        start(MockProvider.builder().start(), "http/1.1");
+        assertThat(harness.http.GET(harness.url("/_sluice/stages")).getStatus()).isEqualTo(404);
     }
 
     @Test

@@ -85,6 +85,7 @@ class OpenAiEndToEndTest
             harness.close();
         if (mock != null)
             mock.close();
+        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions()).as("handler callbacks completed twice").isZero();
     }
 
     private static ChatCompletionCreateParams params(String model)

@@ -79,6 +79,24 @@ public interface Exchange
     /** Sets a binding-defined attribute; {@code null} removes it. Use names prefixed with your plugin id. */
     void attribute(String name, Object value);
 
+    /**
+     * Records {@link System#nanoTime()} for {@code stage} unless it was already recorded (the first mark wins).
+     * The runtime marks its stages; a client binding that talks to its upstream without
+     * {@link dev.sluice.api.upstream.Upstream} marks the upstream ones itself.
+     */
+    @dev.sluice.api.Experimental
+    default void mark(Stage stage)
+    {
+        // Exchanges that keep no timings (test doubles) ignore marks.
+    }
+
+    /** @return when {@code stage} was reached ({@link System#nanoTime()}), or 0 if it was not (yet) */
+    @dev.sluice.api.Experimental
+    default long nanos(Stage stage)
+    {
+        return 0;
+    }
+
     /** @return the usage recorded for this exchange so far, or {@code null} */
     Usage usage();
 

@@ -42,6 +42,7 @@ public final class ChainAssembler
     private final Map<String, Next> stages = new HashMap<>();
     private final List<ServerRoute> servers = new ArrayList<>();
     private final Set<String> models = new LinkedHashSet<>();
+    private final List<String> bindingNames = new ArrayList<>();
 
     /** @param upstreams creates the HTTP client of a client binding, given its name and options */
     public ChainAssembler(BindingTypes types, BiFunction<String, UpstreamOptions, Upstream> upstreams, Function<String, String> env)
@@ -56,8 +57,11 @@ public final class ChainAssembler
     {
     }
 
-    /** The assembled chain: server bindings with their entry stages, and the models the routes advertise. */
-    public record Chain(List<ServerRoute> servers, List<String> models)
+    /**
+     * The assembled chain: server bindings with their entry stages, the models the routes advertise, and the names
+     * of the proxy and client bindings by the index {@link DefaultExchange#enter(int)} records.
+     */
+    public record Chain(List<ServerRoute> servers, List<String> models, List<String> bindingNames)
     {
     }
 
@@ -87,7 +91,7 @@ public final class ChainAssembler
                 default -> stage(b.name(), bindings);
             }
         }
-        return new Chain(List.copyOf(servers), List.copyOf(models));
+        return new Chain(List.copyOf(servers), List.copyOf(models), List.copyOf(bindingNames));
     }
 
     private Next stage(String name, Map<String, BindingConfig> bindings)
@@ -104,7 +108,8 @@ public final class ChainAssembler
                 ClientBinding client = types.client(b.type(), b.path() + ".type").create(b, context(b, bindings));
                 if (client == null)
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
-                stage = guard(client::handle);
+                stage = guard(timed(bindingNames.size(), client::handle));
+                bindingNames.add(name);
             }
             case PROXY ->
             {
@@ -113,7 +118,8 @@ public final class ChainAssembler
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
                 models.addAll(proxy.advertisedModels());
                 Next next = b.exit() != null ? stage(b.exit(), bindings) : NO_EXIT;
-                stage = guard(exchange -> proxy.handle(exchange, next));
+                stage = guard(timed(bindingNames.size(), exchange -> proxy.handle(exchange, next)));
+                bindingNames.add(name);
             }
             default -> throw new IllegalStateException("a server binding is never an exit");
         }
@@ -124,6 +130,17 @@ public final class ChainAssembler
     private static final Next NO_EXIT = exchange -> CompletableFuture.failedFuture(
         new GatewayException(ErrorKind.NOT_FOUND, 404, "model: \"" + exchange.model() + "\" is not served by this gateway",
             "model", "model_not_found", null));
+
+    /** Records entry into the binding numbered {@code index}, for the per-stage breakdown. */
+    private static Next timed(int index, Next next)
+    {
+        return exchange ->
+        {
+            if (exchange instanceof DefaultExchange e)
+                e.enter(index);
+            return next.handle(exchange);
+        };
+    }
 
     /** Turns a synchronous throw (a decode failure, say) into a failed stage, and a null stage into a bug report. */
     static Next guard(Next next)

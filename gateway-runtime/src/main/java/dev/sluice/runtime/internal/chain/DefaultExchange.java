@@ -4,6 +4,7 @@ import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
+import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
 
@@ -38,6 +39,13 @@ public final class DefaultExchange implements Exchange
     // Abort listeners are registered and fired from different threads; a short lock-free list is enough.
     private final AtomicReference<Throwable> aborted = new AtomicReference<>(NOT_ABORTED);
     private final List<Consumer<Throwable>> abortListeners = new ArrayList<>(2);
+    private final long[] stages = new long[STAGES.length];
+    // The bindings entered, in order, with the time of entry: the per-binding breakdown.
+    private int[] bindingPath = new int[6];
+    private long[] pathNanos = new long[6];
+    private int pathLength;
+
+    private static final Stage[] STAGES = Stage.values();
 
     /** Creates an exchange for one request. */
     public DefaultExchange(String id, long arrivalNanos, String method, String path, String query, Headers headers,
@@ -53,6 +61,7 @@ public final class DefaultExchange implements Exchange
         this.body = body;
         this.peek = peek;
         this.targetModel = peek.model();
+        this.stages[Stage.ARRIVAL.ordinal()] = arrivalNanos;
     }
 
     @Override
@@ -172,6 +181,58 @@ public final class DefaultExchange implements Exchange
         if (attributes == null)
             attributes = new HashMap<>(4);
         attributes.put(name, value);
+    }
+
+    @Override
+    public void mark(Stage stage)
+    {
+        int i = stage.ordinal();
+        if (stages[i] == 0)
+            stages[i] = System.nanoTime();
+    }
+
+    /** Records {@code stage} at {@code nanos} unless already recorded. */
+    public void mark(Stage stage, long nanos)
+    {
+        int i = stage.ordinal();
+        if (stages[i] == 0)
+            stages[i] = nanos;
+    }
+
+    @Override
+    public long nanos(Stage stage)
+    {
+        return stages[stage.ordinal()];
+    }
+
+    /** Records that the binding numbered {@code bindingIndex} was entered now. */
+    public void enter(int bindingIndex)
+    {
+        if (pathLength == bindingPath.length)
+        {
+            bindingPath = java.util.Arrays.copyOf(bindingPath, pathLength * 2);
+            pathNanos = java.util.Arrays.copyOf(pathNanos, pathLength * 2);
+        }
+        bindingPath[pathLength] = bindingIndex;
+        pathNanos[pathLength++] = System.nanoTime();
+    }
+
+    /** @return how many bindings were entered */
+    public int pathLength()
+    {
+        return pathLength;
+    }
+
+    /** @return the index of the {@code i}-th binding entered */
+    public int pathBinding(int i)
+    {
+        return bindingPath[i];
+    }
+
+    /** @return when the {@code i}-th binding was entered */
+    public long pathNanos(int i)
+    {
+        return pathNanos[i];
     }
 
     @Override

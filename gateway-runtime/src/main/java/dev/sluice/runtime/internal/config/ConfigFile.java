@@ -10,7 +10,7 @@ import java.util.Map;
  * The generic shape of a config file, bound strictly (unknown keys fail with their path). Binding options and
  * route conditions stay raw: their factories validate them.
  */
-public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Map<String, Binding> bindings)
+public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin admin, Map<String, Binding> bindings)
 {
     /** {@code listen: { host, port }}. */
     public record Listen(String host, Integer port)
@@ -30,6 +30,11 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Map<St
             if (maxBodyBytes != null && maxBodyBytes < 1024)
                 throw new IllegalArgumentException("max_body_bytes: value: " + maxBodyBytes + " (expected: >= 1024)");
         }
+    }
+
+    /** {@code admin: { stages }}: operator endpoints, all off by default. */
+    public record Admin(Boolean stages)
+    {
     }
 
     /** {@code shutdown: { grace }}. */

@@ -210,6 +210,7 @@ public final class ConfigLoader
             listen.port() == null ? 8080 : listen.port(),
             file.limits() == null || file.limits().maxBodyBytes() == null ? DEFAULT_MAX_BODY_BYTES : file.limits().maxBodyBytes(),
             file.shutdown() == null || file.shutdown().grace() == null ? DEFAULT_GRACE : file.shutdown().grace(),
+            file.admin() != null && Boolean.TRUE.equals(file.admin().stages()),
             bindings);
     }
 }

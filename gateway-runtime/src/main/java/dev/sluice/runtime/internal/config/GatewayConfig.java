@@ -10,8 +10,10 @@ import java.util.Map;
  *
  * @param maxBodyBytes the request body cap
  * @param grace        how long in-flight requests may run on at shutdown
+ * @param stages       whether {@code GET /_sluice/stages} serves the per-stage breakdown
  */
-public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Map<String, BindingConfig> bindings)
+public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, boolean stages,
+                            Map<String, BindingConfig> bindings)
 {
     public GatewayConfig
     {
@@ -21,6 +23,6 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
-        return new GatewayConfig(host, newPort, maxBodyBytes, grace, bindings);
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, stages, bindings);
     }
 }

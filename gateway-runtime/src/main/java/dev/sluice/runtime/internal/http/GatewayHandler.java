@@ -6,6 +6,7 @@ import dev.sluice.api.binding.Endpoint;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.exchange.Stage;
 import dev.sluice.runtime.internal.chain.ChainAssembler.Chain;
 import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
 import dev.sluice.runtime.internal.chain.DefaultExchange;
@@ -49,17 +50,20 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private final byte[] modelsBody;
     private final String idPrefix = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 45), 36);
     private final AtomicLong ids = new AtomicLong();
+    private final StageStats stageStats;
 
     private record Bound(Endpoint endpoint, ServerRoute route)
     {
     }
 
     /**
+     * @param stages whether to keep the per-stage breakdown and serve it at {@code GET /_sluice/stages}
      * @param ready whether the gateway accepts traffic (false while starting or draining), for {@code /readyz}
      */
-    public GatewayHandler(Chain chain, int maxBodyBytes, BooleanSupplier ready)
+    public GatewayHandler(Chain chain, int maxBodyBytes, boolean stages, BooleanSupplier ready)
     {
         this.chain = chain;
+        this.stageStats = stages ? new StageStats(chain.bindingNames()) : null;
         this.maxBodyBytes = maxBodyBytes;
         this.ready = ready;
         for (ServerRoute route : chain.servers())
@@ -96,6 +100,14 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     writePlain(response, callback, ok ? 200 : 503, ok ? "{\"status\":\"ready\"}" : "{\"status\":\"draining\"}");
                     return true;
                 }
+                case "/_sluice/stages" ->
+                {
+                    if (stageStats == null)
+                        break;
+                    String query = request.getHttpURI().getQuery();
+                    writePlain(response, callback, 200, stageStats.json(query != null && query.contains("reset=true")));
+                    return true;
+                }
                 case "/v1/models" ->
                 {
                     response.getHeaders().add(JSON);
@@ -129,7 +141,30 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             return true;
         }
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
-        new Call(id, System.nanoTime(), request, response, new OnceCallback(callback, id), bound.route()).start();
+        long arrival = System.nanoTime();
+        Call call = new Call(id, arrival, request, response, bound.route());
+        call.callback = new OnceCallback(stageStats == null ? callback : new Callback()
+        {
+            @Override
+            public void succeeded()
+            {
+                call.finished();
+                callback.succeeded();
+            }
+
+            @Override
+            public void failed(Throwable x)
+            {
+                callback.failed(x);
+            }
+
+            @Override
+            public InvocationType getInvocationType()
+            {
+                return callback.getInvocationType();
+            }
+        }, id);
+        call.start();
         return true;
     }
 
@@ -147,20 +182,20 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private final long arrival;
         private final Request request;
         private final Response response;
-        private final Callback callback;
+        private Callback callback;
         private final ServerRoute route;
+        private long bodyRead;
         private final DialectCodec codec;
         private byte[] body;
         private int length;
         private DefaultExchange exchange;
 
-        private Call(String id, long arrival, Request request, Response response, Callback callback, ServerRoute route)
+        private Call(String id, long arrival, Request request, Response response, ServerRoute route)
         {
             this.id = id;
             this.arrival = arrival;
             this.request = request;
             this.response = response;
-            this.callback = callback;
             this.route = route;
             this.codec = route.binding().codec();
         }
@@ -222,8 +257,20 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             }
         }
 
+        /** The response was written completely: record its stages. */
+        void finished()
+        {
+            DefaultExchange e = exchange;
+            if (e != null)
+            {
+                e.mark(Stage.RESPONSE_END);
+                stageStats.record(e);
+            }
+        }
+
         private void bodyComplete()
         {
+            bodyRead = System.nanoTime();
             byte[] bytes = length == body.length ? body : java.util.Arrays.copyOf(body, length);
             body = null;
             CompletionStage<Reply> stage;
@@ -232,6 +279,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 RequestPeek peek = route.binding().peek(request.getHttpURI().getPath(), request.getHttpURI().getQuery(), bytes);
                 exchange = new DefaultExchange(id, arrival, request.getMethod(), request.getHttpURI().getPath(),
                     request.getHttpURI().getQuery(), new FieldsHeaders(request.getHeaders()), codec, bytes, peek);
+                exchange.mark(Stage.BODY_READ, bodyRead);
+                exchange.mark(Stage.CHAIN_START);
                 stage = route.binding().handle(exchange, route.next());
             }
             catch (Throwable t)
@@ -249,6 +298,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 fail(failure);
                 return;
             }
+            exchange.mark(Stage.RESPONSE_START);
             try
             {
                 if (reply instanceof Reply.Bytes bytes)

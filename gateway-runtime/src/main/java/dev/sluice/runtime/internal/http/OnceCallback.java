@@ -11,10 +11,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * Guards the handler's callback: Jetty only logs a second completion at DEBUG, which hides bugs. Here it is an
  * ERROR and a counter that tests assert stays at zero.
  */
-final class OnceCallback implements Callback
+public final class OnceCallback implements Callback
 {
     private static final Logger LOG = LoggerFactory.getLogger(OnceCallback.class);
-    static final AtomicLong DOUBLE_COMPLETIONS = new AtomicLong();
+    private static final AtomicLong DOUBLE_COMPLETIONS = new AtomicLong();
+
+    /** @return how many handler callbacks were completed twice in this JVM (tests assert zero) */
+    public static long doubleCompletions()
+    {
+        return DOUBLE_COMPLETIONS.get();
+    }
 
     private final Callback delegate;
     private final String requestId;

@@ -3,6 +3,7 @@ package dev.sluice.runtime.internal.upstream;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.upstream.BodyChunk;
 import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.HttpVersion;
@@ -79,8 +80,13 @@ final class JettyUpstream implements Upstream
         FirstByteTimeout firstByte = new FirstByteTimeout(request);
         firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
         request.onResponseBegin(r -> firstByte.cancel());
-        request.onResponseContentSource((response, source) -> result.complete(new JettyResponse(response, source, request)));
+        request.onResponseContentSource((response, source) ->
+        {
+            exchange.mark(Stage.UPSTREAM_HEADERS);
+            result.complete(new JettyResponse(response, source, request, exchange));
+        });
         exchange.onAbort(cause -> request.abort(cause));
+        exchange.mark(Stage.UPSTREAM_SEND);
         request.send(r ->
         {
             firstByte.cancel();
@@ -94,7 +100,7 @@ final class JettyUpstream implements Upstream
             else if (!result.isDone())
             {
                 // No content source was offered (a response without body): answer with an empty one.
-                result.complete(new JettyResponse(r.getResponse(), Content.Source.from(ByteBuffer.allocate(0)), request));
+                result.complete(new JettyResponse(r.getResponse(), Content.Source.from(ByteBuffer.allocate(0)), request, exchange));
             }
         });
         return result;
@@ -162,12 +168,14 @@ final class JettyUpstream implements Upstream
         private final Response response;
         private final Content.Source source;
         private final Request request;
+        private final Exchange exchange;
 
-        private JettyResponse(Response response, Content.Source source, Request request)
+        private JettyResponse(Response response, Content.Source source, Request request, Exchange exchange)
         {
             this.response = response;
             this.source = source;
             this.request = request;
+            this.exchange = exchange;
         }
 
         @Override
@@ -202,6 +210,8 @@ final class JettyUpstream implements Upstream
                     source.fail(chunk.getFailure());
                 return new FailedChunk(failure);
             }
+            if (chunk.isLast())
+                exchange.mark(Stage.UPSTREAM_END);
             return new JettyChunk(chunk);
         }
 

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.RouteConfig;
@@ -17,8 +16,8 @@ import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Role;
-import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -147,13 +146,7 @@ class DenyWordsTest
     {
         ProxyBinding deny = create("{\"words\":[\"forbidden\"]}");
         Exchange broken = new TestExchange(userSays("x"), BODY)
-        {
-            @Override
-            public ChatRequest request()
-            {
-                throw new GatewayException(ErrorKind.INVALID_REQUEST, "messages: must be a list");
-            }
-        };
+            .decodeFailure(new GatewayException(ErrorKind.INVALID_REQUEST, "messages: must be a list"));
 
         assertThat(failure(deny.handle(broken, next)).kind()).isEqualTo(ErrorKind.INVALID_REQUEST);
         assertThat(next.calls).isEmpty();
@@ -205,7 +198,7 @@ class DenyWordsTest
         BindingConfig config = new BindingConfig("deny", "deny-words", BindingKind.PROXY, json("{\"words\":[\"x\"]}"), "router",
             List.of(new RouteConfig("bindings.deny.routes[0]", List.of(), "router", null)));
 
-        assertThatThrownBy(() -> factory.create(config, new NoContext()))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext()))
             .isInstanceOf(ConfigException.class)
             .satisfies(e -> assertThat(((ConfigException)e).path()).isEqualTo("bindings.deny.routes"));
     }
@@ -213,7 +206,7 @@ class DenyWordsTest
     private ProxyBinding create(String options)
     {
         return factory.create(new BindingConfig("deny", "deny-words", BindingKind.PROXY, json(options), "router", List.of()),
-            new NoContext());
+            new TestBindingContext());
     }
 
     private static TestExchange exchange(ChatRequest request)
@@ -273,28 +266,6 @@ class DenyWordsTest
         {
             calls.add(exchange);
             return CompletableFuture.completedFuture(REPLY);
-        }
-    }
-
-    /** deny-words needs nothing from its context. */
-    private static final class NoContext implements BindingContext
-    {
-        @Override
-        public Next exit(String bindingName)
-        {
-            throw new AssertionError("deny-words resolves no exits itself");
-        }
-
-        @Override
-        public Upstream upstream(UpstreamOptions options)
-        {
-            throw new AssertionError("deny-words has no upstream");
-        }
-
-        @Override
-        public String env(String name)
-        {
-            return null;
         }
     }
 }

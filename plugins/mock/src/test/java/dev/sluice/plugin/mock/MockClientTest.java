@@ -4,13 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.ClientBinding;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
@@ -22,8 +20,8 @@ import dev.sluice.api.model.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -60,6 +58,7 @@ class MockClientTest
         assertThat(response.created()).isPositive();
         assertThat(exchange.usage()).isEqualTo(response.usage());
         assertThat(exchange.decodes()).isZero();
+        assertThat(exchange.modified()).isFalse();
     }
 
     @Test
@@ -97,6 +96,7 @@ class MockClientTest
 
         assertThat(response.content()).containsExactly(new ContentPart.Text("You said: second\npart"));
         assertThat(exchange.decodes()).isPositive();
+        assertThat(exchange.modified()).isFalse();
     }
 
     @Test
@@ -118,6 +118,7 @@ class MockClientTest
 
         Usage usage = exchange.usage();
         assertThat(usage.outputTokens()).isEqualTo(3);
+        assertThat(exchange.modified()).isFalse();
         assertThat(items).hasSize(8);
         assertThat(items.get(0)).isInstanceOfSatisfying(StreamEvent.MessageStart.class, start ->
         {
@@ -170,6 +171,7 @@ class MockClientTest
         }
 
         assertThat(text.toString()).isEqualTo("You said: tell me\na story");
+        assertThat(exchange.modified()).isFalse();
     }
 
     @Test
@@ -203,13 +205,7 @@ class MockClientTest
     {
         ClientBinding mock = create("{\"echo\":true}");
         Exchange broken = new TestExchange(request("demo", false, false, "x"), BODY)
-        {
-            @Override
-            public ChatRequest request()
-            {
-                throw new GatewayException(ErrorKind.INVALID_REQUEST, "messages: wrong type");
-            }
-        };
+            .decodeFailure(new GatewayException(ErrorKind.INVALID_REQUEST, "messages: wrong type"));
 
         CompletableFuture<Reply> stage = mock.handle(broken).toCompletableFuture();
 
@@ -266,7 +262,7 @@ class MockClientTest
     private ClientBinding create(String options)
     {
         BindingConfig config = new BindingConfig("south_mock", "mock", BindingKind.CLIENT, json(options), null, List.of());
-        return factory.create(config, new NoContext());
+        return factory.create(config, new TestBindingContext());
     }
 
     private static ChatRequest request(String model, boolean stream, boolean includeUsage, String userText)
@@ -329,27 +325,5 @@ class MockClientTest
             }
         }.run();
         return items;
-    }
-
-    /** The mock needs nothing from its context. */
-    private static final class NoContext implements BindingContext
-    {
-        @Override
-        public Next exit(String bindingName)
-        {
-            throw new AssertionError("a client binding has no exit");
-        }
-
-        @Override
-        public Upstream upstream(UpstreamOptions options)
-        {
-            throw new AssertionError("the mock has no upstream");
-        }
-
-        @Override
-        public String env(String name)
-        {
-            return null;
-        }
     }
 }

@@ -11,6 +11,8 @@ import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
+import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -29,7 +31,7 @@ class RouterTest
     @Test
     void firstMatchingRouteWins()
     {
-        TestContext context = new TestContext("a", "b", "c");
+        TestBindingContext context = new TestBindingContext("a", "b", "c");
         ProxyBinding router = factory.create(config(null,
             route(0, "a", null, "gpt-4o"),
             route(1, "b", null, "gpt-*"),
@@ -38,15 +40,15 @@ class RouterTest
         assertThat(body(router.handle(new TestExchange("gpt-4o"), failingNext()))).isEqualTo("a");
         assertThat(body(router.handle(new TestExchange("gpt-4o-mini"), failingNext()))).isEqualTo("b");
         assertThat(body(router.handle(new TestExchange("claude-sonnet-4"), failingNext()))).isEqualTo("c");
-        assertThat(context.recorder("a").received).hasSize(1);
-        assertThat(context.recorder("b").received).hasSize(1);
-        assertThat(context.recorder("c").received).hasSize(1);
+        assertThat(context.recorder("a").received()).hasSize(1);
+        assertThat(context.recorder("b").received()).hasSize(1);
+        assertThat(context.recorder("c").received()).hasSize(1);
     }
 
     @Test
     void anyConditionOfARouteSelectsIt()
     {
-        TestContext context = new TestContext("openai", "anthropic");
+        TestBindingContext context = new TestBindingContext("openai", "anthropic");
         ProxyBinding router = factory.create(config(null,
             route(0, "openai", null, "gpt-*", "o?-*"),
             route(1, "anthropic", null, "claude-*")), context);
@@ -59,7 +61,7 @@ class RouterTest
     @Test
     void emptyWhenMatchesEveryModel()
     {
-        TestContext context = new TestContext("specific", "all");
+        TestBindingContext context = new TestBindingContext("specific", "all");
         ProxyBinding router = factory.create(config(null,
             route(0, "specific", null, "gpt-4o"),
             route(1, "all", null)), context);
@@ -70,7 +72,7 @@ class RouterTest
     @Test
     void globsAreCaseSensitive()
     {
-        TestContext context = new TestContext("openai");
+        TestBindingContext context = new TestBindingContext("openai");
         ProxyBinding router = factory.create(config(null, route(0, "openai", null, "gpt-*")), context);
 
         assertThatThrownBy(() -> router.handle(new TestExchange("GPT-4o"), failingNext()).toCompletableFuture().get())
@@ -81,32 +83,36 @@ class RouterTest
     @Test
     void aliasSetsTargetModelButNotTheClientsModel()
     {
-        TestContext context = new TestContext("openai");
+        TestBindingContext context = new TestBindingContext("openai");
         ProxyBinding router = factory.create(config(null, route(0, "openai", "gpt-4o-mini", "fast")), context);
         TestExchange exchange = new TestExchange("fast");
 
         assertThat(body(router.handle(exchange, failingNext()))).isEqualTo("openai");
         assertThat(exchange.targetModel()).isEqualTo("gpt-4o-mini");
         assertThat(exchange.model()).isEqualTo("fast");
-        assertThat(context.recorder("openai").targetModels).containsExactly("gpt-4o-mini");
+        assertThat(context.recorder("openai").targetModels()).containsExactly("gpt-4o-mini");
+        assertThat(exchange.decodes()).isZero();
+        assertThat(exchange.modified()).isFalse();
     }
 
     @Test
     void routeWithoutAliasKeepsTheTargetModel()
     {
-        TestContext context = new TestContext("openai");
+        TestBindingContext context = new TestBindingContext("openai");
         ProxyBinding router = factory.create(config(null, route(0, "openai", null, "gpt-*")), context);
         TestExchange exchange = new TestExchange("gpt-4o");
 
         router.handle(exchange, failingNext());
 
         assertThat(exchange.targetModel()).isEqualTo("gpt-4o");
+        assertThat(exchange.decodes()).isZero();
+        assertThat(exchange.modified()).isFalse();
     }
 
     @Test
     void matchesOnTheTargetModelSoRoutersChain()
     {
-        TestContext context = new TestContext("openai");
+        TestBindingContext context = new TestBindingContext("openai");
         ProxyBinding router = factory.create(config(null, route(0, "openai", null, "gpt-*")), context);
         TestExchange exchange = new TestExchange("fast");
         exchange.targetModel("gpt-4o-mini");
@@ -117,25 +123,29 @@ class RouterTest
     @Test
     void unmatchedModelTakesTheFallbackExit()
     {
-        TestContext context = new TestContext("openai", "fallback");
+        TestBindingContext context = new TestBindingContext("openai", "fallback");
         ProxyBinding router = factory.create(config("fallback", route(0, "openai", null, "gpt-*")), context);
-        TestContext.RecordingNext fallback = context.recorder("fallback");
+        TestBindingContext.RecordingNext fallback = context.recorder("fallback");
+        TestExchange exchange = new TestExchange("mistral-large");
 
-        assertThat(body(router.handle(new TestExchange("mistral-large"), fallback))).isEqualTo("fallback");
-        assertThat(context.recorder("openai").received).isEmpty();
-        assertThat(fallback.received).hasSize(1);
+        assertThat(body(router.handle(exchange, fallback))).isEqualTo("fallback");
+        assertThat(context.recorder("openai").received()).isEmpty();
+        assertThat(fallback.received()).containsExactly(exchange);
+        assertThat(exchange.decodes()).isZero();
+        assertThat(exchange.modified()).isFalse();
     }
 
     @Test
     void rejectsUnknownModelWithoutCallingAnyExit() throws Exception
     {
-        TestContext context = new TestContext("openai");
+        TestBindingContext context = new TestBindingContext("openai");
         ProxyBinding router = factory.create(config(null, route(0, "openai", null, "gpt-*")), context);
         List<String> nextCalls = new ArrayList<>();
+        TestExchange exchange = new TestExchange("llama-3");
 
-        CompletionStage<Reply> stage = router.handle(new TestExchange("llama-3"), exchange ->
+        CompletionStage<Reply> stage = router.handle(exchange, forwarded ->
         {
-            nextCalls.add(exchange.model());
+            nextCalls.add(forwarded.model());
             throw new AssertionError("next must not be called without a fallback exit");
         });
 
@@ -148,12 +158,13 @@ class RouterTest
         assertThat(error.code()).isEqualTo("model_not_found");
         assertThat(nextCalls).isEmpty();
         assertThat(context.calls()).isZero();
+        assertThat(exchange.decodes()).isZero();
     }
 
     @Test
     void notFoundMessageQuotesAndCapsTheModel()
     {
-        ProxyBinding router = factory.create(config(null, route(0, "openai", null, "gpt-*")), new TestContext("openai"));
+        ProxyBinding router = factory.create(config(null, route(0, "openai", null, "gpt-*")), new TestBindingContext("openai"));
 
         GatewayException error = failure(router.handle(new TestExchange("a\"b" + "x".repeat(1000)), failingNext()));
 
@@ -167,7 +178,7 @@ class RouterTest
         ProxyBinding router = factory.create(config(null,
             route(0, "a", null, "gpt-4o", "gpt-*"),
             route(1, "a", "gpt-4o-mini", "fast"),
-            route(2, "b", null, "claude-?", "gpt-4o", "claude-sonnet-4")), new TestContext("a", "b"));
+            route(2, "b", null, "claude-?", "gpt-4o", "claude-sonnet-4")), new TestBindingContext("a", "b"));
 
         assertThat(router.advertisedModels()).containsExactly("gpt-4o", "fast", "claude-sonnet-4");
     }
@@ -179,7 +190,7 @@ class RouterTest
             route(0, "a", null, "gpt-*"),
             new RouteConfig("bindings.router.routes[1]", List.of(json("{\"modle\":\"x\"}")), "a", null));
 
-        assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .hasMessage("bindings.router.routes[1].when[0].modle: unknown key (expected one of: model)");
     }
@@ -191,7 +202,7 @@ class RouterTest
             new RouteConfig("bindings.router.routes[0]", List.of(json("{\"model\":\"gpt-*\"}"), json("{\"model\":\" \"}")),
                 "a", null));
 
-        assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .satisfies(e -> assertThat(((ConfigException)e).path()).isEqualTo("bindings.router.routes[0].when[1].model"))
             .hasMessageContaining("value: \" \" (expected: a model name or a glob such as gpt-*)");
@@ -202,7 +213,7 @@ class RouterTest
     {
         BindingConfig config = config(null, new RouteConfig("bindings.router.routes[0]", List.of(json("{}")), "a", null));
 
-        assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .hasMessageStartingWith("bindings.router.routes[0].when[0].model: must be set");
     }
@@ -212,7 +223,7 @@ class RouterTest
     {
         BindingConfig config = config(null, new RouteConfig("bindings.router.routes[0]", List.of(json("\"gpt-*\"")), "a", null));
 
-        assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .satisfies(e -> assertThat(((ConfigException)e).path()).isEqualTo("bindings.router.routes[0].when[0]"));
     }
@@ -223,7 +234,7 @@ class RouterTest
         BindingConfig config = config(null,
             new RouteConfig("bindings.router.routes[0]", List.of(), "a", json("{\"model\":\"x\",\"temperature\":1}")));
 
-        assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .hasMessage("bindings.router.routes[0].with.temperature: unknown key (expected one of: model)");
     }
@@ -234,7 +245,7 @@ class RouterTest
         BindingConfig config = config(null,
             new RouteConfig("bindings.router.routes[0]", List.of(), "a", json("{\"model\":\"\"}")));
 
-        assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .satisfies(e -> assertThat(((ConfigException)e).path()).isEqualTo("bindings.router.routes[0].with.model"));
     }
@@ -245,7 +256,7 @@ class RouterTest
         BindingConfig config = new BindingConfig("router", "router", BindingKind.PROXY, json("{\"routes\":[]}"), null,
             List.of(route(0, "a", null, "gpt-*")));
 
-        assertThatThrownBy(() -> factory.create(config, new TestContext("a")))
+        assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .hasMessage("bindings.router.options.routes: "
                 + "unknown key (expected: no options; the router takes routes and an exit)");

@@ -1,0 +1,28 @@
+package dev.sluice.api.exchange;
+
+import dev.sluice.api.Experimental;
+
+/**
+ * Points in an exchange's life at which the runtime (and client bindings, for the upstream ones) record
+ * {@link System#nanoTime()}: the source of the per-stage breakdown, timing headers and latency metrics.
+ */
+@Experimental
+public enum Stage
+{
+    /** The request's headers arrived. */
+    ARRIVAL,
+    /** The whole request body was read. */
+    BODY_READ,
+    /** The model was peeked and the exchange entered the chain. */
+    CHAIN_START,
+    /** The upstream request was handed to the HTTP client. */
+    UPSTREAM_SEND,
+    /** The upstream response headers arrived (time to first byte of the provider). */
+    UPSTREAM_HEADERS,
+    /** The upstream response body ended. */
+    UPSTREAM_END,
+    /** The gateway started writing the response to the client. */
+    RESPONSE_START,
+    /** The response to the client was completely written. */
+    RESPONSE_END
+}
