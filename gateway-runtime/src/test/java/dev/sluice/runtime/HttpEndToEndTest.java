@@ -240,6 +240,24 @@ class HttpEndToEndTest
     }
 
     @Test
+    void upstreamPoolSizeBoundsConcurrentUpstreamRequests() throws Exception
+    {
+        mock = MockProvider.builder().start();
+        harness = GatewayHarness.start(dir, OpenAiEndToEndTest.configWithHttp(mock.baseUrl(), "{ max_connections: 2, first_byte_timeout: 10s }"),
+            TestDist.plugins(), Map.of("MOCK_KEY", "k"));
+        List<CompletableFuture<ContentResponse>> responses = new ArrayList<>();
+        for (int i = 0; i < 8; i++)
+            responses.add(new CompletableResponseListener(chat(body(MockModels.slow(300), false), HttpVersion.HTTP_1_1)).send());
+        for (CompletableFuture<ContentResponse> f : responses)
+            assertThat(f.get(20, TimeUnit.SECONDS).getStatus()).isEqualTo(200);
+        long[] arrivals = mock.requests().stream().mapToLong(r -> r.arrivalNanos()).sorted().toArray();
+        assertThat(arrivals).hasSize(8);
+        // With two connections, the third request can only start when one of the first two has been answered.
+        for (int i = 0; i + 2 < arrivals.length; i++)
+            assertThat(arrivals[i + 2] - arrivals[i]).as("arrival gap %d..%d", i, i + 2).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(250));
+    }
+
+    @Test
     void acceptsH2cUpgradeFromHttp11() throws Exception
     {
         start(MockProvider.builder().start(), "http/1.1");
