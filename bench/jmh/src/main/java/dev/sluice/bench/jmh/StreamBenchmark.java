@@ -1,0 +1,131 @@
+package dev.sluice.bench.jmh;
+
+import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.exchange.EventStream;
+import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.StreamItem;
+import dev.sluice.api.model.Usage;
+import dev.sluice.plugin.openai.BenchAccess;
+import dev.sluice.plugin.openai.OpenAiCodec;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One upstream SSE chunk holding one {@code chat.completion.chunk} event, taken through the plugin's own relay
+ * classes exactly as {@code OpenAiClient} builds them, and drained the way the runtime's stream pump does
+ * ({@code read()} until {@code null}):
+ * <ul>
+ *   <li>{@code relayRaw}: the same-dialect fast path; one copy of the chunk into a {@code RawFrame} and an SSE scan
+ *       for {@code [DONE]}, usage and errors.</li>
+ *   <li>{@code relayTranslated}: the chunk decoded into canonical events by the OpenAI stream decoder, and each
+ *       event encoded again by the OpenAI stream encoder (the cost shape of a cross-dialect stream).</li>
+ * </ul>
+ * The stream is mid-flight: setup relays the chunk once, so the decoder has already opened its message and block
+ * and each measured call is one steady-state event. {@code chunk} picks the event: {@code text} is a content delta,
+ * {@code text-include-usage} the same delta with the {@code "usage":null} OpenAI adds to every chunk when the
+ * client asked for {@code stream_options.include_usage}, {@code usage} the final usage-only chunk.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class StreamBenchmark
+{
+    /** Which streamed event. */
+    @Param({"text", "text-include-usage", "usage"})
+    public String chunk;
+
+    private ChunkSource rawSource;
+    private EventStream raw;
+    private ChunkSource translatedSource;
+    private EventStream translated;
+    private StreamEncoder encoder;
+    private long usageReports;
+
+    /** Builds both relays over a reusable chunk and takes each through its first chunk. */
+    @Setup
+    public void setUp()
+    {
+        byte[] bytes = Fixtures.bytes("chunk-" + chunk + ".sse");
+        rawSource = new ChunkSource(bytes);
+        raw = BenchAccess.rawRelay(rawSource, this::onUsage);
+        translatedSource = new ChunkSource(bytes);
+        translated = BenchAccess.translatedRelay(translatedSource, this::onUsage);
+        encoder = OpenAiCodec.INSTANCE.newStreamEncoder();
+
+        rawSource.arm();
+        StreamItem item = raw.read();
+        Fixtures.check(item instanceof RawFrame frame && frame.atBoundary() && frame.bytes().remaining() == bytes.length,
+            "the raw relay emits the chunk as one frame at an event boundary, got " + item);
+        Fixtures.check(raw.read() == null, "one frame per chunk");
+
+        translatedSource.arm();
+        int events = 0;
+        boolean sawPayload = false;
+        while ((item = translated.read()) != null)
+        {
+            Fixtures.check(item instanceof StreamEvent && !(item instanceof StreamEvent.Error), "no error, got " + item);
+            sawPayload |= item instanceof StreamEvent.TextDelta || item instanceof StreamEvent.UsageReport;
+            encoder.encode((StreamEvent)item);
+            events++;
+        }
+        Fixtures.check(events > 0 && sawPayload, "the translated relay decodes the chunk");
+        long before = usageReports;
+        translatedSource.arm();
+        Fixtures.check(translated.read() != null && translated.read() == null, "one event per steady-state chunk");
+        Fixtures.check((usageReports > before) == "usage".equals(chunk), "usage is reported only for the usage chunk");
+    }
+
+    /** Checks no chunk was leaked: the relays release each chunk they read before {@code read} returns. */
+    @TearDown
+    public void tearDown()
+    {
+        Fixtures.check(rawSource.released() == rawSource.handedOut(), "the raw relay released every chunk");
+        Fixtures.check(translatedSource.released() == translatedSource.handedOut(), "the translated relay released every chunk");
+    }
+
+    private void onUsage(Usage usage)
+    {
+        usageReports++;
+    }
+
+    /** The same-dialect relay of one chunk: what the runtime writes is the frame's buffer. */
+    @Benchmark
+    public void relayRaw(Blackhole bh)
+    {
+        rawSource.arm();
+        StreamItem item;
+        while ((item = raw.read()) != null)
+            bh.consume(((RawFrame)item).bytes());
+    }
+
+    /** The translated relay of one chunk: decode into canonical events, encode each as the client's dialect. */
+    @Benchmark
+    public void relayTranslated(Blackhole bh)
+    {
+        translatedSource.arm();
+        StreamItem item;
+        while ((item = translated.read()) != null)
+        {
+            ByteBuffer bytes = encoder.encode((StreamEvent)item);
+            bh.consume(bytes);
+        }
+    }
+}

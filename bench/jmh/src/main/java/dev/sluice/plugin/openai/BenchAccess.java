@@ -1,0 +1,49 @@
+package dev.sluice.plugin.openai;
+
+import dev.sluice.api.exchange.EventStream;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.BodySource;
+
+import java.util.function.Consumer;
+
+/**
+ * Opens the openai plugin's package-private stream relays to the JMH benchmarks, so they measure the code
+ * {@link OpenAiClient} runs per chunk rather than a copy of it that could drift. It lives in the plugin's package
+ * but in the bench module, which is never shipped; on the benchmark class path both jars are one class loader, so
+ * the split package is harmless there (the gateway's plugin class loader never sees this class).
+ *
+ * <p>Each stream is what {@code OpenAiClient.onResponse} builds: the same-dialect raw relay, or the translated
+ * one with a fresh {@link OpenAiStreamDecoder}. Not thread-safe, like the streams themselves.
+ *
+ * <pre>{@code
+ * EventStream relay = BenchAccess.rawRelay(source, usage -> { });
+ * StreamItem frame = relay.read();   // one RawFrame per upstream chunk
+ * }</pre>
+ */
+public final class BenchAccess
+{
+    private BenchAccess()
+    {
+    }
+
+    /**
+     * @param body  the upstream body; chunks are released before {@code read} returns
+     * @param usage receives usage as soon as an event carries it
+     * @return the same-dialect fast path: each chunk copied once into a {@code RawFrame}, scanned for
+     *         {@code [DONE]}, usage and error events
+     */
+    public static EventStream rawRelay(BodySource body, Consumer<Usage> usage)
+    {
+        return new UpstreamEventStream.Raw(body, usage);
+    }
+
+    /**
+     * @param body  the upstream body; chunks are released before {@code read} returns
+     * @param usage receives usage as soon as an event carries it
+     * @return the translated path: chunks decoded into canonical events by the OpenAI stream decoder
+     */
+    public static EventStream translatedRelay(BodySource body, Consumer<Usage> usage)
+    {
+        return new UpstreamEventStream.Translated(body, new OpenAiStreamDecoder(), usage);
+    }
+}
