@@ -6,8 +6,11 @@ import java.util.Arrays;
 
 /**
  * An incremental Server-Sent Events parser (WHATWG rules: {@code event:}, {@code data:} lines joined by
- * {@code \n}, comments ignored, events dispatched on a blank line; LF, CRLF or CR line ends). Feed it chunks as
- * they arrive; it calls the listener once per complete event. Not thread-safe: one per stream.
+ * {@code \n}, comments and other fields ignored, events dispatched on a blank line; LF, CRLF or CR line ends).
+ * Feed it chunks as they arrive; it calls the listener once per complete event. Not thread-safe: one per stream.
+ *
+ * <p>It works on bytes and allocates nothing per line: a relay that only needs to look at the data
+ * ({@code [DONE]}? an error? usage?) uses the {@link ByteListener} form and pays no String per event.
  *
  * <pre>{@code
  * SseParser parser = new SseParser((event, data) -> handle(event, data), 1 << 20);
@@ -16,7 +19,7 @@ import java.util.Arrays;
  */
 public final class SseParser
 {
-    /** Receives complete events. */
+    /** Receives complete events as Strings. */
     @FunctionalInterface
     public interface Listener
     {
@@ -27,19 +30,44 @@ public final class SseParser
         void onEvent(String event, String data);
     }
 
-    private final Listener listener;
+    /** Receives complete events as bytes, valid only during the call. */
+    @FunctionalInterface
+    public interface ByteListener
+    {
+        /**
+         * @param event  the event name, or {@code null} for the default ({@code message})
+         * @param data   an array holding the joined data lines (UTF-8) at {@code [offset, offset + length)}; it is
+         *               reused after the call returns
+         */
+        void onEvent(String event, byte[] data, int offset, int length);
+    }
+
+    private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
+
+    private final ByteListener listener;
     private final int maxEventBytes;
     private byte[] line = new byte[256];
     private int lineLength;
     private boolean lastWasCr;
     private String event;
-    private StringBuilder data;
+    private byte[] data = new byte[256];
+    private int dataLength = -1;
     private int eventBytes;
 
     /**
      * @param maxEventBytes the largest event accepted; a larger one fails with {@link IllegalStateException}
      */
     public SseParser(Listener listener, int maxEventBytes)
+    {
+        this((event, bytes, offset, length) -> listener.onEvent(event, new String(bytes, offset, length, StandardCharsets.UTF_8)),
+            maxEventBytes);
+    }
+
+    /**
+     * @param maxEventBytes the largest event accepted; a larger one fails with {@link IllegalStateException}
+     */
+    public SseParser(ByteListener listener, int maxEventBytes)
     {
         this.listener = listener;
         this.maxEventBytes = maxEventBytes;
@@ -84,7 +112,7 @@ public final class SseParser
     /** @return whether everything fed so far ended exactly at an event boundary (no partial line or event) */
     public boolean atBoundary()
     {
-        return lineLength == 0 && data == null && event == null;
+        return lineLength == 0 && dataLength < 0 && event == null;
     }
 
     private void endLine()
@@ -94,51 +122,80 @@ public final class SseParser
             dispatch();
             return;
         }
-        int colon = -1;
-        for (int i = 0; i < lineLength; i++)
+        if (isField(DATA))
         {
-            if (line[i] == ':')
-            {
-                colon = i;
-                break;
-            }
+            int start = valueStart(DATA.length);
+            int n = lineLength - start;
+            int needed = (dataLength < 0 ? 0 : dataLength + 1) + n;
+            if (needed > data.length)
+                data = Arrays.copyOf(data, Math.max(data.length * 2, needed));
+            if (dataLength < 0)
+                dataLength = 0;
+            else
+                data[dataLength++] = '\n';
+            System.arraycopy(line, start, data, dataLength, n);
+            dataLength += n;
         }
-        if (colon != 0)
+        else if (isField(EVENT))
         {
-            String field = new String(line, 0, colon < 0 ? lineLength : colon, StandardCharsets.UTF_8);
-            String value = "";
-            if (colon > 0)
-            {
-                int start = colon + 1;
-                if (start < lineLength && line[start] == ' ')
-                    start++;
-                value = new String(line, start, lineLength - start, StandardCharsets.UTF_8);
-            }
-            if ("data".equals(field))
-            {
-                if (data == null)
-                    data = new StringBuilder(value.length());
-                else
-                    data.append('\n');
-                data.append(value);
-            }
-            else if ("event".equals(field))
-            {
-                event = value;
-            }
-            // id and retry are irrelevant to a relay; unknown fields are ignored as the spec says.
+            int start = valueStart(EVENT.length);
+            event = new String(line, start, lineLength - start, StandardCharsets.UTF_8);
         }
+        // Comments (":..."), id and retry are irrelevant to a relay; unknown fields are ignored as the spec says.
         lineLength = 0;
+    }
+
+    /** @return whether the line is the field {@code name}: the name then ':' or the end of the line */
+    private boolean isField(byte[] name)
+    {
+        if (lineLength < name.length)
+            return false;
+        for (int i = 0; i < name.length; i++)
+        {
+            if (line[i] != name[i])
+                return false;
+        }
+        return lineLength == name.length || line[name.length] == ':';
+    }
+
+    private int valueStart(int nameLength)
+    {
+        int start = nameLength + 1;
+        if (start > lineLength)
+            return lineLength;
+        if (start < lineLength && line[start] == ' ')
+            start++;
+        return start;
     }
 
     private void dispatch()
     {
         String e = event;
-        StringBuilder d = data;
+        int n = dataLength;
         event = null;
-        data = null;
+        dataLength = -1;
         eventBytes = 0;
-        if (d != null)
-            listener.onEvent(e, d.toString());
+        if (n >= 0)
+            listener.onEvent(e, data, 0, n);
+    }
+
+    /**
+     * @return whether {@code bytes[offset, offset + length)} contains {@code needle} (ASCII); a helper for byte
+     * listeners that filter events cheaply
+     */
+    public static boolean contains(byte[] bytes, int offset, int length, byte[] needle)
+    {
+        int last = offset + length - needle.length;
+        outer:
+        for (int i = offset; i <= last; i++)
+        {
+            for (int j = 0; j < needle.length; j++)
+            {
+                if (bytes[i + j] != needle[j])
+                    continue outer;
+            }
+            return true;
+        }
+        return false;
     }
 }

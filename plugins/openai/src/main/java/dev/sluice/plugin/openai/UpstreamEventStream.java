@@ -1,6 +1,5 @@
 package dev.sluice.plugin.openai;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
@@ -15,7 +14,9 @@ import dev.sluice.api.sse.SseParser;
 import dev.sluice.api.upstream.BodyChunk;
 import dev.sluice.api.upstream.BodySource;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -163,7 +164,7 @@ abstract class UpstreamEventStream implements EventStream
      */
     static final class Raw extends UpstreamEventStream
     {
-        private final SseParser parser = new SseParser(this::onEvent, OpenAiStreamDecoder.MAX_EVENT_BYTES);
+        private final SseParser parser = new SseParser((SseParser.ByteListener)this::onEvent, OpenAiStreamDecoder.MAX_EVENT_BYTES);
         private boolean done;
         private GatewayException error;
 
@@ -215,21 +216,26 @@ abstract class UpstreamEventStream implements EventStream
             emit(new RawFrame(ByteBuffer.wrap(bytes), parser.atBoundary()));
         }
 
-        private void onEvent(String event, String data)
+        private static final byte[] DONE = "[DONE]".getBytes(StandardCharsets.US_ASCII);
+        private static final byte[] ERROR = "\"error\"".getBytes(StandardCharsets.US_ASCII);
+        private static final byte[] USAGE = "\"usage\"".getBytes(StandardCharsets.US_ASCII);
+
+        private void onEvent(String event, byte[] data, int offset, int length)
         {
             if (error != null)
                 return;
-            if (data.equals("[DONE]"))
+            if (length == DONE.length && SseParser.contains(data, offset, length, DONE))
             {
                 done = true;
                 return;
             }
-            // Cheap filters first: this runs for every event of every relayed stream.
-            if (data.contains("\"error\"") || "error".equals(event))
+            // Cheap byte filters first: this runs for every event of every relayed stream, and most events are
+            // plain deltas that need no String and no parse.
+            if ("error".equals(event) || SseParser.contains(data, offset, length, ERROR))
             {
                 try
                 {
-                    JsonNode node = Json.MAPPER.readTree(data);
+                    JsonNode node = Json.MAPPER.readTree(data, offset, length);
                     JsonNode e = node == null ? null : OpenAiStreamDecoder.errorObject(event, node);
                     if (e != null)
                     {
@@ -237,17 +243,39 @@ abstract class UpstreamEventStream implements EventStream
                         return;
                     }
                 }
-                catch (JsonProcessingException ignored)
+                catch (IOException ignored)
                 {
                     // Relayed as it is; the client's own parser judges it. The end-of-stream check still applies.
                 }
             }
-            if (data.contains("\"usage\""))
+            // With include_usage every chunk carries "usage":null; only an object is worth a parse.
+            if (hasUsageObject(data, offset, length))
             {
-                Usage u = OpenAiCodec.scanUsage(data);
+                Usage u = OpenAiCodec.scanUsage(new String(data, offset, length, StandardCharsets.UTF_8));
                 if (u != null)
                     usage.accept(u);
             }
+        }
+
+        private static boolean hasUsageObject(byte[] data, int offset, int length)
+        {
+            int end = offset + length;
+            int last = end - USAGE.length;
+            outer:
+            for (int i = offset; i <= last; i++)
+            {
+                for (int j = 0; j < USAGE.length; j++)
+                {
+                    if (data[i + j] != USAGE[j])
+                        continue outer;
+                }
+                int k = i + USAGE.length;
+                while (k < end && (data[k] == ' ' || data[k] == ':' || data[k] == '\t'))
+                    k++;
+                if (k < end && data[k] == '{')
+                    return true;
+            }
+            return false;
         }
 
         @Override
