@@ -1,0 +1,314 @@
+package dev.sluice.bench.cell;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The bench session: resolves the environment (distribution, nginx, whether the gateway accepts the stage-table
+ * key), runs the selected cells and writes {@code report.md}, {@code report.json} and {@code raw/} into
+ * {@code bench/results/<yyyy-MM-dd-HHmm>-<host>/}. The report is rewritten after every cell, so an interrupted session
+ * still leaves one.
+ *
+ * <pre>{@code
+ * int exit = BenchCommand.run("S1-1k", "--reps", "1", "--quick");
+ * }</pre>
+ */
+public final class BenchCommand
+{
+    private BenchCommand()
+    {
+    }
+
+    /**
+     * @param args the command line (see {@link BenchOptions#USAGE})
+     * @return the exit code: 0 when every cell ran (targets missed or not), 1 when a cell failed, 2 for a usage error
+     */
+    public static int run(String... args)
+    {
+        BenchOptions options;
+        try
+        {
+            if (List.of(args).contains("--help") || List.of(args).contains("-h"))
+            {
+                System.out.print(BenchOptions.USAGE);
+                return 0;
+            }
+            options = BenchOptions.parse(args);
+        }
+        catch (IllegalArgumentException x)
+        {
+            System.err.println("bench: " + x.getMessage() + "\n" + BenchOptions.USAGE);
+            return 2;
+        }
+        if (options.list())
+        {
+            for (Cell c : Cells.all())
+            {
+                String skip = c.skipReason() == null ? "" : " [skipped: " + c.skipReason() + "]";
+                System.out.printf("%-15s %s%s%n", c.name(), c.title(), skip);
+            }
+            return 0;
+        }
+
+        List<Cell> cells = Cells.select(options.cells());
+        boolean needsGateway = options.targetUrl() == null;
+        if (needsGateway && !Files.isExecutable(options.dist().resolve("bin/sluice")))
+        {
+            System.err.println("bench: no gateway distribution at " + options.dist() +
+                " (build it: mvn -q -B -DskipTests package)");
+            return 2;
+        }
+
+        String host = host();
+        OffsetDateTime started = OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS);
+        Path dir = options.out() != null ? options.out() : sessionDir(options.root(), host);
+        List<String> notes = new ArrayList<>();
+
+        String nginx = null;
+        String nginxNote;
+        if (!options.nginx())
+            nginxNote = "off (--no-nginx)";
+        else
+        {
+            nginx = findNginx();
+            if (nginx == null)
+                nginxNote = "nginx unavailable (not installed; bench/run installs Debian's nginx-light when it can)";
+            else
+                nginxNote = version(nginx) + ", worker_processes " + options.nginxWorkers() +
+                    ", keep-alive upstream (keepalive 256), proxy_buffering off, access_log off, 127.0.0.1 only";
+        }
+
+        boolean stages = false;
+        String stagesNote;
+        if (!needsGateway)
+            stagesNote = "off (--target-url)";
+        else if ("off".equals(options.stages()))
+            stagesNote = "off (--stages off)";
+        else if ("on".equals(options.stages()))
+        {
+            stages = true;
+            stagesNote = "on (--stages on)";
+        }
+        else
+        {
+            String rejected = checkStagesKey(options.dist(), dir);
+            stages = rejected == null;
+            stagesNote = stages ? "on (admin.stages accepted by sluice check)" :
+                "off: the gateway does not accept `admin: { stages: true }` yet (" + rejected + ")";
+        }
+        if (options.reps() < 3)
+            notes.add("only " + options.reps() + " repetition" + (options.reps() == 1 ? "" : "s") + " per cell: the figures " +
+                "are not medians of at least 3 and say little about run-to-run variation");
+        if (options.quick())
+            notes.add("--quick: short warm-up and window, a smoke test; the gateway's JIT is not warm, so latencies and " +
+                "CPU are not comparable with a full run");
+        if (System.getenv("SLUICE_JAVA_OPTS") != null)
+            notes.add("SLUICE_JAVA_OPTS is set (" + System.getenv("SLUICE_JAVA_OPTS") + "): the gateway does not run with " +
+                "the distribution's default JVM flags");
+
+        Map<String, String> durations = new LinkedHashMap<>();
+        durations.put("warm-up", seconds(options.warmup().toMillis()));
+        durations.put("window", seconds(options.window().toMillis()));
+        durations.put("ladder step warm-up", seconds(options.stepWarmup().toMillis()));
+        durations.put("ladder step window", seconds(options.stepWindow().toMillis()));
+        durations.put("reps", Integer.toString(options.reps()));
+        String target = needsGateway ? "the distribution " + options.root().relativize(options.dist()) +
+            " (bin/sluice, default JVM flags + GC log), a fresh process per repetition" : options.targetUrl() +
+            (options.targetPid() != 0 ? " (pid " + options.targetPid() + ")" : " (no pid: no CPU/RSS figures)");
+        RunInfo info = new RunInfo(started.toString(), started.toString(), host, Runtime.getRuntime().availableProcessors(),
+            memoryMiB(), System.getProperty("java.version"), read("/proc/sys/kernel/osrelease"), git(options.root()),
+            "bench/run " + String.join(" ", shown(args)), target, durations, nginxNote, stagesNote, ProcFs.clockTicks(),
+            options.generator(), notes);
+
+        Session session = new Session(options, dir, Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            System.getProperty("java.class.path"), nginx, stages);
+        System.out.println("bench: " + cells.size() + " cell(s), " + options.reps() + " rep(s), results in " + dir);
+        List<CellResult> results = new ArrayList<>();
+        Map<String, CellResult> done = new LinkedHashMap<>();
+        boolean failed = false;
+        try (CellRunner runner = new CellRunner(session))
+        {
+            for (Cell cell : cells)
+            {
+                long t0 = System.nanoTime();
+                CellResult result = runner.run(cell, done).withSeconds((System.nanoTime() - t0) / 1e9);
+                results.add(result);
+                done.put(cell.name(), result);
+                failed |= "failed".equals(result.status());
+                Report.write(dir, info.finishedAt(OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS).toString()), results);
+            }
+        }
+        System.out.println();
+        System.out.println(Report.headline(results));
+        System.out.println("bench: report in " + dir.resolve("report.md"));
+        return failed ? 1 : 0;
+    }
+
+    // The command line as the user typed it: without the --root bench/run adds.
+    private static List<String> shown(String... args)
+    {
+        List<String> shown = new ArrayList<>();
+        for (int i = 0; i < args.length; i++)
+        {
+            if ("--root".equals(args[i]))
+                i++;
+            else
+                shown.add(args[i]);
+        }
+        return shown;
+    }
+
+    private static Path sessionDir(Path root, String host)
+    {
+        String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm"));
+        Path base = root.resolve("bench/results").resolve(stamp + "-" + host);
+        Path dir = base;
+        for (int i = 2; Files.exists(dir); i++)
+        {
+            dir = Path.of(base + "-" + i);
+        }
+        return dir;
+    }
+
+    private static String checkStagesKey(Path dist, Path dir)
+    {
+        try
+        {
+            Path tmp = Files.createTempDirectory("sluice-bench-check");
+            Path config = tmp.resolve("check.yaml");
+            Files.writeString(config, GatewayConfigs.yaml(8080, 9999, false, 512, true, true), StandardCharsets.UTF_8);
+            Process p = new ProcessBuilder(dist.resolve("bin/sluice").toString(), "check", "--config", config.toString())
+                .redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS))
+            {
+                p.destroyForcibly();
+                return "sluice check did not finish in 60 s";
+            }
+            Files.deleteIfExists(config);
+            Files.deleteIfExists(tmp);
+            if (p.exitValue() == 0)
+                return null;
+            for (String line : out.split("\n"))
+            {
+                if (line.contains("admin"))
+                    return line.trim();
+            }
+            return "sluice check exited " + p.exitValue();
+        }
+        catch (IOException x)
+        {
+            return "sluice check: " + x.getMessage();
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+    }
+
+    private static String findNginx()
+    {
+        List<String> candidates = new ArrayList<>();
+        String path = System.getenv("PATH");
+        if (path != null)
+        {
+            for (String d : path.split(File.pathSeparator))
+            {
+                candidates.add(d + "/nginx");
+            }
+        }
+        candidates.add("/usr/sbin/nginx");
+        candidates.add("/usr/local/sbin/nginx");
+        candidates.add("/usr/local/nginx/sbin/nginx");
+        for (String c : candidates)
+        {
+            if (Files.isExecutable(Path.of(c)))
+                return c;
+        }
+        return null;
+    }
+
+    private static String version(String nginx)
+    {
+        String v = command(List.of(nginx, "-v"));
+        return v == null ? nginx : v.replace("nginx version: ", "");
+    }
+
+    private static String git(Path root)
+    {
+        String commit = command(List.of("git", "-C", root.toString(), "rev-parse", "--short", "HEAD"));
+        if (commit == null)
+            return "unknown";
+        String status = command(List.of("git", "-C", root.toString(), "status", "--porcelain", "--untracked-files=no"));
+        return commit + (status != null && !status.isBlank() ? "-dirty" : "");
+    }
+
+    private static String command(List<String> command)
+    {
+        try
+        {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0)
+                return null;
+            return out;
+        }
+        catch (IOException x)
+        {
+            return null;
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    private static String host()
+    {
+        String h = read("/proc/sys/kernel/hostname");
+        if (h.isEmpty() || "unknown".equals(h))
+            h = System.getenv().getOrDefault("HOSTNAME", "host");
+        return h.replaceAll("[^A-Za-z0-9._-]", "_");
+    }
+
+    private static long memoryMiB()
+    {
+        for (String line : read("/proc/meminfo").split("\n"))
+        {
+            if (line.startsWith("MemTotal:"))
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024;
+        }
+        return 0;
+    }
+
+    private static String read(String file)
+    {
+        try
+        {
+            return Files.readString(Path.of(file)).trim();
+        }
+        catch (IOException x)
+        {
+            return "unknown";
+        }
+    }
+
+    private static String seconds(long millis)
+    {
+        return (millis % 1000 == 0 ? Long.toString(millis / 1000) : Double.toString(millis / 1000.0)) + " s";
+    }
+}

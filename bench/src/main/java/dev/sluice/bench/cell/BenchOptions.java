@@ -1,0 +1,211 @@
+package dev.sluice.bench.cell;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The bench command line, parsed and validated.
+ *
+ * @param cells        cell names as given ({@code all} allowed); empty means {@code all}
+ * @param reps         repetitions per cell (≥ 1; 3 or more for medians that mean something)
+ * @param quick        short windows for a smoke test
+ * @param warmup       warm-up of an ordinary run
+ * @param window       measurement window of an ordinary run
+ * @param stepWarmup   warm-up of one ladder step
+ * @param stepWindow   measurement window of one ladder step
+ * @param root         the repository root
+ * @param dist         the gateway distribution folder
+ * @param out          the session directory, or null for {@code bench/results/<date>-<host>}
+ * @param targetUrl    a URL replacing the gateway (another gateway), or null
+ * @param targetPid    the pid of the process behind {@code targetUrl} for CPU/RSS figures, or 0
+ * @param mockPort     the mock's port; 0 for an ephemeral one
+ * @param nginx        whether to measure the nginx byte pipe
+ * @param nginxWorkers nginx's {@code worker_processes}
+ * @param stages       {@code auto}, {@code on} or {@code off}: the gateway's per-stage table
+ * @param generator    the load generator class
+ * @param list         only list the cells
+ */
+public record BenchOptions(List<String> cells, int reps, boolean quick, Duration warmup, Duration window,
+                           Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
+                           long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
+                           String generator, boolean list)
+{
+    /** The load generator used unless {@code --generator} names another. */
+    public static final String DEFAULT_GENERATOR = "dev.sluice.bench.load.JettyLoadGenerator";
+
+    /** The usage text. */
+    public static final String USAGE = """
+        usage: bench/run [CELL ...|all] [options]        (bench/run builds first; --no-build skips that)
+          CELL              S1-1k S1-5k S1-h2c S3-stream S2-large X1-cross R404 L1500-inflight C64 SAT IDLE, or all (default)
+          --reps N          repetitions per cell, medians reported (default 3)
+          --quick           smoke test: 2 s warm-up + 5 s window (ladder steps 1 s + 3 s)
+          --warmup S        warm-up seconds of an ordinary run (default 5)
+          --window S        measurement window seconds (default 10)
+          --step-warmup S   warm-up seconds of a ladder step (default 2)
+          --step-window S   window seconds of a ladder step (default 4)
+          --target-url URL  measure this URL instead of starting the gateway, e.g. http://127.0.0.1:4000/v1/chat/completions
+                            (point that gateway at the mock: --mock-port, default 9999 with --target-url)
+          --target-pid PID  the process behind --target-url, for its CPU and RSS figures
+          --mock-port P     the mock's port (default: a free ephemeral port)
+          --no-nginx        do not measure the nginx byte pipe
+          --nginx-workers N nginx worker_processes (default auto = one per core)
+          --stages auto|on|off  the gateway's per-stage table (default auto: on if the config key is accepted)
+          --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)
+          --root DIR        the repository root (default: the working directory)
+          --dist DIR        the gateway distribution (default ROOT/gateway-runtime/target/sluice)
+          --generator CLASS the LoadGenerator implementation (default dev.sluice.bench.load.JettyLoadGenerator)
+          --list            list the cells and exit
+        """;
+
+    /**
+     * @param args the command line
+     * @return the options
+     * @throws IllegalArgumentException naming the bad option and what was expected
+     */
+    public static BenchOptions parse(String... args)
+    {
+        List<String> cells = new ArrayList<>();
+        int reps = 3;
+        boolean quick = false;
+        Double warmup = null;
+        Double window = null;
+        Double stepWarmup = null;
+        Double stepWindow = null;
+        Path root = Path.of("").toAbsolutePath();
+        Path dist = null;
+        Path out = null;
+        URI targetUrl = null;
+        long targetPid = 0;
+        Integer mockPort = null;
+        boolean nginx = true;
+        String nginxWorkers = "auto";
+        String stages = "auto";
+        String generator = DEFAULT_GENERATOR;
+        boolean list = false;
+        for (int i = 0; i < args.length; i++)
+        {
+            String a = args[i];
+            if (!a.startsWith("--"))
+            {
+                cells.add(a);
+                continue;
+            }
+            switch (a)
+            {
+                case "--quick" -> quick = true;
+                case "--no-nginx" -> nginx = false;
+                case "--no-stages" -> stages = "off";
+                case "--list" -> list = true;
+                case "--no-build" ->
+                {
+                    // bench/run's option; harmless here.
+                }
+                default ->
+                {
+                    if (i + 1 >= args.length)
+                        throw new IllegalArgumentException(a + ": missing value (or unknown option)");
+                    String v = args[++i];
+                    switch (a)
+                    {
+                        case "--reps" -> reps = positiveInt(a, v);
+                        case "--warmup" -> warmup = seconds(a, v, true);
+                        case "--window" -> window = seconds(a, v, false);
+                        case "--step-warmup" -> stepWarmup = seconds(a, v, true);
+                        case "--step-window" -> stepWindow = seconds(a, v, false);
+                        case "--root" -> root = Path.of(v).toAbsolutePath();
+                        case "--dist" -> dist = Path.of(v).toAbsolutePath();
+                        case "--out" -> out = Path.of(v).toAbsolutePath();
+                        case "--target-url" -> targetUrl = url(a, v);
+                        case "--target-pid" -> targetPid = positiveInt(a, v);
+                        case "--mock-port" -> mockPort = port(a, v);
+                        case "--nginx-workers" ->
+                        {
+                            if (!v.equals("auto"))
+                                positiveInt(a, v);
+                            nginxWorkers = v;
+                        }
+                        case "--stages" ->
+                        {
+                            if (!List.of("auto", "on", "off").contains(v))
+                                throw new IllegalArgumentException(a + ": " + v + " (expected: auto, on or off)");
+                            stages = v;
+                        }
+                        case "--generator" -> generator = v;
+                        default -> throw new IllegalArgumentException(a + ": unknown option");
+                    }
+                }
+            }
+        }
+        if (cells.isEmpty())
+            cells.add("all");
+        Cells.select(cells);
+        if (targetPid != 0 && targetUrl == null)
+            throw new IllegalArgumentException("--target-pid: only with --target-url");
+        Duration w = Duration.ofMillis(Math.round(1000 * (warmup != null ? warmup : quick ? 2 : 5)));
+        Duration m = Duration.ofMillis(Math.round(1000 * (window != null ? window : quick ? 5 : 10)));
+        Duration sw = Duration.ofMillis(Math.round(1000 * (stepWarmup != null ? stepWarmup : quick ? 1 : 2)));
+        Duration sm = Duration.ofMillis(Math.round(1000 * (stepWindow != null ? stepWindow : quick ? 3 : 4)));
+        int mock = mockPort != null ? mockPort : targetUrl != null ? 9999 : 0;
+        return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root,
+            dist != null ? dist : root.resolve("gateway-runtime/target/sluice"), out, targetUrl, targetPid, mock, nginx,
+            nginxWorkers, stages, generator, list);
+    }
+
+    private static int positiveInt(String option, String value)
+    {
+        try
+        {
+            int n = Integer.parseInt(value);
+            if (n >= 1)
+                return n;
+        }
+        catch (NumberFormatException x)
+        {
+            // Reported below.
+        }
+        throw new IllegalArgumentException(option + ": " + value + " (expected: a positive integer)");
+    }
+
+    private static int port(String option, String value)
+    {
+        int p = positiveInt(option, value);
+        if (p > 65535)
+            throw new IllegalArgumentException(option + ": " + value + " (expected: 1 to 65535)");
+        return p;
+    }
+
+    private static double seconds(String option, String value, boolean zeroAllowed)
+    {
+        try
+        {
+            double s = Double.parseDouble(value);
+            if (s > 0 || (zeroAllowed && s == 0))
+                return s;
+        }
+        catch (NumberFormatException x)
+        {
+            // Reported below.
+        }
+        throw new IllegalArgumentException(option + ": " + value + " (expected: seconds, " + (zeroAllowed ? ">= 0" : "> 0") +
+            ")");
+    }
+
+    private static URI url(String option, String value)
+    {
+        try
+        {
+            URI uri = URI.create(value);
+            if (("http".equals(uri.getScheme())) && uri.getHost() != null)
+                return uri;
+        }
+        catch (IllegalArgumentException x)
+        {
+            // Reported below.
+        }
+        throw new IllegalArgumentException(option + ": " + value +
+            " (expected: an http:// URL, e.g. http://127.0.0.1:4000/v1/chat/completions)");
+    }
+}

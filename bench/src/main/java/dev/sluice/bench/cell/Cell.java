@@ -1,0 +1,45 @@
+package dev.sluice.bench.cell;
+
+/**
+ * One named benchmark cell of issue 3: what load, against which mock profile, measured how.
+ *
+ * @param name        the fixed name, e.g. {@code S1-5k}
+ * @param kind        how the cell is run
+ * @param title       one line for the report
+ * @param rate        open loop: requests (or streams) per second; ladders: unused
+ * @param mock        the mock provider's latency profile
+ * @param bodyBytes   the approximate size of the request body
+ * @param stream      whether requests ask for an SSE stream
+ * @param h2c         HTTP/2 in clear text on both sides of the gateway (and for the direct run)
+ * @param connections the generator's connection bound (HTTP/1.1) or connection count (h2c)
+ * @param workers     closed loop: the number of workers; 0 for open loop
+ * @param upstreamMaxConnections the gateway's pool size towards the mock
+ * @param nginx       whether the nginx byte pipe is measured as a third target
+ * @param skipReason  why the cell is not run, or {@code null}
+ */
+record Cell(String name, Kind kind, String title, double rate, MockProfile mock, int bodyBytes, boolean stream, boolean h2c,
+            int connections, int workers, int upstreamMaxConnections, boolean nginx, String skipReason)
+{
+    /** How a cell is run. */
+    enum Kind
+    {
+        /** One open-loop run per target and repetition. */
+        OPEN,
+        /** One closed-loop run per target and repetition. */
+        CLOSED,
+        /** A rate ladder per repetition: gateway, direct and nginx until each fails the saturation criteria. */
+        SAT,
+        /** A rate ladder of unknown-model requests against the gateway only, checking the mock saw none. */
+        R404,
+        /** No load: the RSS of a freshly started gateway. */
+        IDLE,
+        /** Listed, not run. */
+        SKIPPED
+    }
+
+    /** @return the protocol both sides speak, as a report shows it */
+    String protocol()
+    {
+        return h2c ? "h2c" : "HTTP/1.1";
+    }
+}

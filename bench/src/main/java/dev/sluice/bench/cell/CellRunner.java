@@ -1,0 +1,786 @@
+package dev.sluice.bench.cell;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.sluice.bench.load.LoadGenerator;
+import dev.sluice.bench.load.LoadResult;
+import dev.sluice.bench.load.LoadSpec;
+
+/**
+ * Runs cells: starts the mock once per cell, a fresh gateway (and nginx) per repetition, drives the load generator
+ * against each target in turn — gateway, then direct, then nginx, repetitions interleaved — and watches the
+ * processes from {@code /proc} while it does.
+ *
+ * <p>Everything is bounded: processes must become ready within a timeout, a generator run that does not return
+ * within warm-up + window + its request timeout + 30 s is abandoned, and every process is stopped in a
+ * {@code finally} block (and by {@link ChildProcess}'s shutdown hook if the bench itself is killed).</p>
+ */
+final class CellRunner implements AutoCloseable
+{
+    /** A request not complete after this counts as a timeout. */
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
+    /** SAT's pass criteria: achieved / offered, error fraction, p99 overhead. */
+    static final double SAT_ACHIEVED = 0.995;
+    static final double SAT_ERRORS = 0.0001;
+    static final double SAT_P99_OVERHEAD_MICROS = 5_000;
+    /** R404's pass criterion on latency. */
+    static final double R404_P99_MICROS = 1_000;
+    /** How long past warm-up + window + request timeout a generator run may take before it is abandoned. */
+    static final Duration RUN_SLACK = Duration.ofSeconds(75);
+    /** The shortest unmeasured priming run of the mock and the generator before a cell's first repetition. */
+    static final Duration PRIME_MIN = Duration.ofSeconds(3);
+    /** IDLE measures this long after the gateway is ready. */
+    static final Duration IDLE_AFTER = Duration.ofSeconds(5);
+
+    private final Session session;
+    private final ScheduledExecutorService scheduler;
+    private final ExecutorService driver;
+
+    /**
+     * @param session the resolved environment
+     */
+    CellRunner(Session session)
+    {
+        this.session = session;
+        this.scheduler = Executors.newScheduledThreadPool(3, threads("bench-probe"));
+        this.driver = Executors.newCachedThreadPool(threads("bench-load-driver"));
+    }
+
+    private static ThreadFactory threads(String name)
+    {
+        AtomicInteger n = new AtomicInteger();
+        return r ->
+        {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public void close()
+    {
+        scheduler.shutdownNow();
+        driver.shutdownNow();
+    }
+
+    /**
+     * Runs one cell, all its repetitions. Never throws for a measurement problem: a cell whose mock does not start,
+     * or whose every repetition failed, comes back with status {@code failed} and the reason in its notes.
+     *
+     * @param cell the cell
+     * @param done the cells already run in this session (S2-large's target refers to S1)
+     * @return the result, with its checks
+     */
+    CellResult run(Cell cell, Map<String, CellResult> done)
+    {
+        List<String> notes = new ArrayList<>();
+        Map<String, Object> spec = spec(cell);
+        BenchOptions o = session.options();
+        if (cell.kind() == Cell.Kind.SKIPPED)
+            return Summaries.summarize(cell, "skipped", List.of(cell.skipReason()), spec, List.of());
+        if (cell.kind() == Cell.Kind.IDLE && o.targetUrl() != null)
+            return Summaries.summarize(cell, "skipped", List.of("needs the gateway process; --target-url measures a URL"), spec,
+                List.of());
+        notesFor(cell, notes);
+
+        List<Rep> reps = new ArrayList<>();
+        int mockPort = o.mockPort() != 0 ? o.mockPort() : Ports.free();
+        log(cell, "starting the mock (" + cell.mock().name() + ") on port " + mockPort);
+        try (MockProcess mock = MockProcess.start(session.java(), session.classpath(), mockPort, cell.mock(),
+            session.raw().resolve("logs/mock-" + cell.name() + ".log")))
+        {
+            if (cell.kind() != Cell.Kind.IDLE)
+                prime(cell, mock);
+            for (int rep = 1; rep <= o.reps(); rep++)
+            {
+                List<Step> steps = new ArrayList<>();
+                Map<String, Double> saturation = new LinkedHashMap<>();
+                Map<String, String> stops = new LinkedHashMap<>();
+                Long idle = null;
+                String failure = null;
+                try
+                {
+                    switch (cell.kind())
+                    {
+                        case OPEN, CLOSED -> steps.add(once(cell, rep, mock));
+                        case SAT -> sat(cell, rep, mock, steps, saturation, stops);
+                        case R404 -> r404(cell, rep, mock, steps, saturation, stops);
+                        case IDLE -> idle = idle(cell, rep, mock);
+                        default -> throw new IllegalStateException(cell.kind().toString());
+                    }
+                }
+                catch (Exception x)
+                {
+                    failure = message(x);
+                    log(cell, "rep " + rep + " failed: " + failure);
+                }
+                reps.add(new Rep(rep, List.copyOf(steps), saturation, stops, idle, failure));
+            }
+        }
+        catch (Exception x)
+        {
+            notes.add("failed: " + message(x));
+            log(cell, "failed: " + message(x));
+            return Summaries.summarize(cell, "failed", notes, spec, reps).withChecks(List.of());
+        }
+        boolean anyOk = reps.stream().anyMatch(r -> r.failure() == null);
+        for (Rep r : reps)
+        {
+            if (r.failure() != null)
+                notes.add("r" + r.rep() + " failed: " + r.failure());
+        }
+        CellResult result = Summaries.summarize(cell, anyOk ? "ok" : "failed", notes, spec, reps);
+        return result.withChecks(Targets.check(result, done));
+    }
+
+    private void notesFor(Cell cell, List<String> notes)
+    {
+        BenchOptions o = session.options();
+        if (o.targetUrl() != null)
+            notes.add("gateway = " + o.targetUrl() + " (an external process, not restarted per repetition)");
+        if (cell.nginx() && session.nginxBinary() == null)
+            notes.add("nginx unavailable: no byte-pipe figures for this cell");
+        if (cell.nginx() && session.nginxBinary() != null && cell.h2c())
+            notes.add("nginx does not speak h2c to an upstream: its run here is HTTP/1.1 on both sides, so it is " +
+                "the HTTP/1.1 floor, not an h2c one");
+        if (cell.upstreamMaxConnections() != 512)
+            notes.add("the gateway's upstream pool is " + cell.upstreamMaxConnections() + " connections (not 512): " +
+                "every request in flight needs its own HTTP/1.1 connection to the mock");
+        if (cell.kind() == Cell.Kind.R404)
+            notes.add("success = a 404 answer (the unknown model is rejected by the router); no direct run: a " +
+                "rejection never reaches the provider, so the figures are latencies, not overheads");
+        if (cell.kind() == Cell.Kind.SAT)
+            notes.add("a step passes when achieved ≥ 99.5% of offered, errors ≤ 0.01% and p99 overhead over the direct " +
+                "run of the same step ≤ 5 ms; the saturation rate is the highest passing step (a lower bound at the " +
+                "ladder's resolution)");
+        if (cell.kind() == Cell.Kind.CLOSED)
+            notes.add("closed loop: latencies are per request with no schedule (lateness does not apply)");
+    }
+
+    /**
+     * Warms the mock's and the generator's JITs with an unmeasured direct run before the first repetition: otherwise
+     * the first target measured (the gateway) would also pay for two cold JVMs. The gateway itself is fresh per
+     * repetition by design and warms up in each run's warm-up.
+     */
+    private void prime(Cell cell, MockProcess mock)
+    {
+        BenchOptions o = session.options();
+        Duration length = o.warmup().compareTo(PRIME_MIN) < 0 ? PRIME_MIN : o.warmup();
+        double rate = cell.rate() > 0 ? cell.rate() : Cells.SAT_LADDER.get(1);
+        LoadSpec spec = loadSpec(cell, rate, Cells.MODEL, mock.chatUri(), cell.h2c(), cell.connections(), length,
+            Duration.ofSeconds(1));
+        try
+        {
+            LoadGenerator generator = newGenerator(o.generator());
+            Future<LoadResult> run = driver.submit(() -> generator.run(spec));
+            run.get(length.toMillis() + 1_000 + spec.timeout().toMillis() + RUN_SLACK.toMillis(), TimeUnit.MILLISECONDS);
+            if (generator instanceof AutoCloseable closeable)
+                closeQuietly(closeable);
+            log(cell, "primed the mock and the generator (" + length.toSeconds() + " s direct, not measured)");
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+        }
+        catch (Exception x)
+        {
+            log(cell, "priming failed (" + message(x) + "); the first run starts cold");
+        }
+    }
+
+    // One repetition of an ordinary cell: gateway, direct, nginx at the same spec.
+    private Step once(Cell cell, int rep, MockProcess mock)
+    {
+        BenchOptions o = session.options();
+        LoadSpec spec = loadSpec(cell, cell.rate(), Cells.MODEL, mock.chatUri(), cell.h2c(), cell.connections(), o.warmup(),
+            o.window());
+        Map<String, TargetRun> runs = new LinkedHashMap<>();
+        runs.put("gateway", gatewayRun(cell, rep, mock, spec));
+        runs.put("direct", measure(cell, rep, "direct", spec, new RunProbe(null, mock.process().handle(), null, null),
+            null));
+        if (cell.nginx() && session.nginxBinary() != null)
+            runs.put("nginx", nginxRun(cell, rep, mock, spec));
+        Map<String, Overhead> overhead = new LinkedHashMap<>();
+        for (String t : List.of("gateway", "nginx"))
+        {
+            Overhead over = Overhead.of(runs.get(t), runs.get("direct"));
+            if (over != null)
+                overhead.put(t, over);
+        }
+        return new Step(cell.rate(), runs, overhead, Map.of(), Map.of());
+    }
+
+    private TargetRun gatewayRun(Cell cell, int rep, MockProcess mock, LoadSpec spec)
+    {
+        BenchOptions o = session.options();
+        if (o.targetUrl() != null)
+        {
+            ProcessHandle external = o.targetPid() == 0 ? null : ProcessHandle.of(o.targetPid()).orElse(null);
+            return measure(cell, rep, "gateway", spec.withTarget(o.targetUrl()),
+                new RunProbe(external, mock.process().handle(), null, null), null);
+        }
+        try (GatewayProcess gw = startGateway(cell, rep, mock, true))
+        {
+            return measure(cell, rep, "gateway", spec.withTarget(gw.chatUri()), gatewayProbe(gw, mock), null);
+        }
+        catch (IOException x)
+        {
+            log(cell, "rep " + rep + " gateway: " + message(x));
+            return TargetRun.failed("gateway", "", cell.protocol(), message(x));
+        }
+    }
+
+    private TargetRun nginxRun(Cell cell, int rep, MockProcess mock, LoadSpec spec)
+    {
+        // nginx speaks HTTP/1.1 to its upstream: an h2c cell measures it over HTTP/1.1 on both sides.
+        LoadSpec s = spec.h2c() ? http11(spec, 512) : spec;
+        try (NginxProcess nginx = startNginx(cell, rep, mock))
+        {
+            return measure(cell, rep, "nginx", s.withTarget(nginx.chatUri()),
+                new RunProbe(nginx.process().handle(), mock.process().handle(), null, null), null);
+        }
+        catch (IOException x)
+        {
+            log(cell, "rep " + rep + " nginx: " + message(x));
+            return TargetRun.failed("nginx", "", "HTTP/1.1", message(x));
+        }
+    }
+
+    private void sat(Cell cell, int rep, MockProcess mock, List<Step> steps, Map<String, Double> saturation,
+                     Map<String, String> stops) throws IOException
+    {
+        BenchOptions o = session.options();
+        GatewayProcess gw = null;
+        NginxProcess nginx = null;
+        try
+        {
+            Map<String, URI> active = new LinkedHashMap<>();
+            Map<String, RunProbeFactory> probes = new LinkedHashMap<>();
+            if (o.targetUrl() != null)
+            {
+                active.put("gateway", o.targetUrl());
+                ProcessHandle external = o.targetPid() == 0 ? null : ProcessHandle.of(o.targetPid()).orElse(null);
+                probes.put("gateway", () -> new RunProbe(external, mock.process().handle(), null, null));
+            }
+            else
+            {
+                gw = startGateway(cell, rep, mock, true);
+                GatewayProcess g = gw;
+                active.put("gateway", gw.chatUri());
+                probes.put("gateway", () -> gatewayProbe(g, mock));
+            }
+            if (session.nginxBinary() != null)
+            {
+                try
+                {
+                    nginx = startNginx(cell, rep, mock);
+                    NginxProcess n = nginx;
+                    active.put("nginx", nginx.chatUri());
+                    probes.put("nginx", () -> new RunProbe(n.process().handle(), mock.process().handle(), null, null));
+                }
+                catch (IOException x)
+                {
+                    stops.put("nginx", "did not start: " + message(x));
+                }
+            }
+            for (String t : active.keySet())
+            {
+                saturation.put(t, 0.0);
+            }
+            saturation.put("direct", 0.0);
+
+            double top = 0;
+            for (double rate : Cells.SAT_LADDER)
+            {
+                if (active.isEmpty())
+                    break;
+                top = rate;
+                LoadSpec spec = loadSpec(cell, rate, Cells.MODEL, mock.chatUri(), false, cell.connections(),
+                    o.stepWarmup(), o.stepWindow());
+                Map<String, TargetRun> runs = new LinkedHashMap<>();
+                Map<String, Overhead> overhead = new LinkedHashMap<>();
+                Map<String, Boolean> passed = new LinkedHashMap<>();
+                Map<String, String> why = new LinkedHashMap<>();
+                TargetRun direct = measure(cell, rep, "direct", spec, new RunProbe(null, mock.process().handle(), null, null),
+                    rate);
+                runs.put("direct", direct);
+                String directWhy = satFailure(direct, null, true);
+                passed.put("direct", directWhy == null);
+                if (directWhy != null)
+                {
+                    why.put("direct", directWhy);
+                    for (String t : active.keySet())
+                    {
+                        stops.put(t, Targets.HARNESS_LIMIT + " at " + Fmt.rate(rate) + ": the direct run failed (" +
+                            directWhy + "), so higher rates cannot be judged");
+                    }
+                    active.clear();
+                    steps.add(new Step(rate, runs, overhead, passed, why));
+                    break;
+                }
+                saturation.put("direct", rate);
+                for (String t : List.copyOf(active.keySet()))
+                {
+                    TargetRun run = measure(cell, rep, t, spec.withTarget(active.get(t)), probes.get(t).create(), rate);
+                    runs.put(t, run);
+                    Overhead over = Overhead.of(run, direct);
+                    if (over != null)
+                        overhead.put(t, over);
+                    String failure = satFailure(run, over, false);
+                    passed.put(t, failure == null);
+                    if (failure == null)
+                        saturation.put(t, rate);
+                    else
+                    {
+                        why.put(t, failure);
+                        stops.put(t, "failed at " + Fmt.rate(rate) + ": " + failure);
+                        active.remove(t);
+                    }
+                }
+                steps.add(new Step(rate, runs, overhead, passed, why));
+            }
+            for (String t : active.keySet())
+            {
+                stops.put(t, "passed the top of the ladder (" + Fmt.rate(top) + "): the saturation rate is at least that");
+            }
+        }
+        finally
+        {
+            if (nginx != null)
+                nginx.close();
+            if (gw != null)
+                gw.close();
+        }
+    }
+
+    /**
+     * @param run a SAT step's run
+     * @param over its overhead over direct (null for the direct run)
+     * @param direct whether this is the direct run
+     * @return why it fails the step, or null if it passes
+     */
+    static String satFailure(TargetRun run, Overhead over, boolean direct)
+    {
+        if (!run.ok())
+            return "run failed: " + run.failure();
+        List<String> why = new ArrayList<>();
+        if (run.successFraction() < SAT_ACHIEVED)
+            why.add("achieved " + Fmt.percent(run.successFraction()) + " of offered");
+        if (run.errorFraction() > SAT_ERRORS)
+            why.add("errors " + Fmt.percent(run.errorFraction()));
+        if (!direct && (over == null || over.latency() == null))
+            why.add("no overhead (the direct run failed)");
+        else if (!direct && over.latency().p99() > SAT_P99_OVERHEAD_MICROS)
+            why.add("p99 overhead " + Fmt.us(over.latency().p99()));
+        return why.isEmpty() ? null : String.join(", ", why);
+    }
+
+    private void r404(Cell cell, int rep, MockProcess mock, List<Step> steps, Map<String, Double> saturation,
+                      Map<String, String> stops) throws IOException
+    {
+        BenchOptions o = session.options();
+        GatewayProcess gw = null;
+        try
+        {
+            URI target;
+            RunProbeFactory probe;
+            if (o.targetUrl() != null)
+            {
+                target = o.targetUrl();
+                ProcessHandle external = o.targetPid() == 0 ? null : ProcessHandle.of(o.targetPid()).orElse(null);
+                probe = () -> new RunProbe(external, mock.process().handle(), null, null);
+            }
+            else
+            {
+                gw = startGateway(cell, rep, mock, false);
+                GatewayProcess g = gw;
+                target = gw.chatUri();
+                probe = () -> gatewayProbe(g, mock);
+            }
+            saturation.put("gateway", 0.0);
+            double top = 0;
+            boolean stopped = false;
+            for (double rate : Cells.R404_LADDER)
+            {
+                top = rate;
+                LoadSpec spec = loadSpec(cell, rate, Cells.UNKNOWN_MODEL, target, false, cell.connections(), o.stepWarmup(),
+                    o.stepWindow());
+                long before = mock.requests();
+                TargetRun run = measure(cell, rep, "gateway", spec, probe.create(), rate);
+                long after = mock.requests();
+                run = run.withUpstreamCalls(MockProcess.between(before, after));
+                String failure = r404Failure(run);
+                Map<String, TargetRun> runs = new LinkedHashMap<>();
+                runs.put("gateway", run);
+                Map<String, Boolean> passed = new LinkedHashMap<>();
+                passed.put("gateway", failure == null);
+                Map<String, String> why = new LinkedHashMap<>();
+                if (failure != null)
+                    why.put("gateway", failure);
+                steps.add(new Step(rate, runs, Map.of(), passed, why));
+                if (failure != null)
+                {
+                    stops.put("gateway", failure + " (at " + Fmt.rate(rate) + ")");
+                    stopped = true;
+                    break;
+                }
+                saturation.put("gateway", rate);
+            }
+            if (!stopped)
+                stops.put("gateway", "passed the top of the ladder (" + Fmt.rate(top) + ")");
+        }
+        finally
+        {
+            if (gw != null)
+                gw.close();
+        }
+    }
+
+    /**
+     * @param run an R404 step (its succeeded = 404 answers)
+     * @return why the step fails, starting with {@link Targets#GENERATOR_LIMIT} when the generator is the limit, or
+     * null if it passes
+     */
+    static String r404Failure(TargetRun run)
+    {
+        if (!run.ok())
+            return "run failed: " + run.failure();
+        boolean generatorBound = run.flags().contains(Flags.GENERATOR_CPU_BOUND);
+        List<String> why = new ArrayList<>();
+        boolean late = run.lateFraction() > Flags.LATE_FRACTION;
+        if (late)
+            why.add(Fmt.percent(run.lateFraction()) + " of requests left > 1 ms late (generator CPU " +
+                Fmt.num(run.generatorCpuCores(), 2) + " cores)");
+        if (run.successFraction() < SAT_ACHIEVED)
+            why.add("404s " + Fmt.percent(run.successFraction()) + " of offered");
+        if (run.errorFraction() > SAT_ERRORS)
+            why.add("other answers or errors " + Fmt.percent(run.errorFraction()));
+        if (run.latency() != null && run.latency().p99() > R404_P99_MICROS)
+            why.add("p99 " + Fmt.us(run.latency().p99()));
+        if (run.upstreamCalls() != null && run.upstreamCalls() != 0)
+            why.add(run.upstreamCalls() + " upstream calls");
+        if (why.isEmpty())
+            return null;
+        // The generator is the limit only when it was both late and CPU-bound; otherwise the gateway is.
+        return (late && generatorBound ? Targets.GENERATOR_LIMIT + ": " : "") + String.join(", ", why);
+    }
+
+    private Long idle(Cell cell, int rep, MockProcess mock) throws IOException, InterruptedException
+    {
+        try (GatewayProcess gw = startGateway(cell, rep, mock, true))
+        {
+            Thread.sleep(IDLE_AFTER.toMillis());
+            long rss = ProcFs.treeKiB(gw.process().handle(), "VmRSS");
+            log(cell, "rep " + rep + ": idle RSS " + Fmt.mib(rss));
+            return rss < 0 ? null : rss;
+        }
+    }
+
+    private GatewayProcess startGateway(Cell cell, int rep, MockProcess mock, boolean routeAll) throws IOException
+    {
+        int port = Ports.free();
+        Path config = session.raw().resolve("config/gateway-" + cell.name() + "-r" + rep + ".yaml");
+        Files.createDirectories(config.getParent());
+        Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
+            session.stages()), StandardCharsets.UTF_8);
+        Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
+        Files.deleteIfExists(gc);
+        return GatewayProcess.start(session.options().dist(), config, port, gc,
+            session.raw().resolve("logs/gateway-" + cell.name() + "-r" + rep + ".log"));
+    }
+
+    private NginxProcess startNginx(Cell cell, int rep, MockProcess mock) throws IOException
+    {
+        Path prefix = session.raw().resolve("nginx-" + cell.name() + "-r" + rep);
+        return NginxProcess.start(session.nginxBinary(), prefix, Ports.free(), mock.port(), session.options().nginxWorkers());
+    }
+
+    private RunProbe gatewayProbe(GatewayProcess gw, MockProcess mock)
+    {
+        return new RunProbe(gw.process().handle(), mock.process().handle(), gw.gcLog(),
+            session.stages() ? gw.uri("/_sluice/stages") : null);
+    }
+
+    /** Creates a fresh probe per step of a ladder. */
+    @FunctionalInterface
+    private interface RunProbeFactory
+    {
+        RunProbe create();
+    }
+
+    // Drives one load run with its probe marks; never throws.
+    private TargetRun measure(Cell cell, int rep, String target, LoadSpec spec, RunProbe probe, Double ladderRate)
+    {
+        TargetRun run = drive(cell, rep, target, spec, probe, ladderRate);
+        if (!run.ok())
+            log(cell, cell.name() + " r" + rep + (ladderRate == null ? "" : " @" + Fmt.rate(ladderRate)) + " " + target +
+                ": failed: " + run.failure());
+        return run;
+    }
+
+    private TargetRun drive(Cell cell, int rep, String target, LoadSpec spec, RunProbe probe, Double ladderRate)
+    {
+        String protocol = spec.h2c() ? "h2c" : "HTTP/1.1";
+        String label = cell.name() + " r" + rep + (ladderRate == null ? "" : " @" + Fmt.rate(ladderRate)) + " " + target;
+        LoadGenerator generator;
+        try
+        {
+            generator = newGenerator(session.options().generator());
+        }
+        catch (ReflectiveOperationException | RuntimeException | LinkageError x)
+        {
+            return TargetRun.failed(target, spec.target().toString(), protocol, "no load generator: " + message(x));
+        }
+        long warmupMs = spec.warmup().toMillis();
+        long windowMs = spec.measure().toMillis();
+        probe.beforeLoad(scheduler);
+        long started = System.currentTimeMillis();
+        ScheduledFuture<?> start = scheduler.schedule(probe::windowStart, warmupMs, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> end = scheduler.schedule(probe::windowEnd, warmupMs + windowMs, TimeUnit.MILLISECONDS);
+        Future<LoadResult> run = driver.submit(() -> generator.run(spec));
+        // Past the generator's own watchdog (60 s behind schedule) and drain: a last resort, not the normal end.
+        long bound = warmupMs + windowMs + spec.timeout().toMillis() + RUN_SLACK.toMillis();
+        LoadResult result;
+        try
+        {
+            result = run.get(bound, TimeUnit.MILLISECONDS);
+            // The end mark may still be running (the generator returns right after the window when nothing is in
+            // flight): wait for it rather than race it.
+            awaitMark(end);
+        }
+        catch (TimeoutException x)
+        {
+            run.cancel(true);
+            return TargetRun.failed(target, spec.target().toString(), protocol, "the load generator did not return within " +
+                bound / 1000 + " s");
+        }
+        catch (ExecutionException x)
+        {
+            return TargetRun.failed(target, spec.target().toString(), protocol, "load generator: " + message(x.getCause()));
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            run.cancel(true);
+            return TargetRun.failed(target, spec.target().toString(), protocol, "interrupted");
+        }
+        catch (RuntimeException x)
+        {
+            return TargetRun.failed(target, spec.target().toString(), protocol, message(x));
+        }
+        finally
+        {
+            start.cancel(false);
+            end.cancel(false);
+            probe.afterLoad();
+            if (generator instanceof AutoCloseable closeable)
+                closeQuietly(closeable);
+        }
+
+        String hlog = cell.name() + "/r" + rep + "-" + target + (ladderRate == null ? "" : "-" + Math.round(ladderRate)) +
+            ".hlog";
+        try
+        {
+            HistogramLogs.write(session.raw().resolve(hlog), result, label, started + warmupMs, started + warmupMs + windowMs);
+        }
+        catch (IOException x)
+        {
+            log(cell, "could not write " + hlog + ": " + x.getMessage());
+        }
+        TargetRun r = toRun(target, spec, protocol, result, probe, cell.kind() == Cell.Kind.R404);
+        r = r.withFlags(Flags.of(r, "direct".equals(target), spec.closedLoopWorkers() == 0,
+            cell.mock().scriptedMillis(cell.stream())));
+        log(cell, summaryLine(label, r));
+        return r;
+    }
+
+    /**
+     * Reduces a load result and its probe to a run. For R404, the expected 404s are the successes and are taken out
+     * of the {@code status} error class.
+     *
+     * @param target the target's name
+     * @param spec the load
+     * @param protocol the protocol
+     * @param result what the generator measured
+     * @param probe what the probe saw
+     * @param r404 whether 404 is the expected answer
+     * @return the run, without flags
+     */
+    static TargetRun toRun(String target, LoadSpec spec, String protocol, LoadResult result, RunProbe probe, boolean r404)
+    {
+        Map<String, Long> errors = new LinkedHashMap<>(result.errors());
+        long succeeded = result.succeeded();
+        if (r404)
+        {
+            long rejected = errors.getOrDefault("status_404", 0L);
+            succeeded = rejected;
+            errors.remove("status_404");
+            errors.computeIfPresent("status", (k, v) -> v - rejected);
+        }
+        double seconds = result.seconds();
+        double achieved = seconds > 0 ? succeeded / seconds : 0;
+        double success = result.offered() > 0 ? (double)succeeded / result.offered() : 0;
+        double window = probe.windowSeconds();
+        long targetCpu = probe.targetCpuNanos();
+        long mockCpu = probe.mockCpuNanos();
+        Double cpuPerRequest = targetCpu >= 0 && succeeded > 0 ? targetCpu / 1e3 / succeeded : null;
+        Double cpuCores = targetCpu >= 0 && window > 0 ? targetCpu / 1e9 / window : null;
+        Double mockCores = mockCpu >= 0 && window > 0 ? mockCpu / 1e9 / window : null;
+        Double generatorCores = seconds > 0 && result.generatorCpuNanos() > 0 ? result.generatorCpuNanos() / 1e9 / seconds : null;
+        return new TargetRun(target, spec.target().toString(), protocol, spec.closedLoopWorkers() > 0 ? 0 : spec.rate(),
+            result.offered(), result.completed(), succeeded, seconds, achieved, success, Map.copyOf(errors),
+            Percentiles.of(result.latency()), Percentiles.of(result.ttft()), Percentiles.of(result.gaps()),
+            Percentiles.of(result.lateness()), Stats.fractionAbove(result.lateness(), Flags.LATE_MICROS), cpuPerRequest,
+            cpuCores, kib(probe.rssIdleKiB()), kib(probe.rssPeakKiB()), kib(probe.rssHwmKiB()), probe.gc(), mockCores,
+            generatorCores, null, probe.stages(), List.of(), null);
+    }
+
+    private static Long kib(long v)
+    {
+        return v < 0 ? null : v;
+    }
+
+    private static String summaryLine(String label, TargetRun r)
+    {
+        Percentiles l = r.latency();
+        return String.format(Locale.ROOT, "%s: %s (%s), errors %d, p50 %s, p99 %s, p99.9 %s, CPU %s/req%s", label,
+            Fmt.rate(r.achievedRate()), Fmt.percent(r.successFraction()), r.errorCount(), Fmt.us(l == null ? null : l.p50()),
+            Fmt.us(l == null ? null : l.p99()), Fmt.us(l == null ? null : l.p999()), Fmt.us(r.cpuUsPerRequest()),
+            r.flags().isEmpty() ? "" : " [" + String.join(", ", r.flags()) + "]");
+    }
+
+    /**
+     * @param className a {@link LoadGenerator} with a public no-arg constructor
+     * @return a new instance
+     * @throws ReflectiveOperationException if it is missing or cannot be made
+     */
+    static LoadGenerator newGenerator(String className) throws ReflectiveOperationException
+    {
+        return Class.forName(className).asSubclass(LoadGenerator.class).getDeclaredConstructor().newInstance();
+    }
+
+    /**
+     * The spec of a cell's load.
+     *
+     * @param cell the cell
+     * @param rate the offered rate
+     * @param model the model to name
+     * @param target where to send it
+     * @param h2c whether to speak h2c
+     * @param connections the connection bound or count
+     * @param warmup warm-up
+     * @param window measurement window
+     * @return the spec
+     */
+    static LoadSpec loadSpec(Cell cell, double rate, String model, URI target, boolean h2c, int connections, Duration warmup,
+                             Duration window)
+    {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("content-type", "application/json");
+        headers.put("accept", cell.stream() ? "text/event-stream" : "application/json");
+        return new LoadSpec(target, "POST", headers, Bodies.chat(model, cell.stream(), cell.bodyBytes()), cell.stream(), h2c,
+            connections, rate, cell.workers(), warmup, window, REQUEST_TIMEOUT);
+    }
+
+    private static LoadSpec http11(LoadSpec spec, int connections)
+    {
+        return new LoadSpec(spec.target(), spec.method(), spec.headers(), spec.body(), spec.stream(), false, connections,
+            spec.rate(), spec.closedLoopWorkers(), spec.warmup(), spec.measure(), spec.timeout());
+    }
+
+    private Map<String, Object> spec(Cell cell)
+    {
+        BenchOptions o = session.options();
+        Map<String, Object> spec = new LinkedHashMap<>();
+        switch (cell.kind())
+        {
+            case OPEN -> spec.put("rate", Fmt.rate(cell.rate()) + " (open loop)");
+            case CLOSED -> spec.put("workers", cell.workers() + " (closed loop)");
+            case SAT -> spec.put("ladder", Cells.SAT_LADDER.stream().map(Fmt::rate).toList().toString());
+            case R404 -> spec.put("ladder", Cells.R404_LADDER.stream().map(Fmt::rate).toList().toString());
+            default ->
+            {
+                // IDLE and skipped cells have no load.
+            }
+        }
+        if (cell.kind() == Cell.Kind.SKIPPED || cell.kind() == Cell.Kind.IDLE)
+        {
+            spec.put("reps", o.reps());
+            return spec;
+        }
+        spec.put("mock", cell.mock().name());
+        spec.put("protocol", cell.protocol());
+        spec.put("body", cell.bodyBytes() >= 1024 ? cell.bodyBytes() / 1024 + " KiB" : cell.bodyBytes() + " B");
+        spec.put("stream", cell.stream());
+        spec.put("connections", cell.connections());
+        spec.put("upstream pool", cell.upstreamMaxConnections());
+        boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.R404;
+        spec.put("warm-up", (ladder ? o.stepWarmup() : o.warmup()).toMillis() / 1000.0 + " s");
+        spec.put("window", (ladder ? o.stepWindow() : o.window()).toMillis() / 1000.0 + " s");
+        spec.put("reps", o.reps());
+        return spec;
+    }
+
+    private static void awaitMark(ScheduledFuture<?> mark)
+    {
+        try
+        {
+            mark.get(Math.max(0, mark.getDelay(TimeUnit.MILLISECONDS)) + 10_000, TimeUnit.MILLISECONDS);
+        }
+        catch (ExecutionException | TimeoutException | CancellationException x)
+        {
+            // The probe's figures for this run are missing (reported as such); the load figures stand.
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c)
+    {
+        try
+        {
+            c.close();
+        }
+        catch (Exception x)
+        {
+            // The run's figures are already taken; a close failure changes none of them.
+        }
+    }
+
+    private static String message(Throwable x)
+    {
+        if (x == null)
+            return "unknown";
+        String m = x.getMessage();
+        return x.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    }
+
+    private static void log(Cell cell, String line)
+    {
+        System.out.println("[" + cell.name() + "] " + line);
+    }
+}

@@ -1,0 +1,109 @@
+package dev.sluice.bench.cell;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The catalog of cells. The names and loads are fixed by issue 3 (rates scaled to a 2-core machine where generator,
+ * mock and gateway share the CPUs).
+ */
+final class Cells
+{
+    /** The model every routed request names; the gateway's route {@code *} (or {@code bench-*} in R404) takes it. */
+    static final String MODEL = "bench-model";
+    /** The model R404 floods with: no route matches it. */
+    static final String UNKNOWN_MODEL = "no-such-model";
+    /** The ordinary body size: a short system prompt and question, about 0.5 KB like the JMH case. */
+    static final int SMALL_BODY = 512;
+    /** S2-large's body. */
+    static final int LARGE_BODY = 100 * 1024;
+    /** SAT's ladder, req/s; the reported saturation is the highest step that passed (a lower bound). */
+    static final List<Double> SAT_LADDER = List.of(1000.0, 2000.0, 3000.0, 4000.0, 5000.0, 6500.0, 8000.0, 10000.0,
+        12500.0, 15000.0, 20000.0);
+    /** R404's ladder, req/s. */
+    static final List<Double> R404_LADDER = List.of(2500.0, 5000.0, 10000.0, 15000.0, 20000.0, 25000.0, 30000.0,
+        40000.0);
+
+    private static final Map<String, Cell> ALL = new LinkedHashMap<>();
+
+    static
+    {
+        MockProfile l0 = MockProfile.L0;
+        add(new Cell("S1-1k", Cell.Kind.OPEN, "OpenAI chat, 1,000 req/s, L0, HTTP/1.1", 1000, l0, SMALL_BODY, false,
+            false, 256, 0, 512, true, null));
+        add(new Cell("S1-5k", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, HTTP/1.1", 5000, l0, SMALL_BODY, false,
+            false, 512, 0, 512, true, null));
+        add(new Cell("S1-h2c", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, h2c on both sides (4 connections)", 5000,
+            l0, SMALL_BODY, false, true, 4, 0, 512, true, null));
+        add(new Cell("S3-stream", Cell.Kind.OPEN, "500 streams/s, LS (first event 200 ms, then 10 × 20 ms), HTTP/1.1",
+            500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, true, null));
+        add(new Cell("S2-large", Cell.Kind.OPEN, "100 KB prompts, 500 req/s, L0, HTTP/1.1", 500, l0, LARGE_BODY, false,
+            false, 256, 0, 512, false, null));
+        add(new Cell("X1-cross", Cell.Kind.SKIPPED, "OpenAI client → Anthropic provider, 1,000 req/s", 1000, l0,
+            SMALL_BODY, false, false, 256, 0, 512, false, "dialect not yet available (no Anthropic plugin)"));
+        add(new Cell("R404", Cell.Kind.R404, "unknown-model flood, rate ladder, no upstream call", 0, l0, SMALL_BODY,
+            false, false, 512, 0, 512, false, null));
+        // 3,000 requests in flight need 3,000 upstream HTTP/1.1 connections: the gateway's pool is raised from the
+        // default 512, or the pool (not the gateway) would be what this cell measures.
+        add(new Cell("L1500-inflight", Cell.Kind.OPEN, "2,000 req/s against L1500: 3,000 in flight, memory and errors",
+            2000, MockProfile.fixed(1500), SMALL_BODY, false, false, 4000, 0, 4096, false, null));
+        add(new Cell("C64", Cell.Kind.CLOSED, "closed loop, 64 connections, L0: throughput", 0, l0, SMALL_BODY, false,
+            false, 64, 64, 512, false, null));
+        add(new Cell("SAT", Cell.Kind.SAT, "saturation ladder, L0, HTTP/1.1: highest rate passing", 0, l0, SMALL_BODY,
+            false, false, 1024, 0, 512, true, null));
+        add(new Cell("IDLE", Cell.Kind.IDLE, "RSS of an idle gateway 5 s after start", 0, l0, SMALL_BODY, false, false,
+            0, 0, 512, false, null));
+    }
+
+    private Cells()
+    {
+    }
+
+    private static void add(Cell cell)
+    {
+        ALL.put(cell.name(), cell);
+    }
+
+    /** @return every cell, in the order {@code all} runs them */
+    static List<Cell> all()
+    {
+        return List.copyOf(ALL.values());
+    }
+
+    /**
+     * @param names cell names (case-insensitive) or {@code all}
+     * @return the cells, in the order given, without duplicates
+     * @throws IllegalArgumentException naming an unknown cell and the known ones
+     */
+    static List<Cell> select(List<String> names)
+    {
+        List<Cell> selected = new ArrayList<>();
+        for (String name : names)
+        {
+            if (name.equalsIgnoreCase("all"))
+            {
+                for (Cell c : ALL.values())
+                {
+                    if (!selected.contains(c))
+                        selected.add(c);
+                }
+                continue;
+            }
+            Cell cell = null;
+            for (Cell c : ALL.values())
+            {
+                if (c.name().toLowerCase(Locale.ROOT).equals(name.toLowerCase(Locale.ROOT)))
+                    cell = c;
+            }
+            if (cell == null)
+                throw new IllegalArgumentException("cell: " + name + " (expected: all or one of " +
+                    String.join(", ", ALL.keySet()) + ")");
+            if (!selected.contains(cell))
+                selected.add(cell);
+        }
+        return selected;
+    }
+}

@@ -1,0 +1,163 @@
+package dev.sluice.bench.cell;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Reads CPU time and resident memory of a process tree from Linux {@code /proc}.
+ *
+ * <p>{@code /proc/<pid>/stat} fields 14 and 15 ({@code utime}, {@code stime}) count the clock ticks of all the
+ * process' threads, including threads that already ended, so one read per process covers "all its threads". Ticks
+ * are converted with {@code getconf CLK_TCK} (normally 100, so the resolution is 10 ms: a window must be long enough
+ * for that not to matter — at 1,000 req/s over 10 s it is 1 µs per request).</p>
+ */
+final class ProcFs
+{
+    private static volatile long clockTicks;
+
+    private ProcFs()
+    {
+    }
+
+    /** @return the kernel's clock ticks per second, from {@code getconf CLK_TCK}, 100 if that fails */
+    static long clockTicks()
+    {
+        long ticks = clockTicks;
+        if (ticks == 0)
+        {
+            ticks = 100;
+            try
+            {
+                Process p = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+                if (p.waitFor(5, TimeUnit.SECONDS) && p.exitValue() == 0)
+                    ticks = Long.parseLong(out);
+            }
+            catch (IOException | NumberFormatException x)
+            {
+                // Keep 100, the value on every mainstream Linux.
+            }
+            catch (InterruptedException x)
+            {
+                Thread.currentThread().interrupt();
+            }
+            clockTicks = ticks;
+        }
+        return ticks;
+    }
+
+    /**
+     * @param stat the content of {@code /proc/<pid>/stat}
+     * @return utime + stime in clock ticks
+     * @throws IllegalArgumentException if the text is not a stat line
+     */
+    static long cpuTicks(String stat)
+    {
+        // The command name (field 2) is in parentheses and may itself contain spaces and parentheses: split after
+        // the last ')'. The first token there is field 3 (state), so utime (14) and stime (15) are tokens 11 and 12.
+        int close = stat.lastIndexOf(')');
+        if (close < 0)
+            throw new IllegalArgumentException("not a /proc/<pid>/stat line: " + stat);
+        String[] fields = stat.substring(close + 1).trim().split("\\s+");
+        if (fields.length < 13)
+            throw new IllegalArgumentException("not a /proc/<pid>/stat line: " + stat);
+        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+    }
+
+    /**
+     * @param status the content of {@code /proc/<pid>/status}
+     * @param key {@code VmRSS} or {@code VmHWM}
+     * @return the value in KiB, or -1 if the line is missing (a zombie has none)
+     */
+    static long statusKiB(String status, String key)
+    {
+        for (String line : status.split("\n"))
+        {
+            if (line.startsWith(key + ":"))
+            {
+                String value = line.substring(key.length() + 1).trim();
+                int space = value.indexOf(' ');
+                return Long.parseLong(space < 0 ? value : value.substring(0, space));
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * @param ticks clock ticks
+     * @param ticksPerSecond {@link #clockTicks()}
+     * @return the same time in nanoseconds
+     */
+    static long ticksToNanos(long ticks, long ticksPerSecond)
+    {
+        return ticks * 1_000_000_000L / ticksPerSecond;
+    }
+
+    /**
+     * @param root a process
+     * @return CPU time of it and all its descendants in nanoseconds, or -1 if it is gone or {@code /proc} is missing
+     */
+    static long treeCpuNanos(ProcessHandle root)
+    {
+        long ticks = 0;
+        boolean any = false;
+        for (ProcessHandle p : tree(root))
+        {
+            String stat = read(Path.of("/proc", Long.toString(p.pid()), "stat"));
+            if (stat == null)
+                continue;
+            ticks += cpuTicks(stat);
+            any = true;
+        }
+        return any ? ticksToNanos(ticks, clockTicks()) : -1;
+    }
+
+    /**
+     * @param root a process
+     * @param key {@code VmRSS} or {@code VmHWM}
+     * @return the sum over it and its descendants, in KiB, or -1 if nothing could be read
+     */
+    static long treeKiB(ProcessHandle root, String key)
+    {
+        long kib = 0;
+        boolean any = false;
+        for (ProcessHandle p : tree(root))
+        {
+            String status = read(Path.of("/proc", Long.toString(p.pid()), "status"));
+            if (status == null)
+                continue;
+            long v = statusKiB(status, key);
+            if (v >= 0)
+            {
+                kib += v;
+                any = true;
+            }
+        }
+        return any ? kib : -1;
+    }
+
+    private static List<ProcessHandle> tree(ProcessHandle root)
+    {
+        List<ProcessHandle> all = new ArrayList<>();
+        all.add(root);
+        root.descendants().forEach(all::add);
+        return all;
+    }
+
+    private static String read(Path path)
+    {
+        try
+        {
+            return Files.readString(path, StandardCharsets.US_ASCII);
+        }
+        catch (IOException | RuntimeException x)
+        {
+            return null;
+        }
+    }
+}

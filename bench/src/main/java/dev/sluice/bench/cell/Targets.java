@@ -1,0 +1,171 @@
+package dev.sluice.bench.cell;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The targets of issue 3's table, judged on a cell's medians (errors: on the sum over repetitions). They are goals
+ * reported next to the figures, not assertions: a missed target is a row in the report, not a failed run.
+ */
+final class Targets
+{
+    /** A stop reason of R404's ladder that starts like this means the generator, not the gateway, was the limit. */
+    static final String GENERATOR_LIMIT = "generator limit";
+    /** A stop reason of SAT's ladder that starts like this means the direct run failed first. */
+    static final String HARNESS_LIMIT = "harness limit";
+
+    private Targets()
+    {
+    }
+
+    /**
+     * @param c a summarized cell
+     * @param others the cells of the same session by name (S2-large compares with S1)
+     * @return the checks that apply to it (possibly none)
+     */
+    static List<Check> check(CellResult c, Map<String, CellResult> others)
+    {
+        List<Check> checks = new ArrayList<>();
+        TargetSummary gw = c.gateway();
+        Percentiles over = c.latencyOverhead("gateway");
+        switch (c.cell())
+        {
+            case "S1-5k", "S1-h2c" ->
+            {
+                checks.add(atLeast("achieved / offered", 0.999, gw == null ? null : gw.successFraction(),
+                    "≥ 99.9%", Fmt.percent(gw == null ? null : gw.successFraction())));
+                checks.add(zeroErrors(gw));
+                checks.add(atMost("overhead p50", 60, over == null ? null : over.p50()));
+                Percentiles pipe = c.latencyOverhead("nginx");
+                Double pipeP50 = pipe == null ? null : pipe.p50();
+                Double limit = pipeP50 == null ? null : 2 * pipeP50;
+                String pipeTarget = "≤ 2× nginx's" + (pipeP50 == null ? "" : " (" + Fmt.us(limit) + ")");
+                checks.add(new Check("overhead p50 vs byte pipe", pipeTarget,
+                    Fmt.us(over == null ? null : over.p50()), over == null || limit == null ? null : over.p50() <= limit));
+                checks.add(atMost("overhead p99", 500, over == null ? null : over.p99()));
+                checks.add(atMost("overhead p99.9", 3_000, over == null ? null : over.p999()));
+                Double cpu = gw == null ? null : gw.cpuUsPerRequest();
+                checks.add(new Check("gateway CPU per request", "≤ 60 µs", Fmt.us(cpu), cpu == null ? null : cpu <= 60));
+            }
+            case "S1-1k" ->
+            {
+                checks.add(atMost("overhead p50", 60, over == null ? null : over.p50()));
+                checks.add(atMost("overhead p99", 400, over == null ? null : over.p99()));
+            }
+            case "S3-stream" ->
+            {
+                Overhead o = c.overhead().get("gateway");
+                Percentiles ttft = o == null ? null : o.ttft();
+                Percentiles gaps = o == null ? null : o.gaps();
+                checks.add(atMost("TTFT overhead p99", 1_000, ttft == null ? null : ttft.p99()));
+                checks.add(atMost("inter-event overhead p99", 200, gaps == null ? null : gaps.p99()));
+                Long broken = gw == null ? null : gw.errorsByClass().getOrDefault("broken_body", 0L);
+                checks.add(new Check("broken streams", "0", broken == null ? Fmt.NONE : broken.toString(),
+                    broken == null ? null : broken == 0));
+            }
+            case "S2-large" ->
+            {
+                CellResult s1 = others.get("S1-1k") != null ? others.get("S1-1k") : others.get("S1-5k");
+                Percentiles s1Over = s1 == null ? null : s1.latencyOverhead("gateway");
+                Double limit = s1Over == null ? null : 2 * s1Over.p50();
+                checks.add(new Check("overhead p50", "≤ 2× S1's" + (s1 == null ? " (S1 not run)" : " (" + s1.cell() + ": " +
+                    Fmt.us(limit) + ")"), Fmt.us(over == null ? null : over.p50()),
+                    over == null || limit == null ? null : over.p50() <= limit));
+            }
+            case "R404" -> checkR404(c, gw, checks);
+            case "L1500-inflight" ->
+            {
+                checks.add(zeroErrors(gw));
+                Long peak = null;
+                if (gw != null && (gw.rssPeakKiB() != null || gw.rssHwmKiB() != null))
+                    peak = Math.max(gw.rssPeakKiB() == null ? 0 : gw.rssPeakKiB(), gw.rssHwmKiB() == null ? 0 : gw.rssHwmKiB());
+                checks.add(new Check("RSS peak (max of sampled and VmHWM)", "≤ 256 MiB", Fmt.mib(peak),
+                    peak == null ? null : peak <= 256 * 1024));
+            }
+            case "SAT" ->
+            {
+                Double g = c.saturation().get("gateway");
+                Double n = c.saturation().get("nginx");
+                Double limit = n == null ? null : 0.6 * n;
+                boolean both = g != null && n != null && n > 0;
+                String share = both ? String.format(Locale.ROOT, " (%.0f%% of nginx)", 100 * g / n) : "";
+                String target = "≥ 60% of nginx's" + (limit == null ? "" : " (" + Fmt.rate(limit) + ")");
+                // A byte pipe that passed no step (the harness failed first) gives nothing to compare with.
+                Boolean met = g == null || limit == null || n <= 0 ? null : g >= limit;
+                checks.add(new Check("saturation rate", target, Fmt.ladder(g, Cells.SAT_LADDER) + share, met));
+            }
+            case "IDLE" -> checks.add(new Check("idle RSS", "≤ 64 MiB", Fmt.mib(c.idleRssKiB()),
+                c.idleRssKiB() == null ? null : c.idleRssKiB() <= 64 * 1024));
+            case "C64" ->
+            {
+                TargetSummary direct = c.targets().get("direct");
+                Double ratio = gw == null || direct == null || gw.achievedRate() == null || direct.achievedRate() == null ? null :
+                    Stats.ratio(gw.achievedRate(), direct.achievedRate());
+                String rate = Fmt.rate(gw == null ? null : gw.achievedRate());
+                checks.add(new Check("throughput (no target in the issue)", "—", rate +
+                    (ratio == null ? "" : String.format(Locale.ROOT, " (%.0f%% of direct)", ratio * 100)), null));
+            }
+            default ->
+            {
+                // X1-cross and any cell without a target.
+            }
+        }
+        return checks;
+    }
+
+    private static void checkR404(CellResult c, TargetSummary gw, List<Check> checks)
+    {
+        Double rate = c.saturation().get("gateway");
+        int generatorLimited = 0;
+        for (Rep rep : c.reps())
+        {
+            String why = rep.stopReason().get("gateway");
+            if (why != null && why.startsWith(GENERATOR_LIMIT))
+                generatorLimited++;
+        }
+        boolean byGenerator = !c.reps().isEmpty() && generatorLimited * 2 > c.reps().size();
+        Boolean rateMet = rate == null ? null : rate >= 20_000 || (byGenerator && rate > 0);
+        checks.add(new Check("rejection rate held", "≥ 20,000/s (or the generator's limit)",
+            Fmt.ladder(rate, Cells.R404_LADDER) +
+            (byGenerator ? " (the generator's limit)" : ""), rateMet));
+        Double p99 = gw == null || gw.latency() == null ? null : gw.latency().p99();
+        checks.add(atMost("p99 at that rate", 1_000, p99));
+        Long calls = gw == null ? null : gw.upstreamCalls();
+        long allCalls = 0;
+        boolean any = false;
+        for (Rep rep : c.reps())
+        {
+            for (Step s : rep.steps())
+            {
+                TargetRun r = s.runs().get("gateway");
+                if (r != null && r.upstreamCalls() != null)
+                {
+                    allCalls += r.upstreamCalls();
+                    any = true;
+                }
+            }
+        }
+        if (any)
+            calls = allCalls;
+        checks.add(new Check("upstream calls (all steps)", "0", calls == null ? Fmt.NONE : calls.toString(),
+            calls == null ? null : calls == 0));
+    }
+
+    private static Check atMost(String what, double limitMicros, Double measured)
+    {
+        return new Check(what, "≤ " + Fmt.us(limitMicros), Fmt.us(measured), measured == null ? null : measured <= limitMicros);
+    }
+
+    private static Check atLeast(String what, double limit, Double measured, String target, String shown)
+    {
+        return new Check(what, target, shown, measured == null ? null : measured >= limit);
+    }
+
+    private static Check zeroErrors(TargetSummary gw)
+    {
+        return new Check("errors (sum over reps)", "0", gw == null ? Fmt.NONE : Long.toString(gw.errors()),
+            gw == null ? null : gw.errors() == 0);
+    }
+}

@@ -1,0 +1,83 @@
+package dev.sluice.bench.load;
+
+import java.util.Objects;
+import java.util.function.Predicate;
+
+/**
+ * The load generator on Jetty's {@code HttpClient}: open loop (a fixed schedule, latency from each request's
+ * scheduled time, so no coordinated omission) or closed loop, HTTP/1.1 or h2c, plain or SSE responses.
+ *
+ * <p>Each {@link #run(LoadSpec)} uses its own client (a {@code bench-load} thread pool, no cookies, no redirects,
+ * no content decoding, no {@code User-Agent}) and stops it before returning. HTTP/1.1 opens at most
+ * {@link LoadSpec#connections()} connections (1024 when 0) as the schedule needs them; requests beyond wait in the
+ * client's queue and are still measured from their schedule. h2c opens that many connections (1 when 0) up front
+ * and spreads requests over them round robin.</p>
+ *
+ * <p>What it measures, all over the requests due inside the window: latency from the schedule to the last byte of
+ * every response read to the end, whatever its status; how late each request left (the generator's own health);
+ * for streams, time to the first event and the gaps between events (events are found by their blank line, on the
+ * raw bytes); outcomes by {@link LoadSpec#ERROR_CLASSES error class}; the process CPU time during the window.
+ * A stream succeeds when it answered 200, ended cleanly, and its last event passes the end-marker predicate.</p>
+ *
+ * <p>Thread-safe: runs do not share state, though running two at once makes them compete for the CPU.</p>
+ *
+ * <pre>{@code
+ * LoadSpec spec = new LoadSpec(URI.create("http://127.0.0.1:8080/v1/chat/completions"), "POST",
+ *     Map.of("content-type", "application/json"), body, false, false, 64, 5_000, 0,
+ *     Duration.ofSeconds(5), Duration.ofSeconds(20), Duration.ofSeconds(10));
+ * LoadResult result = new JettyLoadGenerator().run(spec);
+ * long p99 = result.latency().getValueAtPercentile(99);
+ * }</pre>
+ */
+public final class JettyLoadGenerator implements LoadGenerator
+{
+    /**
+     * The default end-marker check, applied to the last event of a stream: OpenAI's {@code data: [DONE]} or
+     * Anthropic's {@code message_stop} event.
+     */
+    public static final Predicate<String> DEFAULT_STREAM_END = event -> event.contains("[DONE]") || event.contains("message_stop");
+
+    private final Predicate<String> streamEnd;
+    private final long spinNanos;
+
+    /** A generator that recognizes OpenAI and Anthropic stream ends. */
+    public JettyLoadGenerator()
+    {
+        this(DEFAULT_STREAM_END);
+    }
+
+    /**
+     * @param streamEnd tells whether the last event of a stream (its first 512 bytes, as text, lines joined by
+     * {@code \n}, comments left out) is a clean end; called once per stream, from a client thread
+     */
+    public JettyLoadGenerator(Predicate<String> streamEnd)
+    {
+        this(streamEnd, Pacer.DEFAULT_SPIN_NANOS);
+    }
+
+    /**
+     * @param streamEnd see {@link #JettyLoadGenerator(Predicate)}
+     * @param spinNanos the scheduler busy-waits for a request due at most this far ahead, and parks otherwise
+     * (default 20 µs): larger values make requests leave closer to their schedule at high rates, for a CPU core
+     */
+    public JettyLoadGenerator(Predicate<String> streamEnd, long spinNanos)
+    {
+        this.streamEnd = Objects.requireNonNull(streamEnd, "streamEnd");
+        if (spinNanos < 0)
+            throw new IllegalArgumentException("spinNanos: " + spinNanos + " (expected: >= 0)");
+        this.spinNanos = spinNanos;
+    }
+
+    /**
+     * Runs {@code spec} and blocks until its window is over and every measured request ended or was given up on,
+     * at the latest about warm-up + window + timeout after the start.
+     *
+     * @throws IllegalStateException if the generator itself failed (the spec's requests cannot be built)
+     * @throws InterruptedException if interrupted; the run is stopped
+     */
+    @Override
+    public LoadResult run(LoadSpec spec) throws Exception
+    {
+        return new LoadRun(spec, streamEnd, spinNanos).execute();
+    }
+}

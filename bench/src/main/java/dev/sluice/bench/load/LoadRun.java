@@ -1,0 +1,470 @@
+package dev.sluice.bench.load;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+import org.eclipse.jetty.client.BytesRequestContent;
+import org.eclipse.jetty.client.Destination;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.RoundRobinConnectionPool;
+import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
+import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
+import org.eclipse.jetty.http.HttpCookieStore;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.http2.client.HTTP2Client;
+import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.thread.Invocable;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One execution of a {@link LoadSpec}: its own {@link HttpClient}, its schedule, its tally. Used once.
+ *
+ * <p>Open loop: one scheduler thread sends request {@code i} at {@code start + i / rate}, whatever the earlier
+ * requests are doing, and sends overdue requests at once when it falls behind. Closed loop: each worker sends its
+ * next request from the completion of the previous one. Either way, requests due (or sent) inside the measurement
+ * window are measured; after the window the load goes on unmeasured, so that the last measured requests meet the
+ * same conditions as the others, until every measured request ended or the timeout passed; then the stragglers are
+ * aborted and counted as timeouts, and the client is stopped.</p>
+ */
+final class LoadRun
+{
+    /** HTTP/1.1 connections when the spec says 0: enough for any schedule the cells run. */
+    static final int DEFAULT_HTTP11_CONNECTIONS = 1024;
+    /** h2c connections when the spec says 0. */
+    static final int DEFAULT_H2C_CONNECTIONS = 1;
+    /** A request not complete after this long is a timeout, when the spec gives none. */
+    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+
+    private static final Logger LOG = LoggerFactory.getLogger(LoadRun.class);
+    // The server's SETTINGS_MAX_CONCURRENT_STREAMS is the real limit per h2c connection; this only must not be lower.
+    private static final int MAX_MULTIPLEX = 4096;
+    // Open loop: requests waiting for an HTTP/1.1 connection queue up, and are measured from their schedule.
+    private static final int MAX_QUEUED = 1 << 20;
+    // Lets Jetty's own request timeout fire first for the requests due right at the end of the window.
+    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long START_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long WATCHDOG_SLACK_MILLIS = 60_000;
+
+    private final LoadSpec spec;
+    private final Predicate<String> streamEnd;
+    private final long spinNanos;
+    private final Tally tally = new Tally();
+    // Completions between their check of `closed` and the end of their recording: see beginRecord().
+    private final AtomicLong recording = new AtomicLong();
+    private final CountDownLatch windowClosed = new CountDownLatch(1);
+    private final URI target;
+    private final String method;
+    private final HttpVersion version;
+    private final HttpFields headers;
+    private final Consumer<HttpFields.Mutable> addHeaders;
+    private final String contentType;
+    private final byte[] body;
+    private final int connections;
+    private final long timeoutNanos;
+    private HttpClient client;
+    private Destination destination;
+    private volatile boolean stopSending;
+    private volatile boolean closed;
+    private volatile Throwable loadFailure;
+    // Open loop: written by the scheduler before windowClosed counts down. Closed loop: set before the workers start.
+    private volatile long windowStartNanos;
+    private volatile long windowEndNanos;
+    private volatile long cpuAtStart;
+    private volatile long cpuAtEnd;
+    // Scheduler thread only.
+    private long sendNanos;
+    private long maxSendNanos;
+    private long sends;
+
+    LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos)
+    {
+        this.spec = spec;
+        this.streamEnd = streamEnd;
+        this.spinNanos = spinNanos;
+        this.target = spec.target();
+        this.body = spec.body();
+        this.method = spec.method() != null ? spec.method() : body != null ? HttpMethod.POST.asString() : HttpMethod.GET.asString();
+        this.version = spec.h2c() ? HttpVersion.HTTP_2 : HttpVersion.HTTP_1_1;
+        String type = null;
+        HttpFields.Mutable fields = HttpFields.build();
+        for (Map.Entry<String, String> header : spec.headers().entrySet())
+        {
+            // The content type travels with the body content, so that Jetty does not send it twice.
+            if (HttpHeader.CONTENT_TYPE.is(header.getKey()))
+                type = header.getValue();
+            else
+                fields.add(header.getKey(), header.getValue());
+        }
+        this.contentType = type != null ? type : "application/json";
+        this.headers = fields.asImmutable();
+        this.addHeaders = mutable -> mutable.add(headers);
+        int wanted = spec.connections();
+        this.connections = wanted > 0 ? wanted : spec.h2c() ? DEFAULT_H2C_CONNECTIONS : DEFAULT_HTTP11_CONNECTIONS;
+        Duration timeout = spec.timeout() != null ? spec.timeout() : DEFAULT_TIMEOUT;
+        this.timeoutNanos = timeout.toNanos();
+    }
+
+    LoadResult execute() throws Exception
+    {
+        client = newClient();
+        client.start();
+        // No Accept-Encoding and no decoding: the bytes are measured as the target sends them. Cleared after start,
+        // which installs the default decoders.
+        client.getContentDecoderFactories().clear();
+        try
+        {
+            // Resolved once: HttpClient would look it up (hashing a new Origin) and check its redirect cache for
+            // every request.
+            destination = client.resolveDestination(client.newRequest(target).version(version));
+            preconnect();
+            LOG.debug("client ready for {}", spec);
+            return spec.closedLoopWorkers() > 0 ? closedLoop() : openLoop();
+        }
+        finally
+        {
+            stopSending = true;
+            client.stop();
+            LOG.debug("client stopped");
+        }
+    }
+
+    boolean stream()
+    {
+        return spec.stream();
+    }
+
+    Tally tally()
+    {
+        return tally;
+    }
+
+    Predicate<String> streamEnd()
+    {
+        return streamEnd;
+    }
+
+    /**
+     * Called by a measured request's completion before it records its outcome.
+     *
+     * @return whether to record it; once the generator has given up on the stragglers, their outcomes are already
+     * counted as timeouts, and a late completion must not count again
+     */
+    boolean beginRecord()
+    {
+        // Increment first, then check: together with close(), which sets the flag first and then waits for the
+        // count to drop to 0, either this completion sees the flag or close() sees it recording.
+        recording.incrementAndGet();
+        if (closed)
+        {
+            recording.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /** Called by a completion after {@link #beginRecord()} returned {@code true} and its outcome was recorded. */
+    void endRecord()
+    {
+        recording.decrementAndGet();
+    }
+
+    /** @return whether outcomes are no longer recorded */
+    boolean closed()
+    {
+        return closed;
+    }
+
+    private HttpClient newClient()
+    {
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName("bench-load");
+        threads.setDaemon(true);
+        ClientConnector connector = new ClientConnector();
+        connector.setExecutor(threads);
+        HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector, HttpClientConnectionFactory.HTTP11,
+            new ClientConnectionFactoryOverHTTP2.HTTP2(new HTTP2Client(connector)));
+        // The listeners only count and timestamp, never block: Jetty may run them on the selector thread instead of
+        // handing every response to a pool thread, which costs CPU and adds a thread wake-up to every latency.
+        transport.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
+        int max = connections;
+        if (spec.h2c())
+        {
+            // Round robin over connections opened up front: the load is spread over all of them instead of filling
+            // the first one up to the server's stream limit.
+            transport.setConnectionPoolFactory(d -> new RoundRobinConnectionPool(d, max, MAX_MULTIPLEX));
+        }
+        else
+        {
+            transport.setConnectionPoolFactory(d -> new Http11ConnectionPool(d, max));
+        }
+        HttpClient httpClient = new HttpClient(transport);
+        httpClient.setExecutor(threads);
+        httpClient.setFollowRedirects(false);
+        httpClient.setHttpCookieStore(new HttpCookieStore.Empty());
+        httpClient.setUserAgentField(null);
+        httpClient.setMaxConnectionsPerDestination(max);
+        httpClient.setMaxRequestsQueuedPerDestination(MAX_QUEUED);
+        long timeoutMillis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos);
+        httpClient.setConnectTimeout(Math.max(1, Math.min(timeoutMillis, 15_000)));
+        // Idle connections between cells or during a slow stream must not be closed under the load.
+        httpClient.setIdleTimeout(Math.max(60_000, 2 * timeoutMillis));
+        return httpClient;
+    }
+
+    private void preconnect() throws InterruptedException
+    {
+        if (!spec.h2c())
+            return;
+        try
+        {
+            destination.getConnectionPool().preCreateConnections(connections).get(client.getConnectTimeout() + 1_000,
+                TimeUnit.MILLISECONDS);
+        }
+        catch (ExecutionException | TimeoutException x)
+        {
+            // The requests will meet the same failure and count it by class.
+            LOG.debug("could not open {} h2c connections to {}", connections, target, x);
+        }
+    }
+
+    private LoadResult openLoop() throws Exception
+    {
+        double intervalNanos = 1e9 / spec.rate();
+        long warmupNanos = nanos(spec.warmup());
+        long measureNanos = nanos(spec.measure());
+        long firstMeasured = (long)Math.ceil(warmupNanos / intervalNanos);
+        long firstAfter = Math.max(firstMeasured, (long)Math.ceil((warmupNanos + measureNanos) / intervalNanos));
+        long start = System.nanoTime() + START_DELAY_NANOS;
+        windowStartNanos = start + (long)(firstMeasured * intervalNanos);
+        Thread scheduler = new Thread(() -> schedule(start, intervalNanos, firstMeasured, firstAfter), "bench-load-scheduler");
+        scheduler.setDaemon(true);
+        scheduler.setPriority(Thread.MAX_PRIORITY);
+        scheduler.start();
+        try
+        {
+            long watchdog = TimeUnit.NANOSECONDS.toMillis(warmupNanos + measureNanos) + WATCHDOG_SLACK_MILLIS;
+            if (!windowClosed.await(watchdog, TimeUnit.MILLISECONDS))
+                throw new IllegalStateException("the scheduler did not reach the end of the window in " + watchdog + " ms");
+            rethrowLoadFailure();
+            drain(windowEndNanos);
+        }
+        finally
+        {
+            stopSending = true;
+            scheduler.join();
+        }
+        rethrowLoadFailure();
+        return finish(windowEndNanos - windowStartNanos);
+    }
+
+    private void schedule(long start, double intervalNanos, long firstMeasured, long firstAfter)
+    {
+        Pacer pacer = new Pacer(spinNanos);
+        try
+        {
+            BooleanSupplier stop = () -> stopSending;
+            for (long i = 0; !stopSending; i++)
+            {
+                long scheduled = start + (long)(i * intervalNanos);
+                pacer.awaitUntil(scheduled, stop);
+                if (stopSending)
+                    break;
+                long now = System.nanoTime();
+                if (i == firstMeasured)
+                    cpuAtStart = processCpuNanos();
+                // The window runs from its scheduled start to the moment the scheduler actually reached its end: a
+                // generator still behind at the end delivered the load over a longer time, and its achieved rate
+                // shows it. (Taking the actual start too would shorten the window after a stall at its start, and
+                // overstate the rate.)
+                if (i == firstAfter)
+                {
+                    cpuAtEnd = processCpuNanos();
+                    windowEndNanos = now;
+                    windowClosed.countDown();
+                }
+                boolean measured = i >= firstMeasured && i < firstAfter;
+                if (measured)
+                {
+                    tally.offered();
+                    tally.lateness.recordValue(Tally.micros(now - scheduled));
+                }
+                send(scheduled, measured, null);
+                // Time inside send(): when it is long, the scheduler itself is the bottleneck (see the debug line).
+                long spent = System.nanoTime() - now;
+                sendNanos += spent;
+                maxSendNanos = Math.max(maxSendNanos, spent);
+                sends++;
+            }
+            if (LOG.isDebugEnabled())
+                LOG.debug("scheduler: {} sends, {} µs each on average, {} µs at most; {} parks waking {} µs late, {} ms spun",
+                    sends, sendNanos / Math.max(1, sends) / 1_000, maxSendNanos / 1_000, pacer.parks(),
+                    pacer.overshootNanos() / 1_000, pacer.spinNanos() / 1_000_000);
+        }
+        catch (Throwable x)
+        {
+            loadFailure = x;
+            stopSending = true;
+        }
+        finally
+        {
+            windowClosed.countDown();
+        }
+    }
+
+    private LoadResult closedLoop() throws Exception
+    {
+        long start = System.nanoTime();
+        windowStartNanos = start + nanos(spec.warmup());
+        windowEndNanos = windowStartNanos + nanos(spec.measure());
+        Worker[] workers = new Worker[spec.closedLoopWorkers()];
+        for (int i = 0; i < workers.length; i++)
+            workers[i] = new Worker();
+        for (Worker worker : workers)
+            worker.next();
+        sleepUntil(windowStartNanos);
+        cpuAtStart = processCpuNanos();
+        sleepUntil(windowEndNanos);
+        cpuAtEnd = processCpuNanos();
+        rethrowLoadFailure();
+        drain(windowEndNanos);
+        stopSending = true;
+        rethrowLoadFailure();
+        return finish(windowEndNanos - windowStartNanos);
+    }
+
+    private void sendClosedLoop(Worker worker)
+    {
+        long now = System.nanoTime();
+        boolean measured = now - windowStartNanos >= 0 && now - windowEndNanos < 0;
+        if (measured)
+            tally.offered();
+        send(now, measured, worker);
+    }
+
+    private void send(long scheduledNanos, boolean measured, Worker worker)
+    {
+        LoadExchange exchange = new LoadExchange(this, scheduledNanos, measured, worker);
+        Request request = client.newRequest(target)
+            .method(method)
+            .version(version)
+            .timeout(timeoutNanos, TimeUnit.NANOSECONDS);
+        if (headers.size() > 0)
+            request.headers(addHeaders);
+        if (body != null)
+            request.body(new BytesRequestContent(contentType, body));
+        destination.send(request, exchange);
+    }
+
+    /** Waits until every measured request ended, or the timeout after the window passed. */
+    private void drain(long windowEnd) throws InterruptedException
+    {
+        long deadline = windowEnd + timeoutNanos + GRACE_NANOS;
+        if (LOG.isDebugEnabled())
+            LOG.debug("window closed, {} measured requests in flight", tally.offeredCount() - tally.settledCount());
+        while (tally.settledCount() < tally.offeredCount() && System.nanoTime() - deadline < 0 && loadFailure == null)
+            Thread.sleep(1);
+        if (LOG.isDebugEnabled())
+            LOG.debug("drained, {} measured requests still in flight", tally.offeredCount() - tally.settledCount());
+    }
+
+    private LoadResult finish(long windowNanos) throws InterruptedException
+    {
+        closed = true;
+        // Completions that got in before the flag finish recording; anything later is ignored.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (recording.get() != 0 && System.nanoTime() - deadline < 0)
+            Thread.sleep(1);
+        long stragglers = tally.offeredCount() - tally.settledCount();
+        // Still running the timeout after the window: counted as timeouts. Stopping the client aborts them.
+        if (stragglers > 0)
+            tally.abandoned(stragglers);
+        return tally.result(windowNanos / 1e9, cpuAtEnd - cpuAtStart);
+    }
+
+    private void rethrowLoadFailure()
+    {
+        Throwable failure = loadFailure;
+        if (failure != null)
+            throw new IllegalStateException("the load generator failed", failure);
+    }
+
+    private static void sleepUntil(long deadline) throws InterruptedException
+    {
+        long remaining;
+        while ((remaining = deadline - System.nanoTime()) > 0)
+            TimeUnit.NANOSECONDS.sleep(remaining);
+    }
+
+    private static long nanos(Duration duration)
+    {
+        return duration == null ? 0 : duration.toNanos();
+    }
+
+    /** @return the CPU time of this process (all threads), in nanoseconds */
+    static long processCpuNanos()
+    {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean)
+        {
+            long cpu = ((com.sun.management.OperatingSystemMXBean)os).getProcessCpuTime();
+            if (cpu >= 0)
+                return cpu;
+        }
+        // Not every JVM has the com.sun extension: the live threads' sum misses only threads that died meanwhile.
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (long id : threads.getAllThreadIds())
+            sum += Math.max(0, threads.getThreadCpuTime(id));
+        return sum;
+    }
+
+    /**
+     * A closed-loop worker: one request at a time, the next one sent when the previous one completes.
+     */
+    final class Worker
+    {
+        private final AtomicInteger pending = new AtomicInteger();
+
+        /** Sends the next request; a completion that happens inside the send loops here instead of recursing. */
+        void next()
+        {
+            if (pending.getAndIncrement() != 0)
+                return;
+            do
+            {
+                if (!stopSending)
+                {
+                    try
+                    {
+                        sendClosedLoop(this);
+                    }
+                    catch (Throwable x)
+                    {
+                        loadFailure = x;
+                        stopSending = true;
+                    }
+                }
+            }
+            while (pending.decrementAndGet() != 0);
+        }
+    }
+}

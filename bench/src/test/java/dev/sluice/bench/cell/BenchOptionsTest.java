@@ -1,0 +1,71 @@
+package dev.sluice.bench.cell;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class BenchOptionsTest
+{
+    @Test
+    void defaultsRunAllCellsThreeTimesWithFullWindows()
+    {
+        BenchOptions o = BenchOptions.parse();
+        assertThat(o.cells()).containsExactly("all");
+        assertThat(o.reps()).isEqualTo(3);
+        assertThat(o.warmup()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(o.window()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(o.stepWindow()).isEqualTo(Duration.ofSeconds(4));
+        assertThat(o.nginx()).isTrue();
+        assertThat(o.mockPort()).isZero();
+        assertThat(o.dist().endsWith(Path.of("gateway-runtime/target/sluice"))).isTrue();
+        assertThat(Cells.select(o.cells())).hasSize(11);
+    }
+
+    @Test
+    void quickShortensWindowsAndExplicitValuesWin()
+    {
+        BenchOptions o = BenchOptions.parse("S1-1k", "--reps", "1", "--quick", "--window", "7.5", "--no-build");
+        assertThat(o.cells()).containsExactly("S1-1k");
+        assertThat(o.reps()).isEqualTo(1);
+        assertThat(o.warmup()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(o.window()).isEqualTo(Duration.ofMillis(7_500));
+        assertThat(o.stepWarmup()).isEqualTo(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void aTargetUrlFixesTheMockPort()
+    {
+        BenchOptions o = BenchOptions.parse("S1-5k", "--target-url", "http://127.0.0.1:4000/v1/chat/completions",
+            "--target-pid", "1234");
+        assertThat(o.targetUrl()).isEqualTo(URI.create("http://127.0.0.1:4000/v1/chat/completions"));
+        assertThat(o.mockPort()).isEqualTo(9999);
+        assertThat(o.targetPid()).isEqualTo(1234);
+        assertThat(BenchOptions.parse("--target-url", "http://h:1/x", "--mock-port", "7000").mockPort()).isEqualTo(7000);
+    }
+
+    @Test
+    void cellNamesAreCaseInsensitiveAndDeduplicated()
+    {
+        assertThat(Cells.select(List.of("s1-5k", "SAT", "S1-5k"))).extracting(Cell::name).containsExactly("S1-5k", "SAT");
+        assertThat(Cells.select(List.of("IDLE", "all"))).first().extracting(Cell::name).isEqualTo("IDLE");
+    }
+
+    @Test
+    void mistakesNameTheOptionAndWhatWasExpected()
+    {
+        assertThatThrownBy(() -> BenchOptions.parse("S9")).hasMessageStartingWith("cell: S9 (expected: all or one of S1-1k");
+        assertThatThrownBy(() -> BenchOptions.parse("--reps", "0")).hasMessage("--reps: 0 (expected: a positive integer)");
+        assertThatThrownBy(() -> BenchOptions.parse("--reps")).hasMessageStartingWith("--reps: missing value");
+        assertThatThrownBy(() -> BenchOptions.parse("--window", "0")).hasMessageContaining("expected: seconds, > 0");
+        assertThatThrownBy(() -> BenchOptions.parse("--target-url", "ftp://x")).hasMessageContaining("an http:// URL");
+        assertThatThrownBy(() -> BenchOptions.parse("--stages", "maybe")).hasMessageContaining("auto, on or off");
+        assertThatThrownBy(() -> BenchOptions.parse("--target-pid", "5")).hasMessageContaining("only with --target-url");
+        assertThatThrownBy(() -> BenchOptions.parse("--bogus", "1")).hasMessage("--bogus: unknown option");
+    }
+}

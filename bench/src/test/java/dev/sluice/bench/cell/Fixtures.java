@@ -1,0 +1,77 @@
+package dev.sluice.bench.cell;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.HdrHistogram.Histogram;
+
+/**
+ * Fabricated runs and results for the pure parts' tests.
+ */
+final class Fixtures
+{
+    private Fixtures()
+    {
+    }
+
+    /** @return a histogram holding {@code count} copies of each value */
+    static Histogram histogram(long count, long... values)
+    {
+        Histogram h = new Histogram(3_600_000_000L, 3);
+        for (long v : values)
+        {
+            h.recordValueWithCount(v, count);
+        }
+        return h;
+    }
+
+    /** @return latency percentiles with p90 = p50 × 1.5, p99.9 = p99 × 2, max = p99 × 3 */
+    static Percentiles pcts(double p50, double p99)
+    {
+        return new Percentiles(p50, p50 * 1.5, p99, p99 * 2, p99 * 3, 50_000);
+    }
+
+    /** @return a successful open-loop run at 5,000/s over 10 s */
+    static TargetRun run(String target, double p50, double p99, Double cpuUs, List<String> flags)
+    {
+        return new TargetRun(target, "http://127.0.0.1:1/v1/chat/completions", "HTTP/1.1", 5000, 50_000, 50_000, 50_000, 10,
+            5000, 1.0, errors(0), pcts(p50, p99), null, null, pcts(5, 40), 0, cpuUs, cpuUs == null ? null : 0.25,
+            cpuUs == null ? null : 60_000L, cpuUs == null ? null : 90_000L, cpuUs == null ? null : 95_000L,
+            cpuUs == null ? null : new GcLog.GcStats(2, 3.5, 2.0), 0.3, 0.6, null, null, flags, null);
+    }
+
+    /** @return every error class with {@code n} in status */
+    static Map<String, Long> errors(long n)
+    {
+        Map<String, Long> errors = new LinkedHashMap<>();
+        for (String c : dev.sluice.bench.load.LoadSpec.ERROR_CLASSES)
+        {
+            errors.put(c, 0L);
+        }
+        errors.put("status", n);
+        return errors;
+    }
+
+    /** @return one ordinary step: gateway, direct, nginx with overheads */
+    static Step step(TargetRun gateway, TargetRun direct, TargetRun nginx)
+    {
+        Map<String, TargetRun> runs = new LinkedHashMap<>();
+        runs.put("gateway", gateway);
+        runs.put("direct", direct);
+        Map<String, Overhead> overhead = new LinkedHashMap<>();
+        overhead.put("gateway", Overhead.of(gateway, direct));
+        if (nginx != null)
+        {
+            runs.put("nginx", nginx);
+            overhead.put("nginx", Overhead.of(nginx, direct));
+        }
+        return new Step(5000, runs, overhead, Map.of(), Map.of());
+    }
+
+    /** @return a cell in the catalog */
+    static Cell cell(String name)
+    {
+        return Cells.select(List.of(name)).get(0);
+    }
+}

@@ -1,0 +1,162 @@
+package dev.sluice.bench.cell;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.bench.load.LoadResult;
+import dev.sluice.bench.load.LoadSpec;
+import org.HdrHistogram.EncodableHistogram;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramLogReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PiecesTest
+{
+    @Test
+    void stageTableParsesAndMedians()
+    {
+        Stages a = Stages.parse("{\"count\":1000,\"stages\":[{\"name\":\"read_body\",\"p50_us\":10,\"p90_us\":20,\"p99_us\":40," +
+            "\"mean_us\":12.5},{\"name\":\"peek\",\"p50_us\":3}]}");
+        assertThat(a.count()).isEqualTo(1000);
+        assertThat(a.rows()).containsExactly(new Stages.StageRow("read_body", 10.0, 20.0, 40.0, 12.5),
+            new Stages.StageRow("peek", 3.0, null, null, null));
+        Stages b = Stages.parse("{\"count\":2000,\"stages\":[{\"name\":\"read_body\",\"p50_us\":30,\"p90_us\":40," +
+            "\"p99_us\":80,\"mean_us\":1}]}");
+        assertThat(Stages.median(List.of(a, b, Stages.unavailable("HTTP 404")))).first()
+            .isEqualTo(new Stages.StageRow("read_body", 20.0, 30.0, 60.0, 6.75));
+        assertThatThrownBy(() -> Stages.parse("{\"count\":1}")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Stages.parse("<html>")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void gatewayConfigRoutesToTheMockWithTheCellsProtocol()
+    {
+        String all = GatewayConfigs.yaml(8081, 9001, true, 512, true, true);
+        assertThat(all).contains("listen: { host: 127.0.0.1, port: 8081 }").contains("admin: { stages: true }")
+            .contains("model: \"*\"").contains("url: \"http://127.0.0.1:9001/v1\"")
+            .contains("http: { version: h2c, max_connections: 512 }");
+        String r404 = GatewayConfigs.yaml(8081, 9001, false, 4096, false, false);
+        assertThat(r404).doesNotContain("admin").contains("model: \"bench-*\"")
+            .contains("version: http/1.1, max_connections: 4096");
+        assertThat(Cells.UNKNOWN_MODEL).doesNotStartWith("bench-");
+        assertThat(Cells.MODEL).startsWith("bench-");
+    }
+
+    @Test
+    void nginxConfigIsAKeepAliveLoopbackPipe()
+    {
+        String conf = NginxConf.render(Path.of("/tmp/x"), 8082, 9001, "auto", "root");
+        assertThat(conf).contains("user root;").contains("worker_processes auto;").contains("listen 127.0.0.1:8082")
+            .contains("server 127.0.0.1:9001;").contains("keepalive 256;").contains("proxy_http_version 1.1;")
+            .contains("proxy_set_header Connection \"\";").contains("proxy_buffering off;").contains("access_log off;")
+            .contains("pid /tmp/x/nginx.pid;");
+        assertThat(NginxConf.render(Path.of("/tmp/x"), 1, 2, "1", null)).doesNotContain("user ").contains("worker_processes 1;");
+    }
+
+    @Test
+    void bodiesAreValidJsonOfTheWantedSize() throws Exception
+    {
+        byte[] small = Bodies.chat(Cells.MODEL, false, Cells.SMALL_BODY);
+        byte[] large = Bodies.chat(Cells.MODEL, true, Cells.LARGE_BODY);
+        assertThat(small.length).isEqualTo(Cells.SMALL_BODY);
+        assertThat(large.length).isEqualTo(Cells.LARGE_BODY);
+        JsonNode json = new ObjectMapper().readTree(large);
+        assertThat(json.path("model").asText()).isEqualTo("bench-model");
+        assertThat(json.path("stream").asBoolean()).isTrue();
+        assertThat(json.path("messages")).hasSize(2);
+        assertThat(new ObjectMapper().readTree(small).has("stream")).isFalse();
+    }
+
+    @Test
+    void mockStatsCountTheSecondReadItself()
+    {
+        assertThat(MockProcess.between(10, 11)).isZero();
+        assertThat(MockProcess.between(10, 15)).isEqualTo(4);
+    }
+
+    @Test
+    void mockProfilesScriptTheirDelay()
+    {
+        assertThat(MockProfile.LS.scriptedMillis(true)).isEqualTo(400);
+        assertThat(MockProfile.fixed(1500).scriptedMillis(false)).isEqualTo(1500);
+        assertThat(MockProfile.fixed(1500).name()).isEqualTo("L1500");
+        assertThat(MockProfile.LS.args()).containsExactly("--delay-ms", "0", "--first-event-ms", "200", "--interval-ms", "20",
+            "--events", "10");
+    }
+
+    @Test
+    void r404CountsTheExpected404sAsSuccesses()
+    {
+        Map<String, Long> errors = Fixtures.errors(9_990);
+        errors.put("status_404", 9_980L);
+        errors.put("status_500", 10L);
+        LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(9_990, 300), null, null,
+            Fixtures.histogram(10_000, 10), 400_000_000L);
+        TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), true);
+        assertThat(run.succeeded()).isEqualTo(9_980);
+        assertThat(run.achievedRate()).isEqualTo(9_980);
+        assertThat(run.errorCount()).isEqualTo(10);
+        assertThat(run.errors()).doesNotContainKey("status_404").containsEntry("status", 10L);
+        assertThat(run.generatorCpuCores()).isEqualTo(0.4);
+        assertThat(run.cpuUsPerRequest()).isNull();
+        assertThat(run.lateFraction()).isZero();
+    }
+
+    @Test
+    void satAndR404StepsPassOrSayWhy()
+    {
+        TargetRun direct = Fixtures.run("direct", 200, 600, null, List.of());
+        TargetRun gateway = Fixtures.run("gateway", 300, 5_600, 40.0, List.of());
+        assertThat(CellRunner.satFailure(direct, null, true)).isNull();
+        assertThat(CellRunner.satFailure(gateway, Overhead.of(gateway, direct), false)).isNull();
+        TargetRun slow = Fixtures.run("gateway", 300, 5_700, 40.0, List.of());
+        assertThat(CellRunner.satFailure(slow, Overhead.of(slow, direct), false)).isEqualTo("p99 overhead 5.10 ms");
+        assertThat(CellRunner.satFailure(FlagsTest.copy(direct, 0.99, 0.01, 0.5, 0.5), null, true))
+            .isEqualTo("achieved 99.00% of offered");
+
+        TargetRun ok404 = Fixtures.run("gateway", 200, 900, 20.0, List.of()).withUpstreamCalls(0);
+        assertThat(CellRunner.r404Failure(ok404)).isNull();
+        assertThat(CellRunner.r404Failure(Fixtures.run("gateway", 200, 900, 20.0, List.of()).withUpstreamCalls(3)))
+            .isEqualTo("3 upstream calls");
+        TargetRun late = FlagsTest.copy(ok404, 1.0, 0.02, 0.95, 0.1)
+            .withFlags(List.of(Flags.GENERATOR_LATE, Flags.GENERATOR_CPU_BOUND));
+        assertThat(CellRunner.r404Failure(late)).startsWith(Targets.GENERATOR_LIMIT + ": 2.00% of requests");
+        TargetRun lateGateway = FlagsTest.copy(ok404, 1.0, 0.02, 0.5, 0.1).withFlags(List.of(Flags.GENERATOR_LATE));
+        assertThat(CellRunner.r404Failure(lateGateway))
+            .isEqualTo("2.00% of requests left > 1 ms late (generator CPU 0.50 cores)");
+    }
+
+    @Test
+    void rawHistogramLogsRoundTrip(@TempDir Path dir) throws Exception
+    {
+        Histogram latency = Fixtures.histogram(100, 250);
+        LoadResult result = new LoadResult(100, 100, 100, Fixtures.errors(0), 1.0, latency, new Histogram(3), null,
+            Fixtures.histogram(100, 3), 1);
+        Path file = dir.resolve("S1-1k/r1-gateway.hlog");
+        HistogramLogs.write(file, result, "S1-1k r1 gateway", 1_700_000_000_000L, 1_700_000_010_000L);
+        HistogramLogReader reader = new HistogramLogReader(file.toFile());
+        EncodableHistogram first = reader.nextIntervalHistogram();
+        EncodableHistogram second = reader.nextIntervalHistogram();
+        assertThat(reader.nextIntervalHistogram()).isNull();
+        assertThat(first.getTag()).isEqualTo("latency");
+        assertThat(((Histogram)first).getTotalCount()).isEqualTo(100);
+        assertThat(((Histogram)first).getValueAtPercentile(50)).isEqualTo(250);
+        assertThat(second.getTag()).isEqualTo("lateness");
+        assertThat(latency.getTag()).isNull();
+    }
+
+    private static LoadSpec spec()
+    {
+        return CellRunner.loadSpec(Fixtures.cell("R404"), 10_000, Cells.UNKNOWN_MODEL,
+            URI.create("http://127.0.0.1:1/v1/chat/completions"), false, 512, Duration.ofSeconds(1), Duration.ofSeconds(1));
+    }
+}
