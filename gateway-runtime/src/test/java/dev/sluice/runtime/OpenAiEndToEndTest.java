@@ -38,7 +38,8 @@ class OpenAiEndToEndTest
 
     static String config(String upstreamUrl, String httpVersion)
     {
-        return configWithHttp(upstreamUrl, "{ version: " + httpVersion + ", first_byte_timeout: 1s, idle_timeout: 5s }");
+        // Generous timeouts: CI shares two cores between the test JVM, the gateway and the mock.
+        return configWithHttp(upstreamUrl, "{ version: " + httpVersion + ", first_byte_timeout: 15s, idle_timeout: 15s }");
     }
 
     /** The test chain with the given {@code http} block on the client binding. */
@@ -152,10 +153,22 @@ class OpenAiEndToEndTest
     }
 
     @Test
-    void upstreamTimeoutIs504()
+    void upstreamTimeoutIs504() throws Exception
     {
-        assertThatThrownBy(() -> sdk.chat().completions().create(params(MockModels.HANG)))
-            .isInstanceOfSatisfying(OpenAIServiceException.class, e -> assertThat(e.statusCode()).isEqualTo(504));
+        try (GatewayHarness quick = GatewayHarness.start(dir, configWithHttp(mock.baseUrl(), "{ first_byte_timeout: 500ms, idle_timeout: 500ms }"),
+                TestDist.plugins(), java.util.Map.of("MOCK_KEY", "k")))
+        {
+            OpenAIClient client = OpenAIOkHttpClient.builder().baseUrl(quick.baseUrl()).apiKey("k").maxRetries(0).build();
+            try
+            {
+                assertThatThrownBy(() -> client.chat().completions().create(params(MockModels.HANG)))
+                    .isInstanceOfSatisfying(OpenAIServiceException.class, e -> assertThat(e.statusCode()).isEqualTo(504));
+            }
+            finally
+            {
+                client.close();
+            }
+        }
     }
 
     @Test

@@ -42,6 +42,11 @@ final class JettyUpstream implements Upstream
     private final UpstreamOptions options;
     private final Scheduler scheduler;
     private final String base;
+    // Client bindings send to one or two fixed paths: parse each URI once, not per request.
+    private final Map<String, URI> uris = new java.util.concurrent.ConcurrentHashMap<>();
+    // Jetty's request idle timeout also covers the wait for the response headers, so a first-byte timeout equal
+    // to the idle timeout needs no timer of its own (the default: 60s both).
+    private final boolean firstByteTimer;
 
     JettyUpstream(String bindingName, HttpClient client, UpstreamOptions options, Scheduler scheduler)
     {
@@ -50,6 +55,7 @@ final class JettyUpstream implements Upstream
         this.options = options;
         this.scheduler = scheduler;
         this.base = options.baseUrl().toString();
+        this.firstByteTimer = !options.firstByteTimeout().equals(options.idleTimeout());
     }
 
     @Override
@@ -62,7 +68,15 @@ final class JettyUpstream implements Upstream
     public CompletionStage<UpstreamResponse> send(UpstreamRequest upstreamRequest, Exchange exchange)
     {
         CompletableFuture<UpstreamResponse> result = new CompletableFuture<>();
-        Request request = client.newRequest(URI.create(base + upstreamRequest.path()))
+        URI uri = uris.get(upstreamRequest.path());
+        if (uri == null)
+        {
+            uri = URI.create(base + upstreamRequest.path());
+            // Bounded: a dialect that puts client input in the path must not grow this without limit.
+            if (uris.size() < 64)
+                uris.put(upstreamRequest.path(), uri);
+        }
+        Request request = client.newRequest(uri)
             .method(upstreamRequest.method())
             .idleTimeout(options.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
         if (options.version() == HttpVersion.H2C)
@@ -78,8 +92,11 @@ final class JettyUpstream implements Upstream
             request.body(new BytesRequestContent(upstreamRequest.contentType(), upstreamRequest.body()));
 
         FirstByteTimeout firstByte = new FirstByteTimeout(request);
-        firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        request.onResponseBegin(r -> firstByte.cancel());
+        if (firstByteTimer)
+        {
+            firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            request.onResponseBegin(r -> firstByte.cancel());
+        }
         request.onResponseContentSource((response, source) ->
         {
             exchange.mark(Stage.UPSTREAM_HEADERS);

@@ -16,6 +16,7 @@ import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
+import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 
@@ -86,6 +87,10 @@ public final class UpstreamClients extends ContainerLifeCycle
         HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector,
             HttpClientConnectionFactory.HTTP11, new ClientConnectionFactoryOverHTTP2.HTTP2(http2));
         transport.setConnectionPoolFactory(this::newPool);
+        // Response listeners and content demand run where the response was read, without a hand-off to another
+        // thread: everything downstream of them (relay, the client write) never blocks. Measured with wrk -c32 on
+        // the 2-core machine: about 470 -> 170-360 µs of gateway CPU per request, noisy (see the issue note).
+        transport.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
         HttpClient client = new HttpClient(transport);
         client.setExecutor(executor);
         client.setScheduler(scheduler);
