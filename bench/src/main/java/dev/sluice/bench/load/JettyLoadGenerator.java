@@ -35,7 +35,8 @@ public final class JettyLoadGenerator implements LoadGenerator
      * The default end-marker check, applied to the last event of a stream: OpenAI's {@code data: [DONE]} or
      * Anthropic's {@code message_stop} event.
      */
-    public static final Predicate<String> DEFAULT_STREAM_END = event -> event.contains("[DONE]") || event.contains("message_stop");
+    public static final Predicate<String> DEFAULT_STREAM_END =
+        event -> event.contains("[DONE]") || event.contains("message_stop");
 
     private final Predicate<String> streamEnd;
     private final long spinNanos;

@@ -23,7 +23,8 @@ class ErrorClassTest
     @Test
     void aTimeoutAnywhereInTheChainIsATimeoutEvenAfterTheHeaders()
     {
-        assertThat(ErrorClass.classify(new TimeoutException("Total timeout 10000 ms elapsed"), false)).isEqualTo(ErrorClass.TIMEOUT);
+        assertThat(ErrorClass.classify(new TimeoutException("Total timeout 10000 ms elapsed"), false))
+            .isEqualTo(ErrorClass.TIMEOUT);
         assertThat(ErrorClass.classify(new ExecutionException(new TimeoutException("Idle timeout")), true))
             .isEqualTo(ErrorClass.TIMEOUT);
     }

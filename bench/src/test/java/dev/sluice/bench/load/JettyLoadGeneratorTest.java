@@ -135,15 +135,16 @@ class JettyLoadGeneratorTest
     {
         start(MockProvider.builder().delay(Duration.ofMillis(200)));
 
-        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.DEFAULT, false, protocol, 64, 200, 200, 1_000, 5_000));
+        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.DEFAULT, false, protocol, 64, 200, 200, 600, 5_000));
 
-        // Open loop: 200 requests left during the window although every answer took 200 ms (about 40 in flight).
-        assertThat(result.offered()).isEqualTo(200);
-        assertThat(result.succeeded()).as("%s", result.errors()).isEqualTo(200);
+        // Open loop: 120 requests left during the window although every answer took 200 ms (about 40 in flight).
+        assertThat(result.offered()).isEqualTo(120);
+        assertThat(result.succeeded()).as("%s", result.errors()).isEqualTo(120);
         assertThat(result.latency().getValueAtPercentile(50)).isGreaterThanOrEqualTo(200_000);
         assertThat(result.latency().getMinValue()).isGreaterThanOrEqualTo(200_000);
-        // The scheduler was never held up by the slow answers (a loose bound: the machine is shared).
-        assertThat(result.lateness().getMaxValue()).isLessThan(100_000);
+        // The scheduler was not held up by the slow answers: waiting for them would make most requests leave
+        // hundreds of milliseconds late. (The median, not the maximum: a busy machine may stall any thread once.)
+        assertThat(result.lateness().getValueAtPercentile(50)).isLessThan(20_000);
     }
 
     @Test
@@ -153,14 +154,15 @@ class JettyLoadGeneratorTest
 
         // Two connections serve 10 req/s; 50 req/s are offered for 0.4 s, so the queue grows by 40 requests per
         // second and the last of the 20 requests is answered about 1.6 s after it was due.
-        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.DEFAULT, false, Protocol.HTTP_1_1, 2, 50, 0, 400, 5_000));
+        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.DEFAULT, false, Protocol.HTTP_1_1, 2, 50, 0, 400,
+            5_000));
 
         assertThat(result.offered()).isEqualTo(20);
         assertThat(result.succeeded()).as("%s", result.errors()).isEqualTo(20);
         // A closed loop, or a latency taken from the actual send, would report about 200 ms for every request.
         assertThat(result.latency().getMaxValue()).isGreaterThanOrEqualTo(1_400_000);
         assertThat(result.latency().getValueAtPercentile(50)).isGreaterThanOrEqualTo(600_000);
-        assertThat(result.lateness().getMaxValue()).isLessThan(100_000);
+        assertThat(result.lateness().getValueAtPercentile(50)).isLessThan(20_000);
     }
 
     @ParameterizedTest
@@ -171,16 +173,16 @@ class JettyLoadGeneratorTest
 
         // HTTP/1.1 needs a connection per stream in flight (about 10); h2c multiplexes them.
         int connections = protocol.h2c ? 2 : 32;
-        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.DEFAULT, true, protocol, connections, 50, 200, 1_000,
+        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.DEFAULT, true, protocol, connections, 50, 200, 600,
             5_000));
 
-        assertThat(result.offered()).isEqualTo(50);
-        assertThat(result.succeeded()).as("%s", result.errors()).isEqualTo(50);
-        assertThat(result.ttft().getTotalCount()).isEqualTo(50);
+        assertThat(result.offered()).isEqualTo(30);
+        assertThat(result.succeeded()).as("%s", result.errors()).isEqualTo(30);
+        assertThat(result.ttft().getTotalCount()).isEqualTo(30);
         assertThat(result.ttft().getMinValue()).isGreaterThanOrEqualTo(100_000);
         // 8 events a stream (role, 5 contents each paced 20 ms after the previous write, finish, [DONE]): 7 gaps that
         // add up to at least 100 ms. Single gaps may be shorter when the event before them arrived late.
-        assertThat(result.gaps().getTotalCount()).isEqualTo(50 * 7);
+        assertThat(result.gaps().getTotalCount()).isEqualTo(30 * 7);
         assertThat(result.gaps().getMean() * 7).isGreaterThanOrEqualTo(100_000 * 0.99);
         assertThat(result.latency().getMinValue()).isGreaterThanOrEqualTo(200_000);
     }
@@ -191,15 +193,16 @@ class JettyLoadGeneratorTest
     {
         start(MockProvider.builder());
 
-        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.ERROR_500, false, protocol, 2, 100, 100, 500, 5_000));
+        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.ERROR_500, false, protocol, 2, 100, 100, 300, 5_000));
 
-        assertThat(result.offered()).isEqualTo(50);
+        assertThat(result.offered()).isEqualTo(30);
         assertThat(result.succeeded()).isZero();
-        assertThat(result.errors()).containsEntry("status", 50L).containsEntry("status_500", 50L)
-            .containsEntry("connect", 0L).containsEntry("timeout", 0L).containsEntry("broken_body", 0L).containsEntry("other", 0L);
-        assertThat(result.errorCount()).isEqualTo(50);
+        assertThat(result.errors()).containsEntry("status", 30L).containsEntry("status_500", 30L)
+            .containsEntry("connect", 0L).containsEntry("timeout", 0L).containsEntry("broken_body", 0L)
+            .containsEntry("other", 0L);
+        assertThat(result.errorCount()).isEqualTo(30);
         // Complete responses, so their latencies count: an error flood has latencies too.
-        assertThat(result.latency().getTotalCount()).isEqualTo(50);
+        assertThat(result.latency().getTotalCount()).isEqualTo(30);
     }
 
     @ParameterizedTest
@@ -213,11 +216,11 @@ class JettyLoadGeneratorTest
         }
         URI target = URI.create("http://127.0.0.1:" + closedPort + "/v1/chat/completions");
 
-        LoadResult result = generator.run(openLoop(target, MockModels.DEFAULT, false, protocol, 2, 100, 100, 500, 2_000));
+        LoadResult result = generator.run(openLoop(target, MockModels.DEFAULT, false, protocol, 2, 100, 100, 300, 2_000));
 
-        assertThat(result.offered()).isEqualTo(50);
-        assertThat(result.errors()).containsEntry("connect", 50L);
-        assertThat(result.errorCount()).isEqualTo(50);
+        assertThat(result.offered()).isEqualTo(30);
+        assertThat(result.errors()).containsEntry("connect", 30L);
+        assertThat(result.errorCount()).isEqualTo(30);
         assertThat(result.latency().getTotalCount()).isZero();
     }
 
@@ -227,11 +230,11 @@ class JettyLoadGeneratorTest
     {
         start(MockProvider.builder());
 
-        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.cut(10), false, protocol, 4, 50, 100, 500, 2_000));
+        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.cut(10), false, protocol, 4, 100, 100, 300, 2_000));
 
-        assertThat(result.offered()).isEqualTo(25);
-        assertThat(result.errors()).containsEntry("broken_body", 25L);
-        assertThat(result.errorCount()).isEqualTo(25);
+        assertThat(result.offered()).isEqualTo(30);
+        assertThat(result.errors()).containsEntry("broken_body", 30L);
+        assertThat(result.errorCount()).isEqualTo(30);
     }
 
     @ParameterizedTest
