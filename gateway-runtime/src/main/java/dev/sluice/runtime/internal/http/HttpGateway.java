@@ -29,6 +29,9 @@ public final class HttpGateway
     {
         QueuedThreadPool threads = new QueuedThreadPool(256, 8, 60_000);
         threads.setName("sluice-server");
+        // No reserved threads: the handler never blocks, so handing production to a spare thread on every task only
+        // costs futex wake-ups. Measured (open loop 1,500 req/s, warm): 554-601 -> 358-452 µs gateway CPU/request.
+        threads.setReservedThreads(0);
         server = new Server(threads, null, bufferPool);
         HttpConfiguration config = new HttpConfiguration();
         config.setSendServerVersion(false);

@@ -49,6 +49,8 @@ public final class UpstreamClients extends ContainerLifeCycle
         this.bufferPool = bufferPool;
         executor = new QueuedThreadPool(200, 8, 60_000);
         executor.setName("sluice-upstream");
+        // No reserved threads, as on the server side: nothing here blocks.
+        executor.setReservedThreads(0);
         scheduler = new ScheduledExecutorScheduler("sluice-upstream-scheduler", false);
         addBean(executor);
         addBean(scheduler);
