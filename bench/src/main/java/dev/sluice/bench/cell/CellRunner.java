@@ -50,6 +50,11 @@ final class CellRunner implements AutoCloseable
     static final Duration RUN_SLACK = Duration.ofSeconds(75);
     /** The shortest unmeasured priming run of the mock and the generator before a cell's first repetition. */
     static final Duration PRIME_MIN = Duration.ofSeconds(3);
+    /**
+     * The shortest unmeasured priming run of each fresh gateway: measured on the 2-core machine, C2 is still busy
+     * for several seconds after 3 s of load, and an open-loop window started then measures the JIT.
+     */
+    static final Duration PRIME_GATEWAY_MIN = Duration.ofSeconds(10);
     /** Closed-loop workers of the unmeasured run that warms each fresh gateway. */
     static final int PRIME_WORKERS = 16;
     /** IDLE measures this long after the gateway is ready. */
@@ -518,14 +523,14 @@ final class CellRunner implements AutoCloseable
 
     /**
      * Warms a fresh gateway's JIT with an unmeasured closed-loop run ({@value #PRIME_WORKERS} workers, the cell's
-     * request, at least {@link #PRIME_MIN}) before its open-loop warm-up. Without it, a cold JVM at the full offered
+     * request, at least {@link #PRIME_GATEWAY_MIN}) before its open-loop warm-up. Without it, a cold JVM at the full offered
      * rate builds a backlog of seconds during warm-up (interpreted code, C2 busy) that the measured window inherits,
      * and the figures then describe JIT warm-up, not the gateway. The process is still fresh per repetition.
      */
     private void primeGateway(Cell cell, int rep, GatewayProcess gw)
     {
         BenchOptions o = session.options();
-        Duration length = o.warmup().compareTo(PRIME_MIN) < 0 ? PRIME_MIN : o.warmup();
+        Duration length = o.warmup().compareTo(PRIME_GATEWAY_MIN) < 0 ? PRIME_GATEWAY_MIN : o.warmup();
         LoadSpec open = loadSpec(cell, 1, Cells.MODEL, gw.chatUri(), cell.h2c(), cell.connections(), Duration.ZERO, length);
         LoadSpec spec = new LoadSpec(open.target(), open.method(), open.headers(), open.body(), open.stream(), open.h2c(),
             Math.max(PRIME_WORKERS, Math.min(open.connections(), 64)), 1, PRIME_WORKERS, Duration.ZERO, length, open.timeout());
