@@ -522,7 +522,8 @@ final class CellRunner implements AutoCloseable
     }
 
     /**
-     * Warms a fresh gateway's JIT with an unmeasured closed-loop run ({@value #PRIME_WORKERS} workers, the cell's
+     * Warms a fresh gateway's JIT with an unmeasured closed-loop run (as many workers as the cell has connections,
+     * {@value #PRIME_WORKERS} to 128, the cell's
      * request, at least {@link #PRIME_GATEWAY_MIN}) before its open-loop warm-up. Without it, a cold JVM at the full offered
      * rate builds a backlog of seconds during warm-up (interpreted code, C2 busy) that the measured window inherits,
      * and the figures then describe JIT warm-up, not the gateway. The process is still fresh per repetition.
@@ -532,8 +533,11 @@ final class CellRunner implements AutoCloseable
         BenchOptions o = session.options();
         Duration length = o.warmup().compareTo(PRIME_GATEWAY_MIN) < 0 ? PRIME_GATEWAY_MIN : o.warmup();
         LoadSpec open = loadSpec(cell, 1, Cells.MODEL, gw.chatUri(), cell.h2c(), cell.connections(), Duration.ZERO, length);
+        // As many workers as the cell keeps connections (up to 128): the gateway's upstream pool then holds the
+        // connections the window will need, instead of opening them on demand inside the window.
+        int workers = Math.max(PRIME_WORKERS, Math.min(open.connections(), 128));
         LoadSpec spec = new LoadSpec(open.target(), open.method(), open.headers(), open.body(), open.stream(), open.h2c(),
-            Math.max(PRIME_WORKERS, Math.min(open.connections(), 64)), 1, PRIME_WORKERS, Duration.ZERO, length, open.timeout());
+            workers, 1, workers, Duration.ZERO, length, open.timeout());
         try
         {
             LoadGenerator generator = newGenerator(o.generator());
