@@ -22,24 +22,38 @@ public final class Bodies
      */
     public static CompletionStage<byte[]> readAll(BodySource source, int maxBytes)
     {
-        CompletableFuture<byte[]> result = new CompletableFuture<>();
-        new Reader(source, maxBytes, result).run();
-        return result;
+        Reader reader = new Reader(source, maxBytes, false);
+        reader.run();
+        return reader.result;
+    }
+
+    /**
+     * Reads at most the first {@code maxBytes} of a body and never fails: for an error answer, whose status matters
+     * more than its body, a body that breaks or runs long is cut (the upstream request is aborted once enough has
+     * been read) and what was read is returned.
+     */
+    public static CompletionStage<byte[]> readPrefix(BodySource source, int maxBytes)
+    {
+        Reader reader = new Reader(source, maxBytes, true);
+        reader.run();
+        return reader.result;
     }
 
     private static final class Reader implements Runnable
     {
         private final BodySource source;
         private final int maxBytes;
-        private final CompletableFuture<byte[]> result;
-        private byte[] bytes = new byte[4096];
+        private final boolean prefix;
+        private final CompletableFuture<byte[]> result = new CompletableFuture<>();
+        private byte[] bytes;
         private int length;
 
-        private Reader(BodySource source, int maxBytes, CompletableFuture<byte[]> result)
+        private Reader(BodySource source, int maxBytes, boolean prefix)
         {
             this.source = source;
             this.maxBytes = maxBytes;
-            this.result = result;
+            this.prefix = prefix;
+            this.bytes = new byte[Math.min(4096, Math.max(1, maxBytes))];
         }
 
         @Override
@@ -53,37 +67,59 @@ public final class Bodies
                     source.demand(this);
                     return;
                 }
-                if (chunk.failure() != null)
+                try
                 {
-                    Throwable failure = chunk.failure();
-                    chunk.release();
-                    result.completeExceptionally(failure instanceof GatewayException g ? g
-                        : new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream response failed", failure));
-                    return;
+                    if (chunk.failure() != null)
+                    {
+                        Throwable failure = chunk.failure();
+                        if (prefix)
+                            complete();
+                        else
+                            result.completeExceptionally(failure instanceof GatewayException g ? g
+                                : new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream response failed", failure));
+                        return;
+                    }
+                    ByteBuffer buffer = chunk.buffer();
+                    int n = buffer.remaining();
+                    if (length + n > maxBytes)
+                    {
+                        if (!prefix)
+                        {
+                            GatewayException tooLarge = new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                                "upstream response is larger than " + maxBytes + " bytes");
+                            source.fail(tooLarge);
+                            result.completeExceptionally(tooLarge);
+                            return;
+                        }
+                        n = maxBytes - length;
+                    }
+                    if (length + n > bytes.length)
+                        bytes = Arrays.copyOf(bytes, Math.min(maxBytes, Math.max(bytes.length * 2, length + n)));
+                    buffer.get(buffer.position(), bytes, length, n);
+                    length += n;
+                    if (chunk.last())
+                    {
+                        complete();
+                        return;
+                    }
+                    if (prefix && length == maxBytes)
+                    {
+                        // Enough to report the error; stop reading and let the connection go.
+                        source.fail(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream body over " + maxBytes + " bytes"));
+                        complete();
+                        return;
+                    }
                 }
-                ByteBuffer buffer = chunk.buffer();
-                int n = buffer.remaining();
-                if (length + n > maxBytes)
+                finally
                 {
                     chunk.release();
-                    GatewayException tooLarge = new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
-                        "upstream response is larger than " + maxBytes + " bytes");
-                    source.fail(tooLarge);
-                    result.completeExceptionally(tooLarge);
-                    return;
-                }
-                if (length + n > bytes.length)
-                    bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + n));
-                buffer.get(buffer.position(), bytes, length, n);
-                length += n;
-                boolean last = chunk.last();
-                chunk.release();
-                if (last)
-                {
-                    result.complete(length == bytes.length ? bytes : Arrays.copyOf(bytes, length));
-                    return;
                 }
             }
+        }
+
+        private void complete()
+        {
+            result.complete(length == bytes.length ? bytes : Arrays.copyOf(bytes, length));
         }
     }
 }

@@ -12,16 +12,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /** The runtime's {@link Exchange}: raw body, peeked model, lazily decoded canonical request. */
 public final class DefaultExchange implements Exchange
 {
-    private static final Throwable NOT_ABORTED = new Throwable("not aborted", null, false, false)
-    {
-    };
-
     private final String id;
     private final long arrivalNanos;
     private final String method;
@@ -36,9 +31,11 @@ public final class DefaultExchange implements Exchange
     private boolean modified;
     private Map<String, Object> attributes;
     private volatile Usage usage;
-    // Abort listeners are registered and fired from different threads; a short lock-free list is enough.
-    private final AtomicReference<Throwable> aborted = new AtomicReference<>(NOT_ABORTED);
-    private final List<Consumer<Throwable>> abortListeners = new ArrayList<>(2);
+    // Abort listeners are registered and fired from different threads: guarded by this lock, which is never held
+    // while a listener runs. Usually one listener (the upstream request), so the list is created on demand.
+    private final Object abortLock = new Object();
+    private List<Consumer<Throwable>> abortListeners;
+    private Throwable aborted;
     private final long[] stages = new long[STAGES.length];
     // The bindings entered, in order, with the time of entry: the per-binding breakdown.
     private int[] bindingPath = new int[6];
@@ -251,11 +248,13 @@ public final class DefaultExchange implements Exchange
     public void onAbort(Consumer<Throwable> listener)
     {
         Throwable cause;
-        synchronized (abortListeners)
+        synchronized (abortLock)
         {
-            cause = aborted.get();
-            if (cause == NOT_ABORTED)
+            cause = aborted;
+            if (cause == null)
             {
+                if (abortListeners == null)
+                    abortListeners = new ArrayList<>(2);
                 abortListeners.add(listener);
                 return;
             }
@@ -267,14 +266,18 @@ public final class DefaultExchange implements Exchange
     public void abort(Throwable cause)
     {
         List<Consumer<Throwable>> toRun;
-        synchronized (abortListeners)
+        synchronized (abortLock)
         {
-            if (!aborted.compareAndSet(NOT_ABORTED, cause))
+            if (aborted != null)
                 return;
-            toRun = new ArrayList<>(abortListeners);
-            abortListeners.clear();
+            aborted = cause == null ? new IllegalStateException("aborted") : cause;
+            toRun = abortListeners;
+            abortListeners = null;
         }
-        for (Consumer<Throwable> l : toRun)
-            l.accept(cause);
+        if (toRun != null)
+        {
+            for (Consumer<Throwable> l : toRun)
+                l.accept(aborted);
+        }
     }
 }

@@ -91,8 +91,9 @@ final class JettyUpstream implements Upstream
         if (upstreamRequest.body() != null)
             request.body(new BytesRequestContent(upstreamRequest.contentType(), upstreamRequest.body()));
 
-        FirstByteTimeout firstByte = new FirstByteTimeout(request);
-        if (firstByteTimer)
+        // Only when the first-byte timeout differs from the idle one does it need a timer (and an object) of its own.
+        FirstByteTimeout firstByte = firstByteTimer ? new FirstByteTimeout(request) : null;
+        if (firstByte != null)
         {
             firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
             request.onResponseBegin(r -> firstByte.cancel());
@@ -106,11 +107,12 @@ final class JettyUpstream implements Upstream
         exchange.mark(Stage.UPSTREAM_SEND);
         request.send(r ->
         {
-            firstByte.cancel();
+            if (firstByte != null)
+                firstByte.cancel();
             if (r.isFailed() && !result.isDone())
             {
                 Throwable failure = r.getFailure();
-                result.completeExceptionally(map(failure, firstByte.fired));
+                result.completeExceptionally(map(failure, firstByte != null && firstByte.fired));
                 if (LOG.isDebugEnabled())
                     LOG.debug("G2P {} {} failed: {}", exchange.id(), bindingName, String.valueOf(failure));
             }

@@ -133,7 +133,7 @@ final class OpenAiClient implements ClientBinding
         int status = response.status();
         if (status < 200 || status > 299)
         {
-            return BoundedBody.read(response.body(), MAX_ERROR_BYTES)
+            return Bodies.readPrefix(response.body(), MAX_ERROR_BYTES)
                 .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
         }
         if (stream)

@@ -267,28 +267,33 @@ final class OpenAiRequestEncoder
                 writeUserPart(g, t);
             g.writeEndArray();
         }
-        if (!calls.isEmpty())
-        {
-            g.writeArrayFieldStart("tool_calls");
-            for (ContentPart.ToolCall call : calls)
-            {
-                g.writeStartObject();
-                g.writeStringField("id", call.id());
-                g.writeStringField("type", "function");
-                g.writeObjectFieldStart("function");
-                g.writeStringField("name", call.name());
-                // The arguments text goes out exactly as the model produced it, valid JSON or not.
-                g.writeStringField("arguments", call.arguments());
-                g.writeEndObject();
-                g.writeEndObject();
-            }
-            g.writeEndArray();
-        }
+        writeToolCalls(g, calls);
         writeName(g, message);
         g.writeEndObject();
     }
 
     /** Writes {@code content} for roles that take text only: one part as a string, several as text parts. */
+    /** Writes {@code tool_calls} (requests and responses share the shape); nothing when {@code calls} is empty. */
+    static void writeToolCalls(JsonGenerator g, List<ContentPart.ToolCall> calls) throws IOException
+    {
+        if (calls.isEmpty())
+            return;
+        g.writeArrayFieldStart("tool_calls");
+        for (ContentPart.ToolCall call : calls)
+        {
+            g.writeStartObject();
+            g.writeStringField("id", call.id());
+            g.writeStringField("type", "function");
+            g.writeObjectFieldStart("function");
+            g.writeStringField("name", call.name());
+            // The arguments text goes out exactly as the model produced it, valid JSON or not.
+            g.writeStringField("arguments", call.arguments());
+            g.writeEndObject();
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+    }
+
     private static void writeTextContent(JsonGenerator g, List<ContentPart> parts, String path) throws IOException
     {
         for (int j = 0; j < parts.size(); j++)

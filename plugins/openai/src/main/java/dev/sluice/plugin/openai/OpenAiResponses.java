@@ -154,22 +154,7 @@ final class OpenAiResponses
             g.writeStringField("content", text.toString());
         if (reasoning != null)
             g.writeStringField("reasoning_content", reasoning.toString());
-        if (!calls.isEmpty())
-        {
-            g.writeArrayFieldStart("tool_calls");
-            for (ContentPart.ToolCall call : calls)
-            {
-                g.writeStartObject();
-                g.writeStringField("id", call.id());
-                g.writeStringField("type", "function");
-                g.writeObjectFieldStart("function");
-                g.writeStringField("name", call.name());
-                g.writeStringField("arguments", call.arguments());
-                g.writeEndObject();
-                g.writeEndObject();
-            }
-            g.writeEndArray();
-        }
+        OpenAiRequestEncoder.writeToolCalls(g, calls);
         // OpenAI always sends these two; SDKs that model them as required expect them.
         g.writeNullField("refusal");
         g.writeArrayFieldStart("annotations");
