@@ -3,6 +3,7 @@ package dev.sluice.api.binding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 
@@ -40,5 +41,28 @@ public interface ServerBinding
     default CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
         return next.handle(exchange);
+    }
+
+    /**
+     * Where this dialect's clients put their API key: OpenAI an {@code Authorization: Bearer} token (the default),
+     * Anthropic {@code x-api-key}, Gemini {@code x-goog-api-key} or {@code ?key=}. Authentication bindings (virtual
+     * keys) read the key through this, so they work for every dialect; the key itself is never forwarded upstream.
+     *
+     * @param headers the request headers
+     * @param query   the raw query string, or {@code null}
+     * @return the key the client sent, or {@code null} if it sent none
+     */
+    default String clientKey(Headers headers, String query)
+    {
+        return bearerToken(headers.get("Authorization"));
+    }
+
+    /** @return the token of an {@code Authorization: Bearer <token>} value, or {@code null} */
+    static String bearerToken(String authorization)
+    {
+        if (authorization == null || authorization.length() < 8 || !authorization.regionMatches(true, 0, "Bearer ", 0, 7))
+            return null;
+        String token = authorization.substring(7).strip();
+        return token.isEmpty() ? null : token;
     }
 }

@@ -6,6 +6,7 @@ import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
 
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 
 /**
  * A dialect's wire format, both ways, for requests, responses, streams and errors. A dialect plugin's server and
@@ -31,6 +32,15 @@ public interface DialectCodec
     /** Decodes a request body into the canonical model. */
     ChatRequest decodeRequest(byte[] body);
 
+    /**
+     * Decodes a request with what the server binding's peek found. The default ignores the peek; a dialect that
+     * carries the model or the stream flag outside the body (Gemini: in the path) takes them from it.
+     */
+    default ChatRequest decodeRequest(byte[] body, RequestPeek peek)
+    {
+        return decodeRequest(body);
+    }
+
     /** Encodes a canonical request into a request body of this dialect. */
     byte[] encodeRequest(ChatRequest request);
 
@@ -43,8 +53,13 @@ public interface DialectCodec
     /** @return a new decoder for one streamed response of this dialect */
     StreamDecoder newStreamDecoder();
 
-    /** @return a new encoder for one streamed response of this dialect */
-    StreamEncoder newStreamEncoder();
+    /**
+     * @param request the client's request, decoded on the first call; an encoder calls it only when it encodes a
+     *                canonical event that depends on it (OpenAI's {@code include_usage}), so a relayed stream of raw
+     *                frames never decodes the request
+     * @return a new encoder for one streamed response of this dialect
+     */
+    StreamEncoder newStreamEncoder(Supplier<ChatRequest> request);
 
     /** @return a complete error body of this dialect for {@code error} (content type {@code application/json}) */
     byte[] encodeError(GatewayException error);

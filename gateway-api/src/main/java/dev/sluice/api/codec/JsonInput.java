@@ -1,4 +1,4 @@
-package dev.sluice.plugin.openai;
+package dev.sluice.api.codec;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
@@ -23,15 +23,15 @@ import java.io.IOException;
  * what a provider answered (a failure is the provider's: {@code UPSTREAM_UNAVAILABLE}, 502, no {@code param}).
  * Absent fields and JSON {@code null} are the same thing everywhere: OpenAI documents {@code null} as "not set".
  */
-final class JsonInput
+public final class JsonInput
 {
     /** Client input: failures are 400s that name the field. */
-    static final JsonInput REQUEST = new JsonInput(ErrorKind.INVALID_REQUEST, "", "request body", true);
+    public static final JsonInput REQUEST = new JsonInput(ErrorKind.INVALID_REQUEST, "", "request body", true);
     /** Provider output: failures are 502s, since the client cannot fix them. */
-    static final JsonInput UPSTREAM = new JsonInput(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid response: ",
+    public static final JsonInput UPSTREAM = new JsonInput(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid response: ",
         "upstream response", false);
     /** One event of a provider's stream. */
-    static final JsonInput STREAM = new JsonInput(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event: ",
+    public static final JsonInput STREAM = new JsonInput(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event: ",
         "upstream stream event", false);
 
     private static final int MAX_SHOWN_VALUE = 40;
@@ -57,7 +57,7 @@ final class JsonInput
      * Parses a whole document into a tree; syntax errors, excessive nesting and trailing tokens become
      * {@link GatewayException}s of this flavour's kind.
      */
-    JsonNode parse(byte[] body)
+    public JsonNode parse(byte[] body)
     {
         if (body == null || body.length == 0)
             throw fail(null, what + " is empty (expected: a JSON object)");
@@ -85,7 +85,7 @@ final class JsonInput
     }
 
     /** @return the failure for a parser exception: syntax, nesting depth or another parser limit */
-    GatewayException syntax(JsonProcessingException e)
+    public GatewayException syntax(JsonProcessingException e)
     {
         String original = cleanParserMessage(e.getOriginalMessage());
         if (e instanceof StreamConstraintsException)
@@ -125,7 +125,7 @@ final class JsonInput
     }
 
     /** @return a failure of this flavour's kind; {@code path} becomes the message prefix and the {@code param} */
-    GatewayException fail(String path, String problem)
+    public GatewayException fail(String path, String problem)
     {
         return fail(path, problem, null);
     }
@@ -137,20 +137,20 @@ final class JsonInput
     }
 
     /** @return the failure for a value of the wrong type or shape */
-    GatewayException wrongType(String path, JsonNode value, String expected)
+    public GatewayException wrongType(String path, JsonNode value, String expected)
     {
         return fail(path, "value: " + describe(value) + " (expected: " + expected + ")");
     }
 
     /** @return an {@code UNSUPPORTED} failure naming {@code path}; only client input can ask for a feature */
-    static GatewayException unsupported(String path, String problem)
+    public static GatewayException unsupported(String path, String problem)
     {
         return new GatewayException(ErrorKind.UNSUPPORTED, ErrorKind.UNSUPPORTED.defaultStatus(), path + ": " + problem, path,
             "unsupported_parameter", null);
     }
 
     /** @return a short rendering of {@code value} for messages; long strings are cut so no large content is echoed */
-    static String describe(JsonNode value)
+    public static String describe(JsonNode value)
     {
         if (value == null || value.isMissingNode())
             return "missing";
@@ -164,33 +164,33 @@ final class JsonInput
     }
 
     /** @return {@code s} quoted, cut to a few dozen characters */
-    static String shortString(String s)
+    public static String shortString(String s)
     {
         String shown = s.length() > MAX_SHOWN_VALUE ? s.substring(0, MAX_SHOWN_VALUE) + "..." : s;
         return "\"" + shown.replace("\"", "\\\"") + "\"";
     }
 
     /** @return the field's value, or {@code null} if it is absent or JSON null */
-    static JsonNode field(JsonNode object, String name)
+    public static JsonNode field(JsonNode object, String name)
     {
         JsonNode value = object.get(name);
         return value == null || value.isNull() ? null : value;
     }
 
-    ObjectNode object(JsonNode value, String path)
+    public ObjectNode object(JsonNode value, String path)
     {
         if (!(value instanceof ObjectNode o))
             throw wrongType(path, value, "an object");
         return o;
     }
 
-    ObjectNode optObject(JsonNode parent, String name, String path)
+    public ObjectNode optObject(JsonNode parent, String name, String path)
     {
         JsonNode value = field(parent, name);
         return value == null ? null : object(value, path);
     }
 
-    ArrayNode optArray(JsonNode parent, String name, String path)
+    public ArrayNode optArray(JsonNode parent, String name, String path)
     {
         JsonNode value = field(parent, name);
         if (value == null)
@@ -200,7 +200,7 @@ final class JsonInput
         return a;
     }
 
-    String optText(JsonNode parent, String name, String path)
+    public String optText(JsonNode parent, String name, String path)
     {
         JsonNode value = field(parent, name);
         if (value == null)
@@ -210,7 +210,7 @@ final class JsonInput
         return value.textValue();
     }
 
-    String text(JsonNode parent, String name, String path)
+    public String text(JsonNode parent, String name, String path)
     {
         String value = optText(parent, name, path);
         if (value == null)
@@ -218,7 +218,7 @@ final class JsonInput
         return value;
     }
 
-    Boolean optBoolean(JsonNode parent, String name, String path)
+    public Boolean optBoolean(JsonNode parent, String name, String path)
     {
         JsonNode value = field(parent, name);
         if (value == null)
@@ -228,7 +228,7 @@ final class JsonInput
         return value.booleanValue();
     }
 
-    Double optNumber(JsonNode parent, String name, String path)
+    public Double optNumber(JsonNode parent, String name, String path)
     {
         JsonNode value = field(parent, name);
         if (value == null)
@@ -238,7 +238,7 @@ final class JsonInput
         return value.doubleValue();
     }
 
-    Integer optInt(JsonNode parent, String name, String path)
+    public Integer optInt(JsonNode parent, String name, String path)
     {
         JsonNode value = field(parent, name);
         if (value == null)
@@ -248,7 +248,7 @@ final class JsonInput
         return value.intValue();
     }
 
-    Long optLong(JsonNode parent, String name, String path)
+    public Long optLong(JsonNode parent, String name, String path)
     {
         JsonNode value = field(parent, name);
         if (value == null)
@@ -259,7 +259,7 @@ final class JsonInput
     }
 
     /** @return a non-negative count, 0 if absent; for token counts, where providers omit zeros */
-    long count(JsonNode parent, String name, String path)
+    public long count(JsonNode parent, String name, String path)
     {
         if (parent == null)
             return 0;

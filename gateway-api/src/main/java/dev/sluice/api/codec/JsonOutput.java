@@ -1,4 +1,4 @@
-package dev.sluice.plugin.openai;
+package dev.sluice.api.codec;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
@@ -9,11 +9,11 @@ import dev.sluice.api.json.Json;
 import java.io.IOException;
 
 /** Writes JSON with the shared mapper's generator, so raw {@link com.fasterxml.jackson.databind.JsonNode}s embed directly. */
-final class JsonOutput
+public final class JsonOutput
 {
     /** The body of a generator run; may throw the generator's {@link IOException}. */
     @FunctionalInterface
-    interface Body
+    public interface Body
     {
         void write(JsonGenerator generator) throws IOException;
     }
@@ -23,7 +23,7 @@ final class JsonOutput
     }
 
     /** @return the UTF-8 bytes {@code body} writes */
-    static byte[] write(Body body)
+    public static byte[] write(Body body)
     {
         ByteArrayBuilder out = new ByteArrayBuilder(512);
         write(out, body);
@@ -31,7 +31,7 @@ final class JsonOutput
     }
 
     /** Appends what {@code body} writes to {@code out}. */
-    static void write(ByteArrayBuilder out, Body body)
+    public static void write(ByteArrayBuilder out, Body body)
     {
         try (JsonGenerator generator = Json.MAPPER.createGenerator(out))
         {

@@ -52,16 +52,22 @@ public sealed interface ContentPart permits ContentPart.Text, ContentPart.Image,
     /**
      * A call the model makes to a tool.
      *
-     * @param arguments the arguments as a JSON text, exactly as the model produced it (it may not even be valid
-     *                  JSON; codecs never reformat it)
+     * @param arguments    the arguments as a JSON text, exactly as the model produced it (it may not even be valid
+     *                     JSON; codecs never reformat it)
+     * @param cacheControl Anthropic's {@code cache_control} on a {@code tool_use} block, kept as sent, or {@code null}
      */
-    record ToolCall(String id, String name, String arguments) implements ContentPart
+    record ToolCall(String id, String name, String arguments, JsonNode cacheControl) implements ContentPart
     {
         public ToolCall
         {
             Objects.requireNonNull(id, "id");
             Objects.requireNonNull(name, "name");
             arguments = arguments == null ? "" : arguments;
+        }
+
+        public ToolCall(String id, String name, String arguments)
+        {
+            this(id, name, arguments, null);
         }
     }
 

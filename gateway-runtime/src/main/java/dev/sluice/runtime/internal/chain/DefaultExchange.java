@@ -143,7 +143,7 @@ public final class DefaultExchange implements Exchange
     public ChatRequest request()
     {
         if (request == null)
-            request = codec.decodeRequest(body);
+            request = codec.decodeRequest(body, peek);
         return request;
     }
 

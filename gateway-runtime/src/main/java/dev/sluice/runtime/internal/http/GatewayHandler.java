@@ -318,7 +318,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 }
                 else if (reply instanceof Reply.Stream stream)
                 {
-                    var encoder = codec.newStreamEncoder();
+                    var encoder = codec.newStreamEncoder(exchange::request);
                     response.setStatus(200);
                     response.getHeaders().put(HttpHeader.CONTENT_TYPE, encoder.contentType());
                     response.getHeaders().add(NO_CACHE);

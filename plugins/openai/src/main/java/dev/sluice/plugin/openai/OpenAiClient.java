@@ -1,7 +1,9 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
@@ -26,8 +28,8 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Request: an unmodified exchange from an OpenAI client is forwarded as its raw bytes, with the target model
  * spliced in if a route aliased it (no parse, no re-encoding). Anything else is encoded from the canonical request.
- * A request from another dialect loses its {@code extensions} (they are that dialect's fields, which OpenAI would
- * reject) and, when streamed, asks for {@code include_usage} so the gateway always learns the usage.
+ * A request from another dialect with {@code extensions} (that dialect's own fields) is refused naming them (see
+ * {@link Translation}); when streamed, it asks for {@code include_usage} so the gateway always learns the usage.
  *
  * <p>Response: when the client speaks OpenAI, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
  * {@link dev.sluice.api.model.RawFrame}s) and only scanned for usage, even if a binding modified the request: the
@@ -49,6 +51,7 @@ final class OpenAiClient implements ClientBinding
     private final String path;
     private final List<Map.Entry<String, String>> fixedHeaders;
     private final Set<String> forwardHeaders;
+    private final Set<String> droppable;
 
     OpenAiClient(OpenAiClientOptions options, Upstream upstream)
     {
@@ -72,6 +75,7 @@ final class OpenAiClient implements ClientBinding
         }
         this.fixedHeaders = List.copyOf(fixed);
         this.forwardHeaders = Set.copyOf(forward);
+        this.droppable = Set.copyOf(options.dropUnsupported());
     }
 
     @Override
@@ -92,7 +96,7 @@ final class OpenAiClient implements ClientBinding
             {
                 ChatRequest request = exchange.request();
                 if (!sameDialect)
-                    request = fromOtherDialect(request);
+                    request = fromOtherDialect(request, exchange.dialect());
                 body = codec.encodeRequest(request.withModel(exchange.targetModel()));
                 stream = request.stream();
             }
@@ -105,9 +109,11 @@ final class OpenAiClient implements ClientBinding
         return upstream.send(request, exchange).thenCompose(response -> onResponse(exchange, response, stream, sameDialect));
     }
 
-    private static ChatRequest fromOtherDialect(ChatRequest r)
+    private ChatRequest fromOtherDialect(ChatRequest request, String source)
     {
-        // Another dialect's extensions are its own fields: OpenAI would reject them as unknown parameters.
+        // Another dialect's extensions are its own fields: refused by name (Translation), never dropped silently.
+        ChatRequest r = Translation.withoutForeignExtensions(request, source, OpenAiCodec.DIALECT, droppable);
+        // Streams always ask for usage, so the gateway learns it; the client's encoder shows it only if asked.
         return new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(), r.parallelToolCalls(),
             r.sampling(), r.responseFormat(), r.stream(), r.stream() || r.includeUsage(), r.user(), r.metadata(), Map.of());
     }
@@ -139,7 +145,7 @@ final class OpenAiClient implements ClientBinding
         if (stream)
         {
             UpstreamEventStream events = relayRaw
-                ? new UpstreamEventStream.Raw(response.body(), exchange::usage)
+                ? new OpenAiRawStream(response.body(), exchange::usage)
                 : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
             return CompletableFuture.completedFuture(new Reply.Stream(events));
         }

@@ -20,6 +20,7 @@ import java.util.Set;
  *     organization: org-...                   # optional, OpenAI-Organization
  *     project: proj_...                       # optional, OpenAI-Project
  *     forward_headers: [x-request-id]         # downstream headers copied upstream (default: none)
+ *     drop_unsupported: [thinking]            # another dialect's fields this upstream may ignore (default: none)
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *
@@ -32,9 +33,11 @@ import java.util.Set;
  * @param forwardHeaders names of downstream headers to copy upstream, case-insensitive; never credentials
  * @param http           connection settings, or {@code null} for the defaults
  * @param path           the request path appended to {@code url}; default {@value #DEFAULT_PATH}
+ * @param dropUnsupported names of other dialects' request fields (e.g. Anthropic's {@code thinking}) that may be
+ *                       dropped when translating to OpenAI; any other such field is refused with a 400 naming it
  */
 public record OpenAiClientOptions(String url, String apiKey, String organization, String project, List<String> forwardHeaders,
-                                  HttpOptionsConfig http, String path)
+                                  HttpOptionsConfig http, String path, List<String> dropUnsupported)
 {
     /** OpenAI's path below the {@code /v1} base URL. */
     public static final String DEFAULT_PATH = "/chat/completions";
@@ -70,6 +73,7 @@ public record OpenAiClientOptions(String url, String apiKey, String organization
             }
         }
         forwardHeaders = List.copyOf(names);
+        dropUnsupported = dropUnsupported == null ? List.of() : List.copyOf(dropUnsupported);
     }
 
     private static String blankToNull(String s)
@@ -82,6 +86,6 @@ public record OpenAiClientOptions(String url, String apiKey, String organization
     {
         return "OpenAiClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***")
             + ", organization=" + organization + ", project=" + project + ", forwardHeaders=" + forwardHeaders
-            + ", http=" + http + ", path=" + path + "]";
+            + ", http=" + http + ", path=" + path + ", dropUnsupported=" + dropUnsupported + "]";
     }
 }

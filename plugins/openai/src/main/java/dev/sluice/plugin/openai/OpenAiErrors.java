@@ -1,5 +1,6 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;

@@ -1,5 +1,6 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.codec.JsonInput;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;

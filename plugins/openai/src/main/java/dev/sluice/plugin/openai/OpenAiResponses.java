@@ -1,5 +1,7 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.codec.JsonInput;
+import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;

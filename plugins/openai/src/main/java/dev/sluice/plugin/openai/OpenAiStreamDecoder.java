@@ -1,5 +1,6 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.codec.JsonInput;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;

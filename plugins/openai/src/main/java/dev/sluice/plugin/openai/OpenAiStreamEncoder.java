@@ -1,15 +1,18 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 
 /**
  * Canonical events to {@code chat.completion.chunk} SSE, in the shapes OpenAI sends: the first chunk carries
@@ -19,8 +22,10 @@ import java.nio.charset.StandardCharsets;
  * and stops have no wire form (an empty buffer). Every chunk repeats the {@code MessageStart}'s id, model and
  * created.
  *
- * <p>A {@code Stop} that already knows the usage puts it on the finish chunk: clients read usage from whichever
- * chunk has it, and a finish chunk still has a choice, so clients that index {@code choices[0]} are safe.
+ * <p>Usage follows {@code stream_options.include_usage} as OpenAI does: without it no chunk carries usage; with it
+ * one chunk with {@code "choices": []} and {@code usage} follows the finish chunk, whether the usage came with the
+ * {@code Stop} (Anthropic, Gemini) or as a later {@code UsageReport} (OpenAI). The client's request is decoded only
+ * when a canonical event needs it, so a relayed stream (raw frames, errors) never decodes it.
  */
 final class OpenAiStreamEncoder implements StreamEncoder
 {
@@ -36,9 +41,24 @@ final class OpenAiStreamEncoder implements StreamEncoder
         void write(JsonGenerator g) throws IOException;
     }
 
+    private final Supplier<ChatRequest> request;
+    private int includeUsage = -1;
+    private boolean usageSent;
     private String id = "";
     private String model = "";
     private long created;
+
+    OpenAiStreamEncoder(Supplier<ChatRequest> request)
+    {
+        this.request = request;
+    }
+
+    private boolean includeUsage()
+    {
+        if (includeUsage < 0)
+            includeUsage = request.get().includeUsage() ? 1 : 0;
+        return includeUsage == 1;
+    }
 
     @Override
     public ByteBuffer encode(StreamEvent event)
@@ -104,10 +124,21 @@ final class OpenAiStreamEncoder implements StreamEncoder
         if (event instanceof StreamEvent.Stop stop)
         {
             String finishReason = OpenAiResponses.finishReason(stop.reason(), stop.rawReason());
-            return chunk(g -> { }, finishReason, Usage.ZERO.equals(stop.usage()) ? null : stop.usage());
+            ByteBuffer finish = chunk(g -> { }, finishReason, null);
+            if (Usage.ZERO.equals(stop.usage()) || usageSent || !includeUsage())
+                return finish;
+            usageSent = true;
+            ByteBuffer usage = usageChunk(stop.usage());
+            ByteBuffer both = ByteBuffer.allocate(finish.remaining() + usage.remaining());
+            return both.put(finish).put(usage).flip();
         }
         if (event instanceof StreamEvent.UsageReport report)
+        {
+            if (usageSent || !includeUsage())
+                return empty();
+            usageSent = true;
             return usageChunk(report.usage());
+        }
         if (event instanceof StreamEvent.Error error)
             return error(error.error());
         // TextStart, ThinkingStart and BlockStop: Chat Completions has no block boundaries.

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
@@ -152,7 +153,11 @@ class OpenAiStreamCodecTest
     @Test
     void encoderFramesEventsAndEndsWithDone()
     {
-        StreamEncoder encoder = OpenAiCodec.INSTANCE.newStreamEncoder();
+        // Nothing here depends on the request: the encoder must not decode it.
+        StreamEncoder encoder = OpenAiCodec.INSTANCE.newStreamEncoder(() ->
+        {
+            throw new AssertionError("the request was decoded");
+        });
         assertThat(encoder.contentType()).isEqualTo("text/event-stream");
         String start = string(encoder.encode(new StreamEvent.MessageStart("chatcmpl-1", "gpt-4o", 5, null)));
         assertThat(start).startsWith("data: {").endsWith("}\n\n");
@@ -168,14 +173,38 @@ class OpenAiStreamCodecTest
     }
 
     @Test
-    void stopWithUsageFromAnotherDialectPutsUsageOnTheFinishChunk()
+    void stopWithUsageFromAnotherDialectIsFollowedByAUsageChunkWhenTheClientAskedForIt()
     {
-        StreamEncoder encoder = OpenAiCodec.INSTANCE.newStreamEncoder();
+        StreamEncoder encoder = encoder(true);
         encoder.encode(new StreamEvent.MessageStart("msg_1", "claude", 0, null));
         StreamEvent stop = new StreamEvent.Stop(StopReason.END_TURN, "end_turn", new Usage(9, 4, 0, 0, 0));
-        JsonNode finish = Fixtures.tree(string(encoder.encode(stop)).substring(6));
-        assertThat(finish.at("/choices/0/finish_reason").textValue()).isEqualTo("stop");
-        assertThat(finish.at("/usage/total_tokens").longValue()).isEqualTo(13);
+        List<JsonNode> out = chunks(utf8(string(encoder.encode(stop))));
+        assertThat(out).hasSize(2);
+        assertThat(out.get(0).at("/choices/0/finish_reason").textValue()).isEqualTo("stop");
+        assertThat(out.get(0).has("usage")).isFalse();
+        assertThat(out.get(1).get("choices")).isEmpty();
+        assertThat(out.get(1).at("/usage/total_tokens").longValue()).isEqualTo(13);
+        // A later UsageReport (none comes from Anthropic, but a proxy may add one) does not repeat it.
+        assertThat(encoder.encode(new StreamEvent.UsageReport(new Usage(9, 4, 0, 0, 0))).remaining()).isZero();
+    }
+
+    @Test
+    void withoutIncludeUsageNoChunkCarriesUsage()
+    {
+        StreamEncoder encoder = encoder(false);
+        encoder.encode(new StreamEvent.MessageStart("msg_1", "claude", 0, null));
+        StreamEvent stop = new StreamEvent.Stop(StopReason.END_TURN, "end_turn", new Usage(9, 4, 0, 0, 0));
+        List<JsonNode> out = chunks(utf8(string(encoder.encode(stop))));
+        assertThat(out).hasSize(1);
+        assertThat(out.get(0).has("usage")).isFalse();
+        assertThat(encoder.encode(new StreamEvent.UsageReport(new Usage(9, 4, 0, 0, 0))).remaining()).isZero();
+    }
+
+    private static StreamEncoder encoder(boolean includeUsage)
+    {
+        ChatRequest request = new ChatRequest("m", List.of(), List.of(), List.of(), null, null, null, null, true,
+            includeUsage, null, null, null);
+        return OpenAiCodec.INSTANCE.newStreamEncoder(() -> request);
     }
 
     @Test
@@ -326,7 +355,7 @@ class OpenAiStreamCodecTest
 
     private static byte[] encode(List<StreamEvent> events, boolean withEnd)
     {
-        StreamEncoder encoder = OpenAiCodec.INSTANCE.newStreamEncoder();
+        StreamEncoder encoder = encoder(true);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (StreamEvent e : events)
         {

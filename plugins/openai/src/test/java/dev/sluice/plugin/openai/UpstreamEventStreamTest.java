@@ -1,5 +1,6 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.EventStream;
@@ -45,7 +46,7 @@ class UpstreamEventStreamTest
     {
         byte[] sse = Fixtures.bytes("stream-parallel-tools.sse");
         body = TestBody.split(sse, 50);
-        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        EventStream stream = new OpenAiRawStream(body, usages::add);
 
         List<StreamItem> items = drain(stream);
 
@@ -63,7 +64,7 @@ class UpstreamEventStreamTest
     {
         String event = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
         body = TestBody.of(utf8(event.substring(0, 20)), utf8(event.substring(20)), utf8("data: [DONE]\n\n"));
-        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        EventStream stream = new OpenAiRawStream(body, usages::add);
 
         List<StreamItem> items = drain(stream);
 
@@ -78,7 +79,7 @@ class UpstreamEventStreamTest
     {
         String sse = new String(Fixtures.bytes("stream-text.sse"), StandardCharsets.UTF_8);
         body = TestBody.split(utf8(sse.substring(0, sse.indexOf("data: [DONE]"))), 100);
-        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        EventStream stream = new OpenAiRawStream(body, usages::add);
 
         List<StreamItem> items = drain(stream);
 
@@ -94,7 +95,7 @@ class UpstreamEventStreamTest
         String error = "data: {\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\","
             + "\"code\":\"rate_limit_exceeded\"}}\n\n";
         body = TestBody.of(utf8(content + error), utf8("never read"));
-        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        EventStream stream = new OpenAiRawStream(body, usages::add);
 
         List<StreamItem> items = drain(stream);
 
@@ -110,7 +111,7 @@ class UpstreamEventStreamTest
     void rawRelayErrorEventStartingAChunkEmitsNoFrame()
     {
         body = TestBody.of(utf8("data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\"}}\n\n"));
-        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        EventStream stream = new OpenAiRawStream(body, usages::add);
 
         List<StreamItem> items = drain(stream);
 
@@ -154,12 +155,12 @@ class UpstreamEventStreamTest
     {
         GatewayException timeout = new GatewayException(ErrorKind.UPSTREAM_TIMEOUT, "upstream idle for 60s");
         body = TestBody.of(utf8("data: {\"choices\":[]}\n\n")).thenFail(timeout);
-        List<StreamItem> items = drain(new UpstreamEventStream.Raw(body, usages::add));
+        List<StreamItem> items = drain(new OpenAiRawStream(body, usages::add));
         assertThat(((StreamEvent.Error)items.get(items.size() - 1)).error()).isSameAs(timeout);
 
         body.assertAllReleasedOnce();
         body = TestBody.of().thenFail(new IOException("connection reset"));
-        items = drain(new UpstreamEventStream.Raw(body, usages::add));
+        items = drain(new OpenAiRawStream(body, usages::add));
         GatewayException wrapped = ((StreamEvent.Error)items.get(0)).error();
         assertThat(wrapped.kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
         assertThat(wrapped.getMessage()).isEqualTo("upstream stream failed");
@@ -169,7 +170,7 @@ class UpstreamEventStreamTest
     void connectionDroppedAfterDoneIsACleanEnd()
     {
         body = TestBody.of(utf8("data: [DONE]\n\n")).thenFail(new IOException("reset"));
-        List<StreamItem> items = drain(new UpstreamEventStream.Raw(body, usages::add));
+        List<StreamItem> items = drain(new OpenAiRawStream(body, usages::add));
         assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
     }
 
@@ -178,7 +179,7 @@ class UpstreamEventStreamTest
     {
         body = TestBody.of(utf8("data: {\"choices\":[]}\n\n"), utf8("data: [DONE]\n\n"));
         body.available = 0;
-        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        EventStream stream = new OpenAiRawStream(body, usages::add);
 
         assertThat(stream.read()).isNull();
         boolean[] called = new boolean[1];
@@ -200,7 +201,7 @@ class UpstreamEventStreamTest
     void cancelAbortsTheUpstream()
     {
         body = TestBody.of(utf8("data: {\"choices\":[]}\n\n"), utf8("data: [DONE]\n\n"));
-        EventStream stream = new UpstreamEventStream.Raw(body, usages::add);
+        EventStream stream = new OpenAiRawStream(body, usages::add);
         assertThat(stream.read()).isInstanceOf(RawFrame.class);
 
         IOException gone = new IOException("client went away");

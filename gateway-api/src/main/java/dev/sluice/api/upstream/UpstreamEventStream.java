@@ -1,0 +1,194 @@
+package dev.sluice.api.upstream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.codec.StreamDecoder;
+import dev.sluice.api.exchange.EventStream;
+import dev.sluice.api.json.Json;
+import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.StreamItem;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.sse.SseParser;
+import dev.sluice.api.upstream.BodyChunk;
+import dev.sluice.api.upstream.BodySource;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/**
+ * An {@link EventStream} that pulls from the upstream {@link BodySource}: {@link #read()} reads the next chunk
+ * only when the items of the previous one are consumed, and {@link #demand(Runnable)} is the body's demand. Nothing
+ * is read ahead of the consumer, so a slow client slows the upstream socket; the only buffer is the handful of
+ * items one chunk produces.
+ *
+ * <p>Every chunk read is released exactly once, before {@code read} returns. The stream ends with
+ * {@link StreamItem#END} if the upstream's explicit end (OpenAI {@code [DONE]}, Anthropic {@code message_stop}) was seen, else with a {@code StreamEvent.Error}
+ * ({@code UPSTREAM_UNAVAILABLE}: a stream cut short is never passed off as complete). When a terminal item is
+ * produced before the body ended (an error event), the body is failed, which aborts the upstream request.
+ *
+ * <p>Threading: {@code read} and {@code demand} by one consumer at a time, per {@link EventStream};
+ * {@code cancel} from any thread.
+ */
+public abstract class UpstreamEventStream implements EventStream
+{
+    private final BodySource body;
+    private final ArrayDeque<StreamItem> pending = new ArrayDeque<>();
+    private final AtomicBoolean cancelled = new AtomicBoolean();
+    /** Records usage as soon as it is seen, for accounting. */
+    protected final Consumer<Usage> usage;
+    private StreamItem terminal;
+    private boolean terminalQueued;
+    private boolean bodyEnded;
+
+    protected UpstreamEventStream(BodySource body, Consumer<Usage> usage)
+    {
+        this.body = body;
+        this.usage = usage;
+    }
+
+    /** Processes a non-empty data chunk; may {@linkplain #emit emit} items and {@linkplain #finish finish}. */
+    protected abstract void onData(ByteBuffer data);
+
+    /** @return whether the upstream's explicit end of stream was seen */
+    protected abstract boolean complete();
+
+    @Override
+    public StreamItem read()
+    {
+        while (true)
+        {
+            if (terminal != null)
+                return terminal;
+            StreamItem item = pending.poll();
+            if (item != null)
+            {
+                if (item == StreamItem.END || item instanceof StreamEvent.Error)
+                    terminal = item;
+                return item;
+            }
+            if (cancelled.get())
+            {
+                terminal = new StreamEvent.Error(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "stream cancelled"));
+                return terminal;
+            }
+            BodyChunk chunk = body.read();
+            if (chunk == null)
+                return null;
+            onChunk(chunk);
+        }
+    }
+
+    private void onChunk(BodyChunk chunk)
+    {
+        try
+        {
+            Throwable failure = chunk.failure();
+            if (failure != null)
+            {
+                bodyEnded = true;
+                // A connection dropped after [DONE] lost nothing.
+                finish(complete() ? StreamItem.END : new StreamEvent.Error(failure instanceof GatewayException g ? g
+                    : new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream stream failed", failure)));
+                return;
+            }
+            if (chunk.buffer().hasRemaining())
+                onData(chunk.buffer());
+            if (chunk.last())
+            {
+                bodyEnded = true;
+                finish(complete() ? StreamItem.END : new StreamEvent.Error(
+                    new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream stream ended before completion")));
+            }
+        }
+        catch (GatewayException e)
+        {
+            finish(new StreamEvent.Error(e));
+        }
+        finally
+        {
+            chunk.release();
+        }
+        if (terminalQueued && !bodyEnded)
+        {
+            // We will read no further: abort the upstream rather than leave its connection unread.
+            bodyEnded = true;
+            body.fail(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "stream ended by an error event"));
+        }
+    }
+
+    /** Queues a non-terminal item, unless the stream already has its terminal item. */
+    protected final void emit(StreamItem item)
+    {
+        if (!terminalQueued)
+            pending.add(item);
+    }
+
+    /** Queues the terminal item; later items are dropped. */
+    protected final void finish(StreamItem item)
+    {
+        if (terminalQueued)
+            return;
+        pending.add(item);
+        terminalQueued = true;
+    }
+
+    @Override
+    public void demand(Runnable onAvailable)
+    {
+        if (terminal != null || !pending.isEmpty() || cancelled.get())
+        {
+            onAvailable.run();
+            return;
+        }
+        body.demand(onAvailable);
+    }
+
+    @Override
+    public void cancel(Throwable cause)
+    {
+        if (cancelled.compareAndSet(false, true))
+            body.fail(cause);
+    }
+
+    /** The translated path: the upstream's chunks become canonical events through the dialect's decoder. */
+    public static final class Translated extends UpstreamEventStream
+    {
+        private final StreamDecoder decoder;
+
+        public Translated(BodySource body, StreamDecoder decoder, Consumer<Usage> usage)
+        {
+            super(body, usage);
+            this.decoder = decoder;
+        }
+
+        @Override
+        protected void onData(ByteBuffer data)
+        {
+            decoder.decode(data, event ->
+            {
+                if (event instanceof StreamEvent.Error)
+                {
+                    finish(event);
+                    return;
+                }
+                if (event instanceof StreamEvent.Stop stop && !Usage.ZERO.equals(stop.usage()))
+                    usage.accept(stop.usage());
+                else if (event instanceof StreamEvent.UsageReport report)
+                    usage.accept(report.usage());
+                emit(event);
+            });
+        }
+
+        @Override
+        protected boolean complete()
+        {
+            return decoder.complete();
+        }
+    }
+}
