@@ -1,5 +1,7 @@
 package dev.sluice.bench.jmh;
 
+import java.util.List;
+import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.RawFrame;
@@ -68,7 +70,10 @@ public class StreamBenchmark
         raw = BenchAccess.rawRelay(rawSource, this::onUsage);
         translatedSource = new ChunkSource(bytes);
         translated = BenchAccess.translatedRelay(translatedSource, this::onUsage);
-        encoder = OpenAiCodec.INSTANCE.newStreamEncoder();
+        // A streamed request that asked for usage, as the translated path sees it.
+        ChatRequest request = new ChatRequest("gpt-4o", List.of(), List.of(), List.of(), null, null, null, null, true, true,
+            null, null, null);
+        encoder = OpenAiCodec.INSTANCE.newStreamEncoder(() -> request);
 
         rawSource.arm();
         StreamItem item = raw.read();

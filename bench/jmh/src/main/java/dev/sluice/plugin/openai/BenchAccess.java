@@ -1,5 +1,6 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.BodySource;
@@ -34,7 +35,7 @@ public final class BenchAccess
      */
     public static EventStream rawRelay(BodySource body, Consumer<Usage> usage)
     {
-        return new UpstreamEventStream.Raw(body, usage);
+        return new OpenAiRawStream(body, usage);
     }
 
     /**
