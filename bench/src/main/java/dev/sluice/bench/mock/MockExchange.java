@@ -13,10 +13,12 @@ import java.util.function.Consumer;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import dev.sluice.bench.mock.DialectTemplates.Answer;
+import dev.sluice.bench.mock.DialectTemplates.ErrorReply;
+import dev.sluice.bench.mock.DialectTemplates.Shape;
+import dev.sluice.bench.mock.MockDialect.GeminiPath;
 import dev.sluice.bench.mock.MockModels.Behavior;
 import dev.sluice.bench.mock.MockModels.Kind;
-import dev.sluice.bench.mock.OpenAiTemplates.StreamTemplate;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
@@ -30,6 +32,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Promise;
+import org.eclipse.jetty.util.URIUtil;
 import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
@@ -50,14 +53,12 @@ final class MockExchange implements Consumer<Throwable>
     private static final int RESPONDING = 1;
     private static final int DONE = 2;
 
-    private static final HttpField JSON = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
-    private static final HttpField EVENT_STREAM = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE,
-        "text/event-stream; charset=utf-8");
+    private static final HttpField JSON = DialectTemplates.JSON;
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
     private static final HttpField RETRY_AFTER = new PreEncodedHttpField(HttpHeader.RETRY_AFTER, "1");
     private static final HttpField CONNECTION_CLOSE = new PreEncodedHttpField(HttpHeader.CONNECTION, "close");
     private static final HttpField ALLOW_POST = new PreEncodedHttpField(HttpHeader.ALLOW, "POST");
-    private static final String REQUEST_ID = "x-request-id";
+    private static final String REQUEST_ID_PREFIX = "req_mock_";
 
     private final MockHandler handler;
     private final Request request;
@@ -90,10 +91,17 @@ final class MockExchange implements Consumer<Throwable>
         if (request.getLength() > maxBody)
         {
             // Refused unread, like a provider would; recorded without its body.
+            MockDialect dialect = MockDialect.ofPath(decodedPath());
             if (handler.recorder().enabled())
-                handler.recorder().record(record(request.getMethod(), request.getHttpURI().getPath(), null, null));
+            {
+                handler.recorder().record(record(request.getMethod(), request.getHttpURI().getPath(), null, dialect,
+                    null, false));
+            }
             if (state.compareAndSet(READING, RESPONDING))
-                writeLast(HttpStatus.PAYLOAD_TOO_LARGE_413, OpenAiTemplates.ERROR_TOO_LARGE, JSON);
+            {
+                DialectTemplates templates = handler.templates(dialect == null ? MockDialect.OPENAI : dialect);
+                writeError(templates, templates.tooLarge(maxBody), handler.nextId());
+            }
             return;
         }
         Content.Source.asRetainableByteBuffer(request, handler.byteBufferPool(), false, maxBody, new Promise<>()
@@ -143,14 +151,18 @@ final class MockExchange implements Consumer<Throwable>
 
         String method = request.getMethod();
         String path = request.getHttpURI().getPath();
-        boolean chat = "/v1/chat/completions".equals(path) || "/chat/completions".equals(path);
-        ChatRequest chatRequest = null;
-        if (chat && HttpMethod.POST.is(method))
-            chatRequest = ChatRequest.scan(handler, array, offset, length);
+        MockDialect dialect = MockDialect.ofPath(decodedPath());
+        GeminiPath gemini = dialect == MockDialect.GEMINI ? GeminiPath.parse(decodedPath()) : null;
+        boolean post = HttpMethod.POST.is(method);
+        ChatRequest chat = null;
+        if (dialect != null && post)
+            chat = ChatRequest.scan(handler, array, offset, length);
+        String model = gemini != null ? gemini.model() : chat == null ? null : chat.model();
+        boolean stream = gemini != null ? gemini.stream() : chat != null && chat.stream();
         if (handler.recorder().enabled())
         {
-            RecordedRequest recorded = record(method, path, Arrays.copyOfRange(array, offset, offset + length),
-                chatRequest == null ? null : chatRequest.model());
+            RecordedRequest recorded = record(method, path, Arrays.copyOfRange(array, offset, offset + length), dialect,
+                model, stream);
             record = recorded;
             handler.recorder().record(recorded);
         }
@@ -158,44 +170,130 @@ final class MockExchange implements Consumer<Throwable>
         if (!state.compareAndSet(READING, RESPONDING))
             return;
 
-        if (chat)
+        if (dialect != null)
         {
-            if (!HttpMethod.POST.is(method))
+            DialectTemplates templates = handler.templates(dialect);
+            long id = handler.nextId();
+            ErrorReply refusal;
+            if (!post)
             {
                 response.getHeaders().put(ALLOW_POST);
-                writeLast(HttpStatus.METHOD_NOT_ALLOWED_405, invalidRequest("Invalid method for URL (" + method + " " +
-                    path + ")"), JSON);
+                refusal = templates.methodNotAllowed(method, path);
             }
-            else if (chatRequest.malformed())
-                writeLast(HttpStatus.BAD_REQUEST_400, OpenAiTemplates.ERROR_BAD_JSON, JSON);
-            else if (chatRequest.model() == null)
-                writeLast(HttpStatus.BAD_REQUEST_400, OpenAiTemplates.ERROR_NO_MODEL, JSON);
             else
-                answer(chatRequest, length);
+            {
+                refusal = authorize(dialect, templates);
+                if (refusal == null)
+                    refusal = chat.malformed() ? templates.badJson() : templates.validate(chat, request.getHeaders());
+            }
+            if (refusal != null)
+                writeError(templates, refusal, id);
+            else
+                answer(templates, id, model, stream, chat, length);
         }
         else if (HttpMethod.GET.is(method) && ("/v1/models".equals(path) || "/models".equals(path)))
             writeLast(HttpStatus.OK_200, OpenAiTemplates.MODELS, JSON);
         else if (HttpMethod.GET.is(method) && "/_mock/stats".equals(path))
             writeLast(HttpStatus.OK_200, stats(), JSON);
         else
-            writeLast(HttpStatus.NOT_FOUND_404, invalidRequest("Invalid URL (" + method + " " + path + ")"), JSON);
+            writeLast(HttpStatus.NOT_FOUND_404, OpenAiTemplates.notFound(method, path), JSON);
     }
 
-    private void answer(ChatRequest chat, int bodyLength)
+    /** @return the request path, percent-decoded (a Gemini model may arrive with its {@code /} encoded) */
+    private String decodedPath()
     {
-        Behavior behavior = Behavior.of(chat.model());
+        String path = request.getHttpURI().getPath();
+        if (path.indexOf('%') < 0)
+            return path;
+        try
+        {
+            return URIUtil.decodePath(path);
+        }
+        catch (IllegalArgumentException x)
+        {
+            return path;
+        }
+    }
+
+    /**
+     * Checks the dialect's credentials when the mock was configured with a key: OpenAI
+     * {@code Authorization: Bearer}, Anthropic {@code x-api-key}, Gemini {@code x-goog-api-key} or {@code ?key=}.
+     *
+     * @return the refusal, or {@code null} when the request may pass
+     */
+    private ErrorReply authorize(MockDialect dialect, DialectTemplates templates)
+    {
+        String expected = handler.settings().apiKey();
+        if (expected == null)
+            return null;
+        String given = switch (dialect)
+        {
+            case OPENAI -> bearer(request.getHeaders().get(HttpHeader.AUTHORIZATION));
+            case ANTHROPIC -> request.getHeaders().get("x-api-key");
+            case GEMINI ->
+            {
+                String header = request.getHeaders().get("x-goog-api-key");
+                yield header != null ? header : queryParameter("key");
+            }
+        };
+        if (given == null)
+            return templates.missingKey();
+        return expected.equals(given) ? null : templates.wrongKey();
+    }
+
+    private static String bearer(String authorization)
+    {
+        if (authorization == null)
+            return null;
+        if (authorization.regionMatches(true, 0, "Bearer ", 0, 7))
+            return authorization.substring(7).trim();
+        return authorization;
+    }
+
+    /** @return the first value of a query parameter, percent-decoded, or {@code null} */
+    private String queryParameter(String name)
+    {
+        String query = request.getHttpURI().getQuery();
+        if (query == null)
+            return null;
+        for (String pair : query.split("&"))
+        {
+            int equals = pair.indexOf('=');
+            String key = equals < 0 ? pair : pair.substring(0, equals);
+            if (name.equals(key))
+                return equals < 0 ? "" : URIUtil.decodePath(pair.substring(equals + 1).replace('+', ' '));
+        }
+        return null;
+    }
+
+    private void answer(DialectTemplates templates, long id, String model, boolean stream, ChatRequest chat,
+                        int bodyLength)
+    {
+        String requestIdHeader = templates.requestIdHeader();
+        if (requestIdHeader != null)
+            response.getHeaders().put(requestIdHeader, REQUEST_ID_PREFIX + id);
+        Behavior behavior = Behavior.of(model);
         switch (behavior.kind())
         {
             case ERROR_429:
-                response.getHeaders().put(RETRY_AFTER);
-                writeLast(HttpStatus.TOO_MANY_REQUESTS_429, OpenAiTemplates.ERROR_429, JSON);
+                writeError(templates, templates.rateLimited(), id);
                 return;
             case ERROR_500:
-                writeLast(HttpStatus.INTERNAL_SERVER_ERROR_500, OpenAiTemplates.ERROR_500, JSON);
+                writeError(templates, templates.serverError(), id);
                 return;
             case ERROR_503:
-                writeLast(HttpStatus.SERVICE_UNAVAILABLE_503, OpenAiTemplates.ERROR_503, JSON);
+                writeError(templates, templates.unavailable(), id);
                 return;
+            case ERROR_529:
+                writeError(templates, templates.overloaded(), id);
+                return;
+            case STREAM_ERROR:
+                if (!stream)
+                {
+                    writeError(templates, templates.serverError(), id);
+                    return;
+                }
+                break;
             case HANG:
                 hang();
                 return;
@@ -209,39 +307,51 @@ final class MockExchange implements Consumer<Throwable>
             extraDelay = behavior.arg();
             watchClient();
         }
-        long id = handler.nextId();
-        long created = System.currentTimeMillis() / 1000;
-        byte[] model = OpenAiTemplates.quoteModel(chat.model());
-        int promptTokens = OpenAiTemplates.promptTokens(bodyLength);
-        response.getHeaders().put(REQUEST_ID, "req_mock_" + id);
-        if (chat.stream())
-            stream(behavior, extraDelay, OpenAiTemplates.chunkPrefix(id, created, model), chat.includeUsage(), promptTokens);
+        Answer answer = switch (behavior.kind())
+        {
+            case TOOLS -> Answer.TOOLS;
+            case THINKING -> Answer.THINKING;
+            case USAGE_CACHED -> Answer.CACHED;
+            case GARBAGE -> Answer.GARBAGE;
+            default -> Answer.TEXT;
+        };
+        Shape shape = templates.shape(answer);
+        int promptTokens = promptTokens(bodyLength);
+        // Half the prompt "was" in the cache: enough for a test to tell cached from uncached tokens.
+        long cachedTokens = answer == Answer.CACHED ? Math.max(1, promptTokens / 2) : 0;
+        Template.Values values = new Template.Values(id, System.currentTimeMillis() / 1000, Template.quoteUtf8(model),
+            promptTokens, cachedTokens, shape.completionTokens(), shape.thoughtsTokens());
+        if (stream)
+        {
+            // The alternate stream: OpenAI with include_usage, Gemini without alt=sse (a JSON array).
+            boolean alternate = switch (templates.dialect())
+            {
+                case OPENAI -> chat.includeUsage();
+                case GEMINI -> !"sse".equals(queryParameter("alt"));
+                case ANTHROPIC -> false;
+            };
+            stream(templates, behavior, extraDelay, shape.stream(alternate), alternate, values);
+        }
         else
-            complete(behavior, extraDelay, id, created, model, promptTokens);
+            complete(templates, behavior, extraDelay, shape, values);
     }
 
-    private void complete(Behavior behavior, long extraDelay, long id, long created, byte[] model, int promptTokens)
+    /** The usage a request is billed: a rough 4 bytes per token of request body, like a tokenizer would guess. */
+    static int promptTokens(int bodyLength)
     {
-        OpenAiTemplates templates = handler.templates();
+        return Math.max(1, bodyLength / 4);
+    }
+
+    private void complete(DialectTemplates templates, Behavior behavior, long extraDelay, Shape shape,
+                          Template.Values values)
+    {
+        HttpField contentType = templates.jsonContentType();
+        byte[] body = shape.body().bytes(values);
         Runnable answer;
-        switch (behavior.kind())
-        {
-            case GARBAGE:
-                answer = () -> writeLast(HttpStatus.OK_200, OpenAiTemplates.GARBAGE_BODY, JSON);
-                break;
-            case CUT:
-            {
-                byte[] body = templates.completion(false, id, created, model, promptTokens);
-                answer = () -> cutBody(body, behavior.arg());
-                break;
-            }
-            default:
-            {
-                byte[] body = templates.completion(behavior.kind() == Kind.TOOLS, id, created, model, promptTokens);
-                answer = () -> writeLast(HttpStatus.OK_200, body, JSON);
-                break;
-            }
-        }
+        if (behavior.kind() == Kind.CUT)
+            answer = () -> cutBody(body, behavior.arg(), contentType);
+        else
+            answer = () -> writeLast(HttpStatus.OK_200, body, contentType);
         long delay = extraDelay + handler.settings().delayMillis();
         if (delay <= 0)
         {
@@ -260,28 +370,25 @@ final class MockExchange implements Consumer<Throwable>
             timer.cancel();
     }
 
-    private void stream(Behavior behavior, long extraDelay, byte[] prefix, boolean includeUsage, int promptTokens)
+    private void stream(DialectTemplates templates, Behavior behavior, long extraDelay, StreamScript script,
+                        boolean alternate, Template.Values values)
     {
-        OpenAiTemplates templates = handler.templates();
         MockProvider.Settings settings = handler.settings();
-        StreamTemplate template = switch (behavior.kind())
-        {
-            case TOOLS -> templates.toolsStream();
-            case GARBAGE -> templates.garbageStream();
-            default -> templates.textStream();
-        };
-        int cutIndex = -1;
-        if (behavior.kind() == Kind.CUT)
-            cutIndex = (int)Math.min(1 + behavior.arg(), template.terminalIndex());
+        int stopIndex = -1;
+        byte[] error = null;
+        if (behavior.kind() == Kind.CUT || behavior.kind() == Kind.STREAM_ERROR)
+            stopIndex = script.stopIndex(behavior.arg());
+        if (behavior.kind() == Kind.STREAM_ERROR)
+            error = templates.streamError(alternate, stopIndex == 0).bytes(values);
         long firstDelay = extraDelay + settings.firstEventMillis();
         if (firstDelay > 0 || settings.intervalMillis() > 0)
             request.addIdleTimeoutListener(timeout -> false);
 
         response.setStatus(HttpStatus.OK_200);
-        response.getHeaders().put(EVENT_STREAM);
+        response.getHeaders().put(templates.streamContentType(alternate));
         response.getHeaders().put(NO_CACHE);
-        SseStream sse = new SseStream(this, response, handler.scheduler(), template, includeUsage, prefix, promptTokens,
-            templates.completionTokens(behavior.kind() == Kind.TOOLS), firstDelay, settings.intervalMillis(), cutIndex);
+        SseStream sse = new SseStream(this, response, handler.scheduler(), script, values, firstDelay,
+            settings.intervalMillis(), stopIndex, error);
         stream = sse;
         sse.iterate();
         // A failure may have raced with the assignment above and missed the stream.
@@ -313,10 +420,10 @@ final class MockExchange implements Consumer<Throwable>
         return true;
     }
 
-    private void cutBody(byte[] body, long bytes)
+    private void cutBody(byte[] body, long bytes, HttpField contentType)
     {
         response.setStatus(HttpStatus.OK_200);
-        response.getHeaders().put(JSON);
+        response.getHeaders().put(contentType);
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
         int length = (int)Math.min(bytes, body.length - 1);
         lastWriteStarted = true;
@@ -325,6 +432,16 @@ final class MockExchange implements Consumer<Throwable>
             writes++;
             cut();
         }, this::clientFailed));
+    }
+
+    private void writeError(DialectTemplates templates, ErrorReply reply, long id)
+    {
+        if (reply.retryAfter())
+            response.getHeaders().put(RETRY_AFTER);
+        String requestIdHeader = templates.requestIdHeader();
+        if (requestIdHeader != null)
+            response.getHeaders().put(requestIdHeader, REQUEST_ID_PREFIX + id);
+        writeLast(reply.status(), reply.body().bytes(Template.Values.ofId(id)), templates.jsonContentType());
     }
 
     private void writeLast(int status, byte[] body, HttpField contentType)
@@ -421,7 +538,8 @@ final class MockExchange implements Consumer<Throwable>
             : new Request.Handler.AbortException(failure));
     }
 
-    private RecordedRequest record(String method, String path, byte[] body, String model)
+    private RecordedRequest record(String method, String path, byte[] body, MockDialect dialect, String model,
+                                   boolean stream)
     {
         List<RecordedRequest.Header> headers = new ArrayList<>(request.getHeaders().size());
         for (HttpField field : request.getHeaders())
@@ -430,7 +548,7 @@ final class MockExchange implements Consumer<Throwable>
         long begin = request.getBeginNanoTime();
         Instant arrivedAt = Instant.now().minusNanos(Math.max(0, System.nanoTime() - begin));
         return new RecordedRequest(method, path, request.getHttpURI().getQuery(), headers, body,
-            connection.getHttpVersion().asString(), connection.getProtocol(), model, arrivedAt, begin);
+            connection.getHttpVersion().asString(), connection.getProtocol(), dialect, model, stream, arrivedAt, begin);
     }
 
     private byte[] stats()
@@ -438,12 +556,6 @@ final class MockExchange implements Consumer<Throwable>
         Recorder recorder = handler.recorder();
         return ("{\"requests\":" + recorder.requestCount() + ",\"aborted\":" + recorder.abortedCount() + "}")
             .getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static byte[] invalidRequest(String message)
-    {
-        return ("{\"error\":{\"message\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(message)) +
-            "\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}").getBytes(StandardCharsets.UTF_8);
     }
 
     @Override
@@ -454,16 +566,34 @@ final class MockExchange implements Consumer<Throwable>
     }
 
     /**
-     * What the mock needs from a chat request, found by one pass of Jackson's streaming parser (no tree).
+     * What the mock needs from a chat request of any dialect, found by one pass of Jackson's streaming parser (no
+     * tree).
      *
-     * @param model the top-level {@code model}, or {@code null} when absent or not a string
-     * @param stream the top-level {@code stream} flag
-     * @param includeUsage {@code stream_options.include_usage}
+     * @param model the top-level {@code model}, or {@code null} when absent or not a string (Gemini names the model
+     * in the path instead)
+     * @param stream the top-level {@code stream} flag (OpenAI, Anthropic)
+     * @param includeUsage {@code stream_options.include_usage} (OpenAI)
+     * @param fields which of the fields some dialect requires are present: {@link #MESSAGES}, {@link #MAX_TOKENS},
+     * {@link #MAX_TOKENS_INTEGER}, {@link #CONTENTS}
      * @param malformed whether the body is not one JSON object
      */
-    record ChatRequest(String model, boolean stream, boolean includeUsage, boolean malformed)
+    record ChatRequest(String model, boolean stream, boolean includeUsage, int fields, boolean malformed)
     {
-        private static final ChatRequest MALFORMED = new ChatRequest(null, false, false, true);
+        /** A non-null {@code messages}. */
+        static final int MESSAGES = 1;
+        /** A {@code max_tokens}, of any type. */
+        static final int MAX_TOKENS = 2;
+        /** A {@code max_tokens} that is an integer. */
+        static final int MAX_TOKENS_INTEGER = 4;
+        /** A non-null {@code contents}. */
+        static final int CONTENTS = 8;
+
+        private static final ChatRequest MALFORMED = new ChatRequest(null, false, false, 0, true);
+
+        boolean has(int field)
+        {
+            return (fields & field) == field;
+        }
 
         static ChatRequest scan(MockHandler handler, byte[] body, int offset, int length)
         {
@@ -474,6 +604,7 @@ final class MockExchange implements Consumer<Throwable>
                 String model = null;
                 boolean stream = false;
                 boolean includeUsage = false;
+                int fields = 0;
                 JsonToken token;
                 while ((token = parser.nextToken()) == JsonToken.FIELD_NAME)
                 {
@@ -483,7 +614,7 @@ final class MockExchange implements Consumer<Throwable>
                     {
                         case "model" ->
                         {
-                            // A model that is not a string is no model: 400, as at OpenAI.
+                            // A model that is not a string is no model: 400, as at the providers.
                             if (token == JsonToken.VALUE_STRING)
                                 model = parser.getText();
                             else
@@ -491,18 +622,29 @@ final class MockExchange implements Consumer<Throwable>
                         }
                         case "stream" -> stream = token == JsonToken.VALUE_TRUE;
                         case "stream_options" -> includeUsage = token == JsonToken.START_OBJECT && includeUsage(parser);
+                        case "messages" -> fields |= present(parser, token, MESSAGES);
+                        case "contents" -> fields |= present(parser, token, CONTENTS);
+                        case "max_tokens" -> fields |= present(parser, token,
+                            token == JsonToken.VALUE_NUMBER_INT ? MAX_TOKENS | MAX_TOKENS_INTEGER : MAX_TOKENS);
                         default -> parser.skipChildren();
                     }
                 }
-                // The whole body is tokenized, so a truncated or trailing-garbage body is a 400 like at OpenAI.
+                // The whole body is tokenized, so a truncated or trailing-garbage body is a 400 like at the providers.
                 if (token != JsonToken.END_OBJECT || parser.nextToken() != null)
                     return MALFORMED;
-                return new ChatRequest(model, stream, includeUsage, false);
+                return new ChatRequest(model, stream, includeUsage, fields, false);
             }
             catch (IOException x)
             {
                 return MALFORMED;
             }
+        }
+
+        private static int present(JsonParser parser, JsonToken value, int field) throws IOException
+        {
+            parser.skipChildren();
+            // A null max_tokens is there but no integer; a null list is no list.
+            return value == JsonToken.VALUE_NULL ? field & MAX_TOKENS : field;
         }
 
         private static boolean includeUsage(JsonParser parser) throws IOException

@@ -20,7 +20,7 @@ import org.eclipse.jetty.util.thread.Scheduler;
 final class MockHandler extends Handler.Abstract.NonBlocking
 {
     private final MockProvider.Settings settings;
-    private final OpenAiTemplates templates;
+    private final DialectTemplates[] templates;
     private final Recorder recorder;
     private final JsonFactory jsonFactory = new JsonFactory();
     private final AtomicLong ids = new AtomicLong();
@@ -29,7 +29,12 @@ final class MockHandler extends Handler.Abstract.NonBlocking
     MockHandler(MockProvider.Settings settings, Recorder recorder)
     {
         this.settings = settings;
-        this.templates = new OpenAiTemplates(settings.text(), settings.events());
+        // Indexed by MockDialect ordinal; each renders the configured text once, here.
+        this.templates = new DialectTemplates[]{
+            new OpenAiTemplates(settings.text(), settings.events()),
+            new AnthropicTemplates(settings.text(), settings.events()),
+            new GeminiTemplates(settings.text(), settings.events())
+        };
         this.recorder = recorder;
     }
 
@@ -45,9 +50,9 @@ final class MockHandler extends Handler.Abstract.NonBlocking
         return settings;
     }
 
-    OpenAiTemplates templates()
+    DialectTemplates templates(MockDialect dialect)
     {
-        return templates;
+        return templates[dialect.ordinal()];
     }
 
     Recorder recorder()

@@ -1,35 +1,70 @@
 package dev.sluice.bench.mock;
 
 /**
- * The model names that make the {@link MockProvider} misbehave on purpose.
+ * The model names that make the {@link MockProvider} misbehave on purpose, in every dialect it speaks.
  *
  * <p>A gateway forwards only allow-listed headers, so the behaviour of one request is selected by the one thing
- * every dialect carries to the provider: the model name. Any name not listed here gets the normal answer, with
- * the name echoed back in {@code model}.</p>
+ * every dialect carries to the provider: the model name (in the body for OpenAI and Anthropic, in the path for
+ * Gemini). Any name not listed here gets the normal answer, with the name echoed back ({@code model}, or Gemini's
+ * {@code modelVersion}). Selection ignores everything up to and including the last {@code /}, so a gateway that
+ * routes by a provider prefix can forward the name unchanged: {@code anthropic/mock-tools} behaves as
+ * {@code mock-tools} and is echoed as {@code anthropic/mock-tools}.</p>
+ *
+ * <p>Errors come in the dialect's own shape: OpenAI {@code {"error":{"message","type","param","code"}}},
+ * Anthropic {@code {"type":"error","error":{"type","message"},"request_id"}}, Gemini
+ * {@code {"error":{"code","message","status"}}}. "Content events" are the paced events of a stream: OpenAI's content
+ * (or tool-call) deltas after the role chunk, Anthropic's {@code content_block_delta}s (and the start of a second
+ * block), Gemini's chunks.</p>
  *
  * <table>
  *   <caption>Model-name conventions</caption>
- *   <tr><th>model</th><th>non-streamed</th><th>streamed ({@code "stream": true})</th></tr>
- *   <tr><td>{@code mock-error-429}</td><td colspan="2">429, OpenAI error body, {@code retry-after: 1}</td></tr>
- *   <tr><td>{@code mock-error-500}</td><td colspan="2">500, OpenAI {@code server_error} body</td></tr>
- *   <tr><td>{@code mock-error-503}</td><td colspan="2">503, OpenAI {@code server_error} body (overloaded)</td></tr>
+ *   <tr><th>model</th><th>non-streamed</th><th>streamed</th></tr>
+ *   <tr><td>{@code mock-error-429}</td><td colspan="2">429 with {@code retry-after: 1} (OpenAI, Anthropic): OpenAI
+ *       {@code rate_limit_exceeded}, Anthropic {@code rate_limit_error}, Gemini {@code RESOURCE_EXHAUSTED} (with a
+ *       {@code RetryInfo} detail)</td></tr>
+ *   <tr><td>{@code mock-error-500}</td><td colspan="2">500: OpenAI {@code server_error}, Anthropic {@code api_error},
+ *       Gemini {@code INTERNAL}</td></tr>
+ *   <tr><td>{@code mock-error-503}</td><td colspan="2">503, overloaded: OpenAI {@code server_error}, Anthropic
+ *       {@code overloaded_error}, Gemini {@code UNAVAILABLE}</td></tr>
+ *   <tr><td>{@code mock-error-529}</td><td colspan="2">Anthropic: 529 {@code overloaded_error}, what Anthropic sends
+ *       when it is overloaded; OpenAI and Gemini have no such status and answer as {@code mock-error-503}</td></tr>
  *   <tr><td>{@code mock-slow-<ms>}</td><td colspan="2">waits {@code ms} before the normal answer (on top of the
  *       configured delay or first-event delay)</td></tr>
  *   <tr><td>{@code mock-hang}</td><td colspan="2">never answers; the request stays open until the client goes away
  *       (then it counts as aborted)</td></tr>
  *   <tr><td>{@code mock-cut-<n>}</td><td>sends the headers (with the full {@code content-length}) and the first
- *       {@code n} bytes of the body, then cuts the connection</td><td>cuts the stream after the role event and
- *       {@code n} content events: no finish chunk, no {@code [DONE]}; HTTP/1.1 closes the connection, HTTP/2
- *       resets the stream</td></tr>
- *   <tr><td>{@code mock-garbage}</td><td>200 {@code application/json} with a truncated JSON body</td>
- *       <td>a valid role event, then events whose data is not JSON, then {@code [DONE]}</td></tr>
- *   <tr><td>{@code mock-tools}</td><td>two parallel tool calls ({@code get_weather}, {@code get_time}),
- *       {@code finish_reason: tool_calls}</td><td>the same calls streamed the way OpenAI does: per call, a header
- *       delta (index, id, type, name, empty arguments) then argument fragments, calls in index order</td></tr>
+ *       {@code n} bytes of the body, then cuts the connection</td><td>cuts the stream after {@code n} content events
+ *       (and the events that precede the first one): no OpenAI finish chunk or {@code [DONE]}, no Anthropic
+ *       {@code content_block_stop}/{@code message_stop}, no Gemini chunk with a {@code finishReason}; HTTP/1.1
+ *       closes the connection, HTTP/2 resets the stream</td></tr>
+ *   <tr><td>{@code mock-stream-error-<n>}</td><td>as {@code mock-error-500}</td><td>after {@code n} content events,
+ *       an in-stream error, then the stream ends normally at the HTTP level (no {@code [DONE]}, no
+ *       {@code message_stop}, no finish): OpenAI {@code data: {"error":{…"type":"server_error"…}}}, Anthropic
+ *       {@code event: error} with an {@code overloaded_error}, Gemini {@code data: {"error":{"code":503,…,
+ *       "status":"UNAVAILABLE"}}}</td></tr>
+ *   <tr><td>{@code mock-garbage}</td><td>200 with a truncated JSON body</td><td>a valid first event, then events
+ *       whose data is not JSON, then the dialect's normal end ({@code [DONE]}, {@code message_stop}, the last
+ *       Gemini chunk)</td></tr>
+ *   <tr><td>{@code mock-tools}</td><td>two parallel tool calls ({@code get_weather}, {@code get_time}): OpenAI
+ *       {@code tool_calls} with {@code finish_reason: tool_calls}; Anthropic two {@code tool_use} blocks with
+ *       {@code stop_reason: tool_use}; Gemini two {@code functionCall} parts with {@code finishReason: STOP}</td>
+ *       <td>the same calls streamed the way each provider does: OpenAI a header delta per call then argument
+ *       fragments; Anthropic per call {@code content_block_start} ({@code input: {}}), {@code input_json_delta}
+ *       fragments split mid-token, {@code content_block_stop}; Gemini one {@code functionCall} part per
+ *       chunk</td></tr>
+ *   <tr><td>{@code mock-thinking}</td><td colspan="2">Anthropic: a {@code thinking} block (with {@code signature};
+ *       streamed as {@code thinking_delta}s then a {@code signature_delta}) before the text; Gemini: a part with
+ *       {@code thought: true} and a {@code thoughtSignature} before the text, {@code thoughtsTokenCount} in the
+ *       usage; OpenAI: the plain text (Chat Completions shows no reasoning)</td></tr>
+ *   <tr><td>{@code mock-usage-cached}</td><td colspan="2">the normal answer whose usage reports half the prompt
+ *       tokens as read from a cache: OpenAI {@code prompt_tokens_details.cached_tokens}, Anthropic
+ *       {@code cache_read_input_tokens} ({@code input_tokens} is the rest), Gemini
+ *       {@code cachedContentTokenCount}</td></tr>
  * </table>
  *
  * <p>Example: {@code client.chat(MockModels.slow(2_000))} to test a first-byte timeout,
- * {@code MockModels.cut(3)} to test a stream broken mid-way.</p>
+ * {@code MockModels.cut(3)} to test a stream broken mid-way, {@code MockModels.streamError(2)} to test an error
+ * event relayed mid-stream.</p>
  */
 public final class MockModels
 {
@@ -39,18 +74,26 @@ public final class MockModels
     public static final String ERROR_429 = "mock-error-429";
     /** Answers 500 {@code server_error}. */
     public static final String ERROR_500 = "mock-error-500";
-    /** Answers 503 {@code server_error} (overloaded). */
+    /** Answers 503, overloaded. */
     public static final String ERROR_503 = "mock-error-503";
+    /** Answers Anthropic's 529 {@code overloaded_error}; 503 in the other dialects. */
+    public static final String ERROR_529 = "mock-error-529";
     /** Never answers; see the class comment. */
     public static final String HANG = "mock-hang";
     /** Answers with bodies or events that are not valid JSON. */
     public static final String GARBAGE = "mock-garbage";
     /** Answers with two parallel tool calls. */
     public static final String TOOLS = "mock-tools";
+    /** Answers with thinking before the text. */
+    public static final String THINKING = "mock-thinking";
+    /** Answers normally, with usage that reports cached prompt tokens. */
+    public static final String USAGE_CACHED = "mock-usage-cached";
     /** Prefix of {@link #slow(long)} names. */
     public static final String SLOW_PREFIX = "mock-slow-";
     /** Prefix of {@link #cut(int)} names. */
     public static final String CUT_PREFIX = "mock-cut-";
+    /** Prefix of {@link #streamError(int)} names. */
+    public static final String STREAM_ERROR_PREFIX = "mock-stream-error-";
 
     private MockModels()
     {
@@ -78,7 +121,21 @@ public final class MockModels
         return CUT_PREFIX + n;
     }
 
-    /** What a model name asks for; {@code arg} is the number in {@code mock-slow-} and {@code mock-cut-}. */
+    /**
+     * @param n content events sent before the in-stream error
+     * @return the model name {@code mock-stream-error-<n>}
+     */
+    public static String streamError(int n)
+    {
+        if (n < 0)
+            throw new IllegalArgumentException("n: " + n + " (expected: >= 0)");
+        return STREAM_ERROR_PREFIX + n;
+    }
+
+    /**
+     * What a model name asks for; {@code arg} is the number in {@code mock-slow-}, {@code mock-cut-} and
+     * {@code mock-stream-error-}.
+     */
     record Behavior(Kind kind, long arg)
     {
         private static final Behavior NORMAL = new Behavior(Kind.NORMAL, 0);
@@ -88,12 +145,24 @@ public final class MockModels
         private static final Behavior HANGS = new Behavior(Kind.HANG, 0);
         private static final Behavior GARBLED = new Behavior(Kind.GARBAGE, 0);
         private static final Behavior TOOL_CALLS = new Behavior(Kind.TOOLS, 0);
+        private static final Behavior E529 = new Behavior(Kind.ERROR_529, 0);
+        private static final Behavior THINKS = new Behavior(Kind.THINKING, 0);
+        private static final Behavior CACHED = new Behavior(Kind.USAGE_CACHED, 0);
+        private static final String MOCK = "mock-";
 
-        static Behavior of(String model)
+        /**
+         * @param fullName the model as the request names it, possibly with a routing prefix ({@code anthropic/…})
+         * @return what it asks for
+         */
+        static Behavior of(String fullName)
         {
+            // A routing prefix is not part of the name: "gemini/mock-tools" is "mock-tools".
+            int slash = fullName.lastIndexOf('/');
+            int start = slash + 1;
             // Cheap reject first: ordinary traffic (the L0 bench profile) never starts with "mock-".
-            if (model.length() < 5 || !model.startsWith("mock-"))
+            if (fullName.length() - start < MOCK.length() || !fullName.startsWith(MOCK, start))
                 return NORMAL;
+            String model = start == 0 ? fullName : fullName.substring(start);
             switch (model)
             {
                 case ERROR_429:
@@ -108,6 +177,12 @@ public final class MockModels
                     return GARBLED;
                 case TOOLS:
                     return TOOL_CALLS;
+                case ERROR_529:
+                    return E529;
+                case THINKING:
+                    return THINKS;
+                case USAGE_CACHED:
+                    return CACHED;
                 default:
                     break;
             }
@@ -115,6 +190,8 @@ public final class MockModels
                 return numbered(Kind.SLOW, model.substring(SLOW_PREFIX.length()));
             if (model.startsWith(CUT_PREFIX))
                 return numbered(Kind.CUT, model.substring(CUT_PREFIX.length()));
+            if (model.startsWith(STREAM_ERROR_PREFIX))
+                return numbered(Kind.STREAM_ERROR, model.substring(STREAM_ERROR_PREFIX.length()));
             return NORMAL;
         }
 
@@ -134,6 +211,7 @@ public final class MockModels
 
     enum Kind
     {
-        NORMAL, ERROR_429, ERROR_500, ERROR_503, SLOW, HANG, CUT, GARBAGE, TOOLS
+        NORMAL, ERROR_429, ERROR_500, ERROR_503, ERROR_529, SLOW, HANG, CUT, STREAM_ERROR, GARBAGE, TOOLS, THINKING,
+        USAGE_CACHED
     }
 }

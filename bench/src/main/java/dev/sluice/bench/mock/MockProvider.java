@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -15,21 +16,35 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 
 /**
- * A fake OpenAI-compatible provider: a Jetty 12 server that answers Chat Completions, streamed and not, fast,
- * faithfully and observably. It stands in for real providers in the gateway's end-to-end tests, the demo and the
- * bench, and depends on no other Sluice module.
+ * A fake LLM provider that speaks OpenAI Chat Completions, Anthropic Messages and Gemini {@code generateContent}:
+ * a Jetty 12 server that answers, streamed and not, fast, faithfully and observably. It stands in for real providers
+ * in the gateway's end-to-end tests, the demo and the bench, and depends on no other Sluice module.
  *
- * <p>Endpoints (HTTP/1.1 and h2c, prior knowledge or {@code Upgrade}, on one port of {@code 127.0.0.1}):</p>
+ * <p>Endpoints (HTTP/1.1 and h2c, prior knowledge or {@code Upgrade}, on one port of {@code 127.0.0.1}; any path
+ * prefix before the dialect's own path is accepted):</p>
  * <ul>
- *   <li>{@code POST /v1/chat/completions} (also {@code /chat/completions}): a {@code chat.completion} whose
- *   message is the configured text and whose {@code model} echoes the request's; with {@code "stream": true},
- *   SSE {@code chat.completion.chunk} events (role, the text in {@code events} content deltas, finish, the usage
- *   chunk if {@code stream_options.include_usage}, {@code [DONE]}). The model name can select a misbehaviour;
- *   see {@link MockModels}. Usage is synthetic: {@code prompt_tokens} is the body length / 4,
- *   {@code completion_tokens} the number of content events.</li>
+ *   <li>{@code POST …/chat/completions} (OpenAI): a {@code chat.completion} whose message is the configured text and
+ *   whose {@code model} echoes the request's; with {@code "stream": true}, SSE {@code chat.completion.chunk} events
+ *   (role, the text in {@code events} content deltas, finish, the usage chunk only if
+ *   {@code stream_options.include_usage}, {@code [DONE]}).</li>
+ *   <li>{@code POST …/messages} (Anthropic): a {@code message}; with {@code "stream": true}, the Messages events
+ *   ({@code message_start}, {@code content_block_start}, {@code ping}, {@code events} text deltas,
+ *   {@code content_block_stop}, {@code message_delta}, {@code message_stop}). Requires {@code anthropic-version},
+ *   {@code model}, {@code messages} and an integer {@code max_tokens}, answering 400 {@code invalid_request_error}
+ *   naming what is missing, as Anthropic does.</li>
+ *   <li>{@code POST …/models/{model}:generateContent} and {@code …:streamGenerateContent?alt=sse} (Gemini): a
+ *   {@code GenerateContentResponse} whose {@code modelVersion} echoes the (percent-decoded) model of the path;
+ *   streamed, one chunk per SSE event ({@code data: …\r\n\r\n}), the last with {@code finishReason} and
+ *   {@code usageMetadata}; without {@code alt=sse} the chunks form one JSON array. Requires {@code contents}.</li>
  *   <li>{@code GET /v1/models} (also {@code /models}): a small model list.</li>
  *   <li>{@code GET /_mock/stats}: {@code {"requests":N,"aborted":M}}, for a mock running in another process.</li>
  * </ul>
+ *
+ * <p>The model name can select a misbehaviour in every dialect, after an optional routing prefix
+ * ({@code anthropic/mock-tools}); see {@link MockModels}. Usage is synthetic: prompt tokens are the body length / 4,
+ * answer tokens the number of content events. With {@link Builder#apiKey(String)} every chat request must carry that
+ * key the dialect's way ({@code Authorization: Bearer}, {@code x-api-key}, {@code x-goog-api-key} or
+ * {@code ?key=}), or it gets the provider's 401 (Gemini: 403 without a key, 400 with a wrong one).</p>
  *
  * <p>Every request is recorded (the newest {@link Builder#recordLimit(int)}) and every request the client abandoned
  * mid-answer is counted, so a test can assert what the gateway sent and that a client disconnect reached the
@@ -71,6 +86,9 @@ public final class MockProvider implements AutoCloseable
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
+        // A gateway may send a Gemini model with a routing prefix as models/gemini%2Fmock-tools:generateContent;
+        // Jetty refuses an encoded '/' by default, a provider's front end does not.
+        http.setUriCompliance(UriCompliance.DEFAULT.with("MOCK", UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR));
         HttpConnectionFactory http11 = new HttpConnectionFactory(http);
         HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
         // HTTP/1.1 first: Jetty switches to h2c on the prior-knowledge preface or on an Upgrade request.
@@ -142,7 +160,16 @@ public final class MockProvider implements AutoCloseable
     /** @return the OpenAI-style base URL, {@code http://127.0.0.1:PORT/v1} */
     public String baseUrl()
     {
-        return "http://" + settings.host() + ":" + port() + "/v1";
+        return rootUrl() + "/v1";
+    }
+
+    /**
+     * @return the URL without a path, {@code http://127.0.0.1:PORT}: the base URL of Anthropic's and Google's clients,
+     * which add {@code /v1/messages} or {@code /v1beta/models/…} themselves
+     */
+    public String rootUrl()
+    {
+        return "http://" + settings.host() + ":" + port();
     }
 
     /** @return the settings it was built with */
@@ -293,6 +320,7 @@ public final class MockProvider implements AutoCloseable
      * @param idleTimeout the connector idle timeout
      * @param maxBodyBytes the largest request body accepted (413 above)
      * @param maxThreads the size of the server thread pool
+     * @param apiKey the key every chat request must carry, or {@code null} (the default) to accept any or none
      */
     public record Settings(
         String host,
@@ -305,7 +333,8 @@ public final class MockProvider implements AutoCloseable
         int recordLimit,
         Duration idleTimeout,
         int maxBodyBytes,
-        int maxThreads)
+        int maxThreads,
+        String apiKey)
     {
         // Validates every value; messages name the option and what was expected.
         public Settings
@@ -332,6 +361,8 @@ public final class MockProvider implements AutoCloseable
                 throw new IllegalArgumentException("maxBodyBytes: " + maxBodyBytes + " (expected: > 0)");
             if (maxThreads < 8)
                 throw new IllegalArgumentException("maxThreads: " + maxThreads + " (expected: >= 8)");
+            if (apiKey != null && apiKey.isBlank())
+                throw new IllegalArgumentException("apiKey: must not be blank (expected: a key, or null for none)");
         }
 
         private static void requireNotNegative(String name, long millis)
@@ -357,6 +388,7 @@ public final class MockProvider implements AutoCloseable
         private Duration idleTimeout = Duration.ofSeconds(30);
         private int maxBodyBytes = 32 * 1024 * 1024;
         private int maxThreads = 200;
+        private String apiKey;
         private ByteBufferPool byteBufferPool;
 
         private Builder()
@@ -394,11 +426,13 @@ public final class MockProvider implements AutoCloseable
         }
 
         /**
-         * The pacing of streamed answers.
+         * The pacing of streamed answers, the same in every dialect: a stream lasts {@code firstEvent} plus
+         * {@code events} intervals. The first event is OpenAI's role chunk or Anthropic's {@code message_start};
+         * Gemini has no such event, so its first chunk, which is content, waits {@code firstEvent} plus one interval.
          *
-         * @param firstEvent the wait before the first event (the role chunk)
-         * @param interval the wait before each content event after it
-         * @param events the number of content events; they concatenate to the text
+         * @param firstEvent the wait before the first event
+         * @param interval the wait before each content event
+         * @param events the number of content events (text deltas, or Gemini chunks); they concatenate to the text
          * @return this
          */
         public Builder streamProfile(Duration firstEvent, Duration interval, int events)
@@ -487,6 +521,19 @@ public final class MockProvider implements AutoCloseable
         }
 
         /**
+         * Makes the mock check credentials like the providers do: OpenAI {@code Authorization: Bearer KEY},
+         * Anthropic {@code x-api-key: KEY}, Gemini {@code x-goog-api-key: KEY} or {@code ?key=KEY}.
+         *
+         * @param apiKey the key every chat request must carry; {@code null} (the default) accepts any or none
+         * @return this
+         */
+        public Builder apiKey(String apiKey)
+        {
+            this.apiKey = apiKey;
+            return this;
+        }
+
+        /**
          * @param byteBufferPool the server's buffer pool, e.g. an {@code ArrayByteBufferPool.Tracking} in a leak test;
          * {@code null} (the default) for Jetty's own
          * @return this
@@ -501,7 +548,7 @@ public final class MockProvider implements AutoCloseable
         public Settings validate()
         {
             return new Settings(host, port, delayMillis, firstEventMillis, intervalMillis, events, text, recordLimit,
-                idleTimeout, maxBodyBytes, maxThreads);
+                idleTimeout, maxBodyBytes, maxThreads, apiKey);
         }
 
         /** @return a provider, not yet started */

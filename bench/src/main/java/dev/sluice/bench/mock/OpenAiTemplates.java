@@ -1,75 +1,71 @@
 package dev.sluice.bench.mock;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpStatus;
+
+import static dev.sluice.bench.mock.Template.CACHED;
+import static dev.sluice.bench.mock.Template.COMPLETION;
+import static dev.sluice.bench.mock.Template.CREATED;
+import static dev.sluice.bench.mock.Template.ID;
+import static dev.sluice.bench.mock.Template.MODEL;
+import static dev.sluice.bench.mock.Template.PROMPT;
+import static dev.sluice.bench.mock.Template.TOTAL;
+import static dev.sluice.bench.mock.Template.quote;
 
 /**
- * Pre-rendered OpenAI Chat Completions bytes for one mock configuration.
+ * Pre-rendered OpenAI Chat Completions answers for one mock configuration.
  *
- * <p>Everything that does not depend on the request (the answer text, the content deltas, the tool calls, the error
- * bodies) is rendered once here; a request only splices its id, timestamp, model and token counts between the
- * fixed segments. This keeps the cheapest bench profile free of per-request JSON tree building.</p>
+ * <p>Non-streamed: a {@code chat.completion}. Streamed: {@code chat.completion.chunk} events (the role chunk, the
+ * content deltas, the finish chunk, the usage chunk only with {@code stream_options.include_usage}, which also puts
+ * {@code "usage":null} on every other chunk, as OpenAI does), then {@code data: [DONE]}. Chat Completions shows no
+ * reasoning, so a thinking answer is the plain text.</p>
  */
-final class OpenAiTemplates
+final class OpenAiTemplates extends DialectTemplates
 {
-    static final byte[] DONE = ascii("data: [DONE]\n\n");
-    static final byte[] ERROR_429 = ascii(
-        "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}");
-    static final byte[] ERROR_500 = ascii(
-        "{\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\",\"param\":null,\"code\":null}}");
-    static final byte[] ERROR_503 = ascii(
-        "{\"error\":{\"message\":\"The engine is currently overloaded, please try again later\"," +
-            "\"type\":\"server_error\",\"param\":null,\"code\":null}}");
-    static final byte[] ERROR_BAD_JSON = ascii(
-        "{\"error\":{\"message\":\"We could not parse the JSON body of your request. (HINT: This likely means you aren't " +
-            "using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid " +
-            "JSON.)\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}");
-    static final byte[] ERROR_NO_MODEL = ascii(
-        "{\"error\":{\"message\":\"you must provide a model parameter\",\"type\":\"invalid_request_error\"," +
-            "\"param\":null,\"code\":null}}");
-    static final byte[] ERROR_TOO_LARGE = ascii(
-        "{\"error\":{\"message\":\"Request body too large\",\"type\":\"invalid_request_error\",\"param\":null," +
-            "\"code\":null}}");
-    /** A non-streamed body cut in the middle of a string: a decoder must reject it, not guess. */
-    static final byte[] GARBAGE_BODY = ascii(
-        "{\"id\":\"chatcmpl-mock-garbage\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":" +
-            "{\"role\":\"assistant\",\"content\":\"Hel");
-    static final String WEATHER_ARGUMENTS = "{\"location\":\"Paris\",\"unit\":\"celsius\"}";
-    static final String TIME_ARGUMENTS = "{\"timezone\":\"Europe/Paris\"}";
     static final String WEATHER_CALL_ID = "call_mock_weather";
     static final String TIME_CALL_ID = "call_mock_time";
-    static final byte[] MODELS = ascii(modelsJson());
+    static final byte[] MODELS = modelsJson().getBytes(StandardCharsets.UTF_8);
 
-    private static final byte KIND_CHUNK = 0;
-    private static final byte KIND_RAW = 1;
-    private static final byte KIND_USAGE = 2;
+    private static final String DONE = "data: [DONE]\n\n";
     private static final int TOOL_FRAGMENTS_PER_CALL = 4;
+    private static final String COMPLETION_HEAD = "{\"id\":\"chatcmpl-mock-" + ID +
+        "\",\"object\":\"chat.completion\",\"created\":" + CREATED + ",\"model\":\"" + MODEL;
+    private static final String COMPLETION_TAIL = ",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_mock\"}";
+    private static final String CHUNK_HEAD = "data: {\"id\":\"chatcmpl-mock-" + ID +
+        "\",\"object\":\"chat.completion.chunk\",\"created\":" + CREATED + ",\"model\":\"" + MODEL +
+        "\",\"system_fingerprint\":\"fp_mock\",\"choices\":[";
+    private static final String USAGE = "\"usage\":{\"prompt_tokens\":" + PROMPT + ",\"completion_tokens\":" +
+        COMPLETION + ",\"total_tokens\":" + TOTAL + "}";
+    private static final String USAGE_CACHED = "\"usage\":{\"prompt_tokens\":" + PROMPT + ",\"completion_tokens\":" +
+        COMPLETION + ",\"total_tokens\":" + TOTAL + ",\"prompt_tokens_details\":{\"cached_tokens\":" + CACHED +
+        ",\"audio_tokens\":0},\"completion_tokens_details\":{\"reasoning_tokens\":0,\"audio_tokens\":0," +
+        "\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}";
+    private static final String ROLE = "{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"," +
+        "\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}]";
 
-    private static final byte[] COMPLETION_ID = ascii("{\"id\":\"chatcmpl-mock-");
-    private static final byte[] COMPLETION_CREATED = ascii("\",\"object\":\"chat.completion\",\"created\":");
-    private static final byte[] MODEL = ascii(",\"model\":\"");
-    private static final byte[] COMPLETION_TOKENS = ascii(",\"completion_tokens\":");
-    private static final byte[] TOTAL_TOKENS = ascii(",\"total_tokens\":");
-    private static final byte[] COMPLETION_END = ascii("},\"service_tier\":\"default\",\"system_fingerprint\":\"fp_mock\"}");
-    private static final byte[] CHUNK_ID = ascii("data: {\"id\":\"chatcmpl-mock-");
-    private static final byte[] CHUNK_CREATED = ascii("\",\"object\":\"chat.completion.chunk\",\"created\":");
-    private static final byte[] CHUNK_CHOICES = ascii("\",\"system_fingerprint\":\"fp_mock\",\"choices\":[");
-    private static final byte[] TAIL = ascii("}\n\n");
-    private static final byte[] TAIL_USAGE_NULL = ascii(",\"usage\":null}\n\n");
-    private static final byte[] USAGE_PROMPT = ascii("],\"usage\":{\"prompt_tokens\":");
-    private static final byte[] USAGE_END = ascii("}}\n\n");
-
-    private final byte[] textChoices;
-    private final byte[] toolsChoices;
-    private final int textCompletionTokens;
-    private final int toolsCompletionTokens;
-    private final StreamTemplate textStream;
-    private final StreamTemplate toolsStream;
-    private final StreamTemplate garbageStream;
+    private static final Template STREAM_ERROR = Template.of("data: " + error("The server had an error while " +
+        "processing your request. Sorry about that!", "server_error", null) + "\n\n");
+    private static final ErrorReply RATE_LIMITED = new ErrorReply(HttpStatus.TOO_MANY_REQUESTS_429,
+        Template.of(error("Rate limit reached", "requests", "rate_limit_exceeded")), true);
+    private static final ErrorReply SERVER_ERROR = new ErrorReply(HttpStatus.INTERNAL_SERVER_ERROR_500,
+        error("The server had an error", "server_error", null));
+    private static final ErrorReply UNAVAILABLE = new ErrorReply(HttpStatus.SERVICE_UNAVAILABLE_503,
+        error("The engine is currently overloaded, please try again later", "server_error", null));
+    private static final ErrorReply BAD_JSON = new ErrorReply(HttpStatus.BAD_REQUEST_400, error("We could not parse " +
+        "the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The " +
+        "OpenAI API expects a JSON payload, but what was sent was not valid JSON.)", "invalid_request_error", null));
+    private static final ErrorReply NO_MODEL = new ErrorReply(HttpStatus.BAD_REQUEST_400,
+        error("you must provide a model parameter", "invalid_request_error", null));
+    private static final ErrorReply TOO_LARGE = new ErrorReply(HttpStatus.PAYLOAD_TOO_LARGE_413,
+        error("Request body too large", "invalid_request_error", null));
+    private static final ErrorReply MISSING_KEY = new ErrorReply(HttpStatus.UNAUTHORIZED_401, error("You didn't " +
+        "provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. " +
+        "Authorization: Bearer YOUR_KEY).", "invalid_request_error", null));
+    // OpenAI echoes a masked key; the mock never echoes credentials at all.
+    private static final ErrorReply WRONG_KEY = new ErrorReply(HttpStatus.UNAUTHORIZED_401,
+        error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"));
 
     /**
      * @param text the answer; the streamed content deltas concatenate to exactly this
@@ -77,116 +73,176 @@ final class OpenAiTemplates
      */
     OpenAiTemplates(String text, int events)
     {
-        String[] pieces = split(text, events);
-        textCompletionTokens = events;
+        super(MockDialect.OPENAI);
+        String textChoices = "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"" +
+            quote(text) + "\",\"refusal\":null,\"annotations\":[]},\"logprobs\":null,\"finish_reason\":\"stop\"}],";
+        Template textBody = Template.of(COMPLETION_HEAD + textChoices + USAGE + COMPLETION_TAIL);
+        String[] pieces = Template.split(text, events);
+        Shape textShape = new Shape(textBody, textStream(pieces, false, USAGE), textStream(pieces, true, USAGE), events,
+            0);
+        shape(Answer.TEXT, textShape);
+        // Chat Completions carries no reasoning: a thinking model's answer is its text.
+        shape(Answer.THINKING, textShape);
+        shape(Answer.CACHED, new Shape(Template.of(COMPLETION_HEAD + textChoices + USAGE_CACHED + COMPLETION_TAIL),
+            textStream(pieces, false, USAGE_CACHED), textStream(pieces, true, USAGE_CACHED), events, 0));
 
-        textChoices = ascii("\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"" +
-            quote(text) + "\",\"refusal\":null,\"annotations\":[]},\"logprobs\":null,\"finish_reason\":\"stop\"}]," +
-            "\"usage\":{\"prompt_tokens\":");
-        toolsChoices = ascii("\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null," +
-            "\"tool_calls\":[" + toolCall(WEATHER_CALL_ID, "get_weather", WEATHER_ARGUMENTS) + "," +
+        Template toolsBody = Template.of(COMPLETION_HEAD + "\",\"choices\":[{\"index\":0,\"message\":" +
+            "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" +
+            toolCall(WEATHER_CALL_ID, "get_weather", WEATHER_ARGUMENTS) + "," +
             toolCall(TIME_CALL_ID, "get_time", TIME_ARGUMENTS) + "],\"refusal\":null,\"annotations\":[]}," +
-            "\"logprobs\":null,\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":");
+            "\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]," + USAGE + COMPLETION_TAIL);
+        shape(Answer.TOOLS, new Shape(toolsBody, toolsStream(false), toolsStream(true), 2 + 2 * TOOL_FRAGMENTS_PER_CALL,
+            0));
 
-        StreamTemplate.Builder stream = new StreamTemplate.Builder();
-        stream.chunk("{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null}," +
-            "\"logprobs\":null,\"finish_reason\":null}]", false);
+        Template garbageBody = Template.of("{\"id\":\"chatcmpl-mock-garbage\",\"object\":\"chat.completion\"," +
+            "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hel");
+        shape(Answer.GARBAGE, new Shape(garbageBody, garbageStream(false), garbageStream(true), events, 0));
+    }
+
+    private static StreamScript textStream(String[] pieces, boolean includeUsage, String usage)
+    {
+        StreamScript.Builder stream = StreamScript.builder();
+        stream.event(chunk(ROLE, includeUsage));
         for (String piece : pieces)
-            stream.chunk(delta("{\"content\":\"" + quote(piece) + "\"}"), true);
+            stream.content(chunk(delta("{\"content\":\"" + quote(piece) + "\"}"), includeUsage));
         stream.terminal();
-        stream.chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\"}]", false);
-        stream.usage();
-        stream.raw(DONE, false);
-        textStream = stream.build();
+        stream.event(chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\"}]", includeUsage));
+        if (includeUsage)
+            stream.event(CHUNK_HEAD + "]," + usage + "}\n\n");
+        return stream.event(DONE).build();
+    }
 
-        // OpenAI streams parallel tool calls one after the other: a header delta per call (with role on the first),
-        // then that call's argument fragments, in index order.
-        StreamTemplate.Builder tools = new StreamTemplate.Builder();
-        tools.chunk(delta("{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" +
-            toolHeader(0, WEATHER_CALL_ID, "get_weather") + "],\"refusal\":null}"), false);
-        for (String fragment : split(WEATHER_ARGUMENTS, TOOL_FRAGMENTS_PER_CALL))
-            tools.chunk(delta("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"" + quote(fragment) + "\"}}]}"), true);
-        tools.chunk(delta("{\"tool_calls\":[" + toolHeader(1, TIME_CALL_ID, "get_time") + "]}"), true);
-        for (String fragment : split(TIME_ARGUMENTS, TOOL_FRAGMENTS_PER_CALL))
-            tools.chunk(delta("{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"" + quote(fragment) + "\"}}]}"), true);
+    /** OpenAI streams parallel tool calls one after the other: a header delta per call (with the role on the first),
+     * then that call's argument fragments, in index order. */
+    private static StreamScript toolsStream(boolean includeUsage)
+    {
+        StreamScript.Builder tools = StreamScript.builder();
+        tools.event(chunk(delta("{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" +
+            toolHeader(0, WEATHER_CALL_ID, "get_weather") + "],\"refusal\":null}"), includeUsage));
+        for (String fragment : Template.split(WEATHER_ARGUMENTS, TOOL_FRAGMENTS_PER_CALL))
+            tools.content(chunk(delta("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"" + quote(fragment) +
+                "\"}}]}"), includeUsage));
+        tools.content(chunk(delta("{\"tool_calls\":[" + toolHeader(1, TIME_CALL_ID, "get_time") + "]}"), includeUsage));
+        for (String fragment : Template.split(TIME_ARGUMENTS, TOOL_FRAGMENTS_PER_CALL))
+            tools.content(chunk(delta("{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"" + quote(fragment) +
+                "\"}}]}"), includeUsage));
         tools.terminal();
-        tools.chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]", false);
-        tools.usage();
-        tools.raw(DONE, false);
-        toolsStream = tools.build();
-        toolsCompletionTokens = 2 + 2 * TOOL_FRAGMENTS_PER_CALL;
+        tools.event(chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]",
+            includeUsage));
+        if (includeUsage)
+            tools.event(CHUNK_HEAD + "]," + USAGE + "}\n\n");
+        return tools.event(DONE).build();
+    }
 
-        StreamTemplate.Builder garbage = new StreamTemplate.Builder();
-        garbage.chunk("{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null}," +
-            "\"logprobs\":null,\"finish_reason\":null}]", false);
-        garbage.raw(ascii("data: {\"id\":\"chatcmpl-mock-garbage\",\"object\":\"chat.completion.chunk\",\"choices\":" +
-            "[{\"index\":0,\"delta\":{\"content\":\"Hel\n\n"), true);
-        garbage.raw(ascii("data: this is not json\n\n"), true);
-        garbage.raw(ascii("data: {\"choices\":[{\"delta\":{\"content\":]}\n\n"), true);
+    private static StreamScript garbageStream(boolean includeUsage)
+    {
+        StreamScript.Builder garbage = StreamScript.builder();
+        garbage.event(chunk(ROLE, includeUsage));
+        garbage.content("data: {\"id\":\"chatcmpl-mock-garbage\",\"object\":\"chat.completion.chunk\",\"choices\":" +
+            "[{\"index\":0,\"delta\":{\"content\":\"Hel\n\n");
+        garbage.content("data: this is not json\n\n");
+        garbage.content("data: {\"choices\":[{\"delta\":{\"content\":]}\n\n");
         garbage.terminal();
-        garbage.raw(DONE, false);
-        garbageStream = garbage.build();
+        return garbage.event(DONE).build();
     }
 
-    /** The usage a request is billed: a rough 4 bytes per token of request body, like a tokenizer would guess. */
-    static int promptTokens(int bodyLength)
+    private static String chunk(String choices, boolean includeUsage)
     {
-        return Math.max(1, bodyLength / 4);
+        // With include_usage, OpenAI sends "usage":null on every chunk but the usage chunk.
+        return CHUNK_HEAD + choices + (includeUsage ? ",\"usage\":null}\n\n" : "}\n\n");
     }
 
-    int completionTokens(boolean tools)
+    @Override
+    String requestIdHeader()
     {
-        return tools ? toolsCompletionTokens : textCompletionTokens;
+        return "x-request-id";
     }
 
-    StreamTemplate textStream()
+    @Override
+    Template streamError(boolean alternate, boolean first)
     {
-        return textStream;
+        return STREAM_ERROR;
     }
 
-    StreamTemplate toolsStream()
+    @Override
+    ErrorReply rateLimited()
     {
-        return toolsStream;
+        return RATE_LIMITED;
     }
 
-    StreamTemplate garbageStream()
+    @Override
+    ErrorReply serverError()
     {
-        return garbageStream;
+        return SERVER_ERROR;
     }
 
-    /** A complete {@code chat.completion} body. */
-    byte[] completion(boolean tools, long id, long created, byte[] quotedModel, int promptTokens)
+    @Override
+    ErrorReply unavailable()
     {
-        byte[] choices = tools ? toolsChoices : textChoices;
-        int completionTokens = completionTokens(tools);
-        int total = promptTokens + completionTokens;
-        int size = COMPLETION_ID.length + digits(id) + COMPLETION_CREATED.length + digits(created) + MODEL.length +
-            quotedModel.length + choices.length + digits(promptTokens) + COMPLETION_TOKENS.length + digits(completionTokens) +
-            TOTAL_TOKENS.length + digits(total) + COMPLETION_END.length;
-        return new Splice(size)
-            .put(COMPLETION_ID).put(id).put(COMPLETION_CREATED).put(created).put(MODEL).put(quotedModel).put(choices)
-            .put(promptTokens).put(COMPLETION_TOKENS).put(completionTokens).put(TOTAL_TOKENS).put(total).put(COMPLETION_END)
-            .done();
+        return UNAVAILABLE;
     }
 
-    /** The part every chunk of one stream shares, up to and including the {@code [} of {@code choices}. */
-    static byte[] chunkPrefix(long id, long created, byte[] quotedModel)
+    @Override
+    ErrorReply overloaded()
     {
-        int size = CHUNK_ID.length + digits(id) + CHUNK_CREATED.length + digits(created) + MODEL.length +
-            quotedModel.length + CHUNK_CHOICES.length;
-        return new Splice(size)
-            .put(CHUNK_ID).put(id).put(CHUNK_CREATED).put(created).put(MODEL).put(quotedModel).put(CHUNK_CHOICES)
-            .done();
+        // OpenAI has no status of its own for overload: it answers 503.
+        return UNAVAILABLE;
     }
 
-    static byte[] quoteModel(String model)
+    @Override
+    ErrorReply badJson()
     {
-        return JsonStringEncoder.getInstance().quoteAsUTF8(model);
+        return BAD_JSON;
     }
 
-    private static String quote(String s)
+    @Override
+    ErrorReply tooLarge(int maxBytes)
     {
-        return new String(JsonStringEncoder.getInstance().quoteAsString(s));
+        return TOO_LARGE;
+    }
+
+    @Override
+    ErrorReply invalid(String message)
+    {
+        return new ErrorReply(HttpStatus.BAD_REQUEST_400, error(message, "invalid_request_error", null));
+    }
+
+    @Override
+    ErrorReply methodNotAllowed(String method, String path)
+    {
+        return new ErrorReply(HttpStatus.METHOD_NOT_ALLOWED_405, error("Invalid method for URL (" + method + " " +
+            path + ")", "invalid_request_error", null));
+    }
+
+    @Override
+    ErrorReply missingKey()
+    {
+        return MISSING_KEY;
+    }
+
+    @Override
+    ErrorReply wrongKey()
+    {
+        return WRONG_KEY;
+    }
+
+    @Override
+    ErrorReply validate(MockExchange.ChatRequest request, HttpFields headers)
+    {
+        return request.model() == null ? NO_MODEL : null;
+    }
+
+    /** @return the 404 every unknown path gets, in OpenAI's shape (the mock's default) */
+    static byte[] notFound(String method, String path)
+    {
+        return error("Invalid URL (" + method + " " + path + ")", "invalid_request_error", null)
+            .getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String error(String message, String type, String code)
+    {
+        return "{\"error\":{\"message\":\"" + quote(message) + "\",\"type\":\"" + type + "\",\"param\":null,\"code\":" +
+            (code == null ? "null" : "\"" + code + "\"") + "}}";
     }
 
     private static String delta(String delta)
@@ -209,8 +265,9 @@ final class OpenAiTemplates
     private static String modelsJson()
     {
         StringBuilder json = new StringBuilder("{\"object\":\"list\",\"data\":[");
-        String[] ids = {MockModels.DEFAULT, MockModels.TOOLS, MockModels.ERROR_429, MockModels.ERROR_500,
-            MockModels.ERROR_503, MockModels.HANG, MockModels.GARBAGE};
+        String[] ids = {MockModels.DEFAULT, MockModels.TOOLS, MockModels.THINKING, MockModels.USAGE_CACHED,
+            MockModels.ERROR_429, MockModels.ERROR_500, MockModels.ERROR_503, MockModels.ERROR_529, MockModels.HANG,
+            MockModels.GARBAGE};
         for (int i = 0; i < ids.length; i++)
         {
             if (i > 0)
@@ -219,197 +276,5 @@ final class OpenAiTemplates
                 .append("\"owned_by\":\"sluice-mock\"}");
         }
         return json.append("]}").toString();
-    }
-
-    /** Splits {@code text} into {@code n} non-empty pieces of nearly equal length, never inside a code point. */
-    static String[] split(String text, int n)
-    {
-        int[] codePoints = text.codePoints().toArray();
-        if (n < 1 || n > codePoints.length)
-            throw new IllegalArgumentException("events: " + n + " (expected: 1 to " + codePoints.length +
-                ", at most one event per character of the text)");
-        String[] pieces = new String[n];
-        for (int i = 0; i < n; i++)
-        {
-            int from = (int)((long)i * codePoints.length / n);
-            int to = (int)((long)(i + 1) * codePoints.length / n);
-            pieces[i] = new String(codePoints, from, to - from);
-        }
-        return pieces;
-    }
-
-    private static byte[] ascii(String s)
-    {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static int digits(long n)
-    {
-        int digits = 1;
-        for (long v = n; v >= 10; v /= 10)
-            digits++;
-        return digits;
-    }
-
-    /** Concatenation into an array sized up front: one allocation, no resizing. */
-    static final class Splice
-    {
-        private final byte[] out;
-        private int pos;
-
-        Splice(int size)
-        {
-            out = new byte[size];
-        }
-
-        Splice put(byte[] bytes)
-        {
-            System.arraycopy(bytes, 0, out, pos, bytes.length);
-            pos += bytes.length;
-            return this;
-        }
-
-        /** Appends a non-negative number in ASCII decimal. */
-        Splice put(long n)
-        {
-            int end = pos + digits(n);
-            int i = end;
-            long v = n;
-            do
-            {
-                out[--i] = (byte)('0' + v % 10);
-                v /= 10;
-            }
-            while (v != 0);
-            pos = end;
-            return this;
-        }
-
-        byte[] done()
-        {
-            if (pos != out.length)
-                throw new IllegalStateException("spliced " + pos + " bytes, sized " + out.length);
-            return out;
-        }
-    }
-
-    /**
-     * The shape of one kind of stream, shared by all requests: the body of each SSE event (to be framed by the
-     * request's chunk prefix), or a raw event, or the place of the optional usage event.
-     */
-    static final class StreamTemplate
-    {
-        private final byte[][] bodies;
-        private final byte[] kinds;
-        private final boolean[] paced;
-        private final int terminalIndex;
-        private final int usageIndex;
-
-        private StreamTemplate(List<byte[]> bodies, List<Byte> kinds, List<Boolean> paced, int terminalIndex)
-        {
-            this.bodies = bodies.toArray(new byte[0][]);
-            this.kinds = new byte[kinds.size()];
-            this.paced = new boolean[paced.size()];
-            int usage = -1;
-            for (int i = 0; i < this.kinds.length; i++)
-            {
-                this.kinds[i] = kinds.get(i);
-                this.paced[i] = paced.get(i);
-                if (this.kinds[i] == KIND_USAGE)
-                    usage = i;
-            }
-            this.terminalIndex = terminalIndex;
-            this.usageIndex = usage;
-        }
-
-        /** Index of the first event that ends the stream (finish chunk or {@code [DONE]}); a cut happens before it. */
-        int terminalIndex()
-        {
-            return terminalIndex;
-        }
-
-        /** @return the number of events of a stream, with or without its usage event */
-        int size(boolean includeUsage)
-        {
-            return includeUsage || usageIndex < 0 ? bodies.length : bodies.length - 1;
-        }
-
-        /** Whether the event waits the stream interval before it (content), or follows the previous one at once. */
-        boolean paced(int index, boolean includeUsage)
-        {
-            return paced[templateIndex(index, includeUsage)];
-        }
-
-        ByteBuffer render(int index, boolean includeUsage, byte[] prefix, int promptTokens, int completionTokens)
-        {
-            int i = templateIndex(index, includeUsage);
-            switch (kinds[i])
-            {
-                case KIND_RAW:
-                    return ByteBuffer.wrap(bodies[i]);
-                case KIND_USAGE:
-                {
-                    int total = promptTokens + completionTokens;
-                    int size = prefix.length + USAGE_PROMPT.length + digits(promptTokens) + COMPLETION_TOKENS.length +
-                        digits(completionTokens) + TOTAL_TOKENS.length + digits(total) + USAGE_END.length;
-                    return ByteBuffer.wrap(new Splice(size).put(prefix).put(USAGE_PROMPT).put(promptTokens)
-                        .put(COMPLETION_TOKENS).put(completionTokens).put(TOTAL_TOKENS).put(total).put(USAGE_END).done());
-                }
-                default:
-                {
-                    // With include_usage, OpenAI sends "usage":null on every chunk but the usage chunk.
-                    byte[] tail = includeUsage ? TAIL_USAGE_NULL : TAIL;
-                    byte[] body = bodies[i];
-                    return ByteBuffer.wrap(new Splice(prefix.length + body.length + tail.length)
-                        .put(prefix).put(body).put(tail).done());
-                }
-            }
-        }
-
-        private int templateIndex(int index, boolean includeUsage)
-        {
-            return includeUsage || usageIndex < 0 || index < usageIndex ? index : index + 1;
-        }
-
-        private static final class Builder
-        {
-            private final List<byte[]> bodies = new ArrayList<>();
-            private final List<Byte> kinds = new ArrayList<>();
-            private final List<Boolean> paced = new ArrayList<>();
-            private int terminalIndex = -1;
-
-            void chunk(String body, boolean isPaced)
-            {
-                add(ascii(body), KIND_CHUNK, isPaced);
-            }
-
-            void raw(byte[] event, boolean isPaced)
-            {
-                add(event, KIND_RAW, isPaced);
-            }
-
-            void usage()
-            {
-                add(new byte[0], KIND_USAGE, false);
-            }
-
-            /** Marks the next event as the first terminal one. */
-            void terminal()
-            {
-                terminalIndex = bodies.size();
-            }
-
-            private void add(byte[] body, byte kind, boolean isPaced)
-            {
-                bodies.add(body);
-                kinds.add(kind);
-                paced.add(isPaced);
-            }
-
-            StreamTemplate build()
-            {
-                return new StreamTemplate(bodies, kinds, paced, terminalIndex);
-            }
-        }
     }
 }

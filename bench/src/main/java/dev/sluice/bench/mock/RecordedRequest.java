@@ -14,18 +14,25 @@ import java.util.Objects;
  *
  * <pre>{@code
  * RecordedRequest sent = mock.requests().get(0);
- * assertThat(sent.header("authorization")).isEqualTo("Bearer sk-test");
+ * assertThat(sent.dialect()).isEqualTo(MockDialect.ANTHROPIC);
+ * assertThat(sent.header("x-api-key")).isEqualTo("sk-ant-test");
+ * assertThat(sent.bodyAsString()).contains("\"max_tokens\":1024");
  * assertThat(sent.httpVersion()).isEqualTo("HTTP/2.0");
  * }</pre>
  *
  * @param method the HTTP method
- * @param path the decoded path, e.g. {@code /v1/chat/completions}
- * @param query the raw query string, or {@code null} when there is none
+ * @param path the path as it was sent (percent-encoding kept), e.g. {@code /v1/chat/completions} or
+ * {@code /v1beta/models/gemini-2.0-flash:streamGenerateContent}
+ * @param query the raw query string (e.g. {@code alt=sse}), or {@code null} when there is none
  * @param headers the request headers in arrival order, repeated names repeated
  * @param body the request body (empty, never {@code null}); the accessor returns a copy
  * @param httpVersion the HTTP version as Jetty saw it: {@code HTTP/1.1} or {@code HTTP/2.0}
  * @param protocol the connection protocol as Jetty names it (see {@code ConnectionMetaData.getProtocol()})
- * @param model the {@code model} of a chat completion request, or {@code null} for other requests
+ * @param dialect the API of the chat endpoint the request was sent to, or {@code null} for other paths
+ * @param model the model of a chat request (from the body, or from the path for Gemini), or {@code null} for other
+ * requests or when the body names none
+ * @param stream whether the chat request asked for a streamed answer ({@code "stream": true}, or Gemini's
+ * {@code streamGenerateContent})
  * @param arrivedAt wall-clock time the request began
  * @param arrivalNanos {@link System#nanoTime()} when the request began, to measure intervals between requests
  */
@@ -37,7 +44,9 @@ public record RecordedRequest(
     byte[] body,
     String httpVersion,
     String protocol,
+    MockDialect dialect,
     String model,
+    boolean stream,
     Instant arrivedAt,
     long arrivalNanos)
 {
@@ -111,7 +120,8 @@ public record RecordedRequest(
     public String toString()
     {
         return "RecordedRequest[" + method + " " + path + (query == null ? "" : "?" + query) + " " + httpVersion +
-            ", model=" + model + ", " + headers.size() + " headers, " + body.length + " body bytes]";
+            ", " + (dialect == null ? "" : dialect + " ") + "model=" + model + (stream ? " streamed" : "") + ", " +
+            headers.size() + " headers, " + body.length + " body bytes]";
     }
 
     /**

@@ -3,19 +3,24 @@ package dev.sluice.bench.mock;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
-import dev.sluice.bench.mock.OpenAiTemplates.StreamTemplate;
 import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.IteratingCallback;
 import org.eclipse.jetty.util.thread.Scheduler;
 
 /**
- * Writes the SSE events of one streamed answer, one at a time.
+ * Writes the events of one streamed answer, one at a time.
  *
  * <p>Each step is either a wait (a scheduler task that completes this callback) or a write (whose callback is this
  * one), so the next event is produced only after the previous write succeeded: a client that reads slowly slows
  * the stream down instead of filling memory. {@link IteratingCallback} keeps writes that complete synchronously
  * from recursing. The last event is written with the exchange's guarded handler callback; a cut fails it
  * instead.</p>
+ *
+ * <p>Pacing: the first event waits the first-event delay, every content event (see {@link StreamScript}) waits the
+ * event interval, the others follow at once; so a stream of {@code n} content events lasts the first-event delay
+ * plus {@code n} intervals in every dialect. At the stop index a {@code mock-cut-} stream is cut and a
+ * {@code mock-stream-error-} stream writes its error event as its last.</p>
  */
 final class SseStream extends IteratingCallback
 {
@@ -24,34 +29,35 @@ final class SseStream extends IteratingCallback
     private final MockExchange exchange;
     private final Response response;
     private final Scheduler scheduler;
-    private final StreamTemplate template;
-    private final boolean includeUsage;
-    private final byte[] prefix;
-    private final int promptTokens;
-    private final int completionTokens;
+    private final StreamScript script;
+    private final Template.Values values;
     private final long firstDelayMillis;
     private final long intervalMillis;
-    private final int cutIndex;
+    private final int stopIndex;
+    private final byte[] error;
     private final int size;
     private int next;
     private boolean waited;
+    private boolean committed;
     private volatile Scheduler.Task timer;
 
-    SseStream(MockExchange exchange, Response response, Scheduler scheduler, StreamTemplate template, boolean includeUsage,
-              byte[] prefix, int promptTokens, int completionTokens, long firstDelayMillis, long intervalMillis, int cutIndex)
+    /**
+     * @param stopIndex the index of the event a cut or the error replaces, -1 for none
+     * @param error the in-stream error event written at {@code stopIndex}, or {@code null} to cut there
+     */
+    SseStream(MockExchange exchange, Response response, Scheduler scheduler, StreamScript script,
+              Template.Values values, long firstDelayMillis, long intervalMillis, int stopIndex, byte[] error)
     {
         this.exchange = exchange;
         this.response = response;
         this.scheduler = scheduler;
-        this.template = template;
-        this.includeUsage = includeUsage;
-        this.prefix = prefix;
-        this.promptTokens = promptTokens;
-        this.completionTokens = completionTokens;
+        this.script = script;
+        this.values = values;
         this.firstDelayMillis = firstDelayMillis;
         this.intervalMillis = intervalMillis;
-        this.cutIndex = cutIndex;
-        this.size = template.size(includeUsage);
+        this.stopIndex = stopIndex;
+        this.error = error;
+        this.size = script.size();
     }
 
     @Override
@@ -61,11 +67,6 @@ final class SseStream extends IteratingCallback
             return Action.SUCCEEDED;
         // Every event before `next` has been written: process() runs only after the previous step succeeded.
         exchange.wrote(next);
-        if (next == cutIndex && waited)
-        {
-            exchange.cut();
-            return Action.SUCCEEDED;
-        }
         long delay = delayBefore(next);
         if (delay > 0 && !waited)
         {
@@ -73,8 +74,11 @@ final class SseStream extends IteratingCallback
             timer = scheduler.schedule(this::succeeded, delay, TimeUnit.MILLISECONDS);
             return Action.SCHEDULED;
         }
+        if (next == stopIndex)
+            return stop();
         waited = false;
-        ByteBuffer event = template.render(next, includeUsage, prefix, promptTokens, completionTokens);
+        committed = true;
+        ByteBuffer event = script.event(next).buffer(values);
         next++;
         if (next == size)
         {
@@ -85,17 +89,38 @@ final class SseStream extends IteratingCallback
         return Action.SCHEDULED;
     }
 
+    private Action stop()
+    {
+        if (error != null)
+        {
+            exchange.writeLastEvent(ByteBuffer.wrap(error));
+            return Action.SUCCEEDED;
+        }
+        if (!committed)
+        {
+            // Nothing written yet (a Gemini stream cut before its first chunk): send the 200 and its headers first,
+            // so the client sees a broken stream rather than no answer at all.
+            committed = true;
+            waited = true;
+            response.write(false, BufferUtil.EMPTY_BUFFER, this);
+            return Action.SCHEDULED;
+        }
+        exchange.cut();
+        return Action.SUCCEEDED;
+    }
+
     private long delayBefore(int index)
     {
-        if (index == cutIndex)
+        long delay = index == 0 ? firstDelayMillis : 0;
+        if (index == stopIndex)
         {
-            // Give the events before the cut time to reach the client: an HTTP/2 client that reads a reset in the
-            // same packet as the last DATA frames may drop those frames, which would make a cut-after-n test flaky.
-            return Math.max(intervalMillis, CUT_GRACE_MILLIS);
+            // The cut or the error takes the place of a content event. Give the events before a cut time to reach the
+            // client: an HTTP/2 client that reads a reset in the same packet as the last DATA frames may drop those
+            // frames, which would make a cut-after-n test flaky.
+            delay += intervalMillis;
+            return error == null ? Math.max(delay, CUT_GRACE_MILLIS) : delay;
         }
-        if (index == 0)
-            return firstDelayMillis;
-        return template.paced(index, includeUsage) ? intervalMillis : 0;
+        return script.paced(index) ? delay + intervalMillis : delay;
     }
 
     @Override
