@@ -39,7 +39,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
     /** The usage text. */
     public static final String USAGE = """
         usage: bench/run [CELL ...|all] [options]        (bench/run builds first; --no-build skips that)
-          CELL              S1-1k S1-5k S1-h2c S3-stream S2-large X1-cross R404 L1500-inflight C64 SAT IDLE, or all (default)
+          CELL              S1-1k S1-5k S1-h2c S3-stream S2-large X1-cross X1-cross-rev X1-cross-stream X1-cross-stream-rev
+                    R404 R401 L1500-inflight C64 SAT IDLE, or all (default)
           --reps N          repetitions per cell, medians reported (default 3)
           --quick           smoke test: 2 s warm-up + 5 s window (ladder steps 1 s + 3 s)
           --warmup S        warm-up seconds of an ordinary run (default 5)

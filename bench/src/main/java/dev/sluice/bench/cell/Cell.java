@@ -16,10 +16,27 @@ package dev.sluice.bench.cell;
  * @param upstreamMaxConnections the gateway's pool size towards the mock
  * @param nginx       whether the nginx byte pipe is measured as a third target
  * @param skipReason  why the cell is not run, or {@code null}
+ * @param client      the dialect the load generator speaks to the gateway ({@code openai} or {@code anthropic})
+ * @param provider    the dialect the gateway speaks to the mock, and the direct run's dialect
  */
 record Cell(String name, Kind kind, String title, double rate, MockProfile mock, int bodyBytes, boolean stream, boolean h2c,
-            int connections, int workers, int upstreamMaxConnections, boolean nginx, String skipReason)
+            int connections, int workers, int upstreamMaxConnections, boolean nginx, String skipReason, String client,
+            String provider)
 {
+    /** A same-dialect OpenAI cell. */
+    Cell(String name, Kind kind, String title, double rate, MockProfile mock, int bodyBytes, boolean stream, boolean h2c,
+         int connections, int workers, int upstreamMaxConnections, boolean nginx, String skipReason)
+    {
+        this(name, kind, title, rate, mock, bodyBytes, stream, h2c, connections, workers, upstreamMaxConnections, nginx,
+            skipReason, Dialects.OPENAI, Dialects.OPENAI);
+    }
+
+    /** @return whether the gateway translates between two dialects in this cell */
+    boolean translates()
+    {
+        return !client.equals(provider);
+    }
+
     /** How a cell is run. */
     enum Kind
     {

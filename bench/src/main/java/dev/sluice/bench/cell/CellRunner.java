@@ -196,8 +196,8 @@ final class CellRunner implements AutoCloseable
         BenchOptions o = session.options();
         Duration length = o.warmup().compareTo(PRIME_MIN) < 0 ? PRIME_MIN : o.warmup();
         double rate = cell.rate() > 0 ? cell.rate() : Cells.SAT_LADDER.get(1);
-        LoadSpec spec = loadSpec(cell, rate, Cells.MODEL, mock.chatUri(), cell.h2c(), cell.connections(), length,
-            Duration.ofSeconds(1));
+        LoadSpec spec = loadSpec(cell, cell.provider(), rate, Cells.MODEL, mock.uri(Dialects.path(cell.provider())),
+            cell.h2c(), cell.connections(), length, Duration.ofSeconds(1));
         try
         {
             LoadGenerator generator = newGenerator(o.generator());
@@ -221,10 +221,13 @@ final class CellRunner implements AutoCloseable
     private Step once(Cell cell, int rep, MockProcess mock)
     {
         BenchOptions o = session.options();
-        LoadSpec spec = loadSpec(cell, cell.rate(), Cells.MODEL, mock.chatUri(), cell.h2c(), cell.connections(), o.warmup(),
-            o.window());
+        // The direct run speaks the provider's dialect to the mock; the gateway gets the client's dialect.
+        LoadSpec spec = loadSpec(cell, cell.provider(), cell.rate(), Cells.MODEL, mock.uri(Dialects.path(cell.provider())),
+            cell.h2c(), cell.connections(), o.warmup(), o.window());
+        LoadSpec clientSpec = cell.translates() ? loadSpec(cell, cell.client(), cell.rate(), Cells.MODEL, spec.target(),
+            cell.h2c(), cell.connections(), o.warmup(), o.window()) : spec;
         Map<String, TargetRun> runs = new LinkedHashMap<>();
-        runs.put("gateway", gatewayRun(cell, rep, mock, spec));
+        runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
         runs.put("direct", measure(cell, rep, "direct", spec, new RunProbe(null, mock.process().handle(), null, null),
             null));
         if (cell.nginx() && session.nginxBinary() != null)
@@ -250,7 +253,8 @@ final class CellRunner implements AutoCloseable
         }
         try (GatewayProcess gw = startGateway(cell, rep, mock, true))
         {
-            return measure(cell, rep, "gateway", spec.withTarget(gw.chatUri()), gatewayProbe(gw, mock), null);
+            return measure(cell, rep, "gateway", spec.withTarget(gw.uri(Dialects.path(cell.client()))), gatewayProbe(gw, mock),
+                null);
         }
         catch (IOException x)
         {
@@ -511,7 +515,7 @@ final class CellRunner implements AutoCloseable
         Path config = session.raw().resolve("config/gateway-" + cell.name() + "-r" + rep + ".yaml");
         Files.createDirectories(config.getParent());
         Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
-            session.stages()), StandardCharsets.UTF_8);
+            session.stages(), cell.client(), cell.provider()), StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
         Files.deleteIfExists(gc);
         GatewayProcess gw = GatewayProcess.start(session.options().dist(), config, port, gc,
@@ -532,7 +536,8 @@ final class CellRunner implements AutoCloseable
     {
         BenchOptions o = session.options();
         Duration length = o.warmup().compareTo(PRIME_GATEWAY_MIN) < 0 ? PRIME_GATEWAY_MIN : o.warmup();
-        LoadSpec open = loadSpec(cell, 1, Cells.MODEL, gw.chatUri(), cell.h2c(), cell.connections(), Duration.ZERO, length);
+        LoadSpec open = loadSpec(cell, cell.client(), 1, Cells.MODEL, gw.uri(Dialects.path(cell.client())), cell.h2c(),
+            cell.connections(), Duration.ZERO, length);
         // As many workers as the cell keeps connections (up to 128): the gateway's upstream pool then holds the
         // connections the window will need, instead of opening them on demand inside the window.
         int workers = Math.max(PRIME_WORKERS, Math.min(open.connections(), 128));
@@ -744,11 +749,20 @@ final class CellRunner implements AutoCloseable
     static LoadSpec loadSpec(Cell cell, double rate, String model, URI target, boolean h2c, int connections, Duration warmup,
                              Duration window)
     {
+        return loadSpec(cell, cell.provider(), rate, model, target, h2c, connections, warmup, window);
+    }
+
+    /** As {@link #loadSpec(Cell, double, String, URI, boolean, int, Duration, Duration)}, in {@code dialect}. */
+    static LoadSpec loadSpec(Cell cell, String dialect, double rate, String model, URI target, boolean h2c, int connections,
+                             Duration warmup, Duration window)
+    {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("content-type", "application/json");
         headers.put("accept", cell.stream() ? "text/event-stream" : "application/json");
-        return new LoadSpec(target, "POST", headers, Bodies.chat(model, cell.stream(), cell.bodyBytes()), cell.stream(), h2c,
-            connections, rate, cell.workers(), warmup, window, REQUEST_TIMEOUT);
+        if (Dialects.ANTHROPIC.equals(dialect))
+            headers.put("anthropic-version", "2023-06-01");
+        return new LoadSpec(target, "POST", headers, Dialects.body(dialect, model, cell.stream(), cell.bodyBytes()),
+            cell.stream(), h2c, connections, rate, cell.workers(), warmup, window, REQUEST_TIMEOUT);
     }
 
     private static LoadSpec http11(LoadSpec spec, int connections)

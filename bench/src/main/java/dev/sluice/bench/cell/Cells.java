@@ -42,10 +42,21 @@ final class Cells
             500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, true, null));
         add(new Cell("S2-large", Cell.Kind.OPEN, "100 KB prompts, 500 req/s, L0, HTTP/1.1", 500, l0, LARGE_BODY, false,
             false, 256, 0, 512, false, null));
-        add(new Cell("X1-cross", Cell.Kind.SKIPPED, "OpenAI client → Anthropic provider, 1,000 req/s", 1000, l0,
-            SMALL_BODY, false, false, 256, 0, 512, false, "dialect not yet available (no Anthropic plugin)"));
+        // Issue 4's translation cells: the direct run speaks the provider's dialect to the mock.
+        add(new Cell("X1-cross", Cell.Kind.OPEN, "OpenAI client → Anthropic provider, 1,000 req/s, L0, HTTP/1.1", 1000,
+            l0, SMALL_BODY, false, false, 256, 0, 512, false, null, Dialects.OPENAI, Dialects.ANTHROPIC));
+        add(new Cell("X1-cross-rev", Cell.Kind.OPEN, "Anthropic client → OpenAI provider, 1,000 req/s, L0, HTTP/1.1",
+            1000, l0, SMALL_BODY, false, false, 256, 0, 512, false, null, Dialects.ANTHROPIC, Dialects.OPENAI));
+        add(new Cell("X1-cross-stream", Cell.Kind.OPEN, "OpenAI client → Anthropic provider, 1,000 streams/s, LS",
+            1000, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 1024, false, null, Dialects.OPENAI,
+            Dialects.ANTHROPIC));
+        add(new Cell("X1-cross-stream-rev", Cell.Kind.OPEN, "Anthropic client → OpenAI provider, 1,000 streams/s, LS",
+            1000, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 1024, false, null, Dialects.ANTHROPIC,
+            Dialects.OPENAI));
         add(new Cell("R404", Cell.Kind.R404, "unknown-model flood, rate ladder, no upstream call", 0, l0, SMALL_BODY,
             false, false, 512, 0, 512, false, null));
+        add(new Cell("R401", Cell.Kind.SKIPPED, "unknown-key flood, rate ladder, no upstream call", 0, l0, SMALL_BODY,
+            false, false, 512, 0, 512, false, "needs virtual keys, which Sluice does not have yet"));
         // 3,000 requests in flight need 3,000 upstream HTTP/1.1 connections: the gateway's pool is raised from the
         // default 512, or the pool (not the gateway) would be what this cell measures.
         add(new Cell("L1500-inflight", Cell.Kind.OPEN, "2,000 req/s against L1500: 3,000 in flight, memory and errors",

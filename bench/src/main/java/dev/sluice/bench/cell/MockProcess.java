@@ -67,7 +67,13 @@ final class MockProcess implements AutoCloseable
     /** @return the chat completions URL (the direct run's target) */
     URI chatUri()
     {
-        return URI.create("http://127.0.0.1:" + port + "/v1/chat/completions");
+        return uri(Dialects.path(Dialects.OPENAI));
+    }
+
+    /** @return the mock's URL for {@code path} */
+    URI uri(String path)
+    {
+        return URI.create("http://127.0.0.1:" + port + path);
     }
 
     private URI statsUri()

@@ -107,9 +107,29 @@ final class Targets
                 checks.add(new Check("throughput (no target in the issue)", "—", rate +
                     (ratio == null ? "" : String.format(Locale.ROOT, " (%.0f%% of direct)", ratio * 100)), null));
             }
+            case "X1-cross", "X1-cross-rev" ->
+            {
+                // Issue 4: translated overhead p50 ≤ 2× the same-dialect fast path's in the same run.
+                CellResult s1 = others.get("S1-1k");
+                Percentiles s1Over = s1 == null ? null : s1.latencyOverhead("gateway");
+                Double limit = s1Over == null ? null : 2 * Math.max(s1Over.p50(), 0);
+                checks.add(new Check("overhead p50", "≤ 2× S1-1k's" + (s1 == null ? " (S1-1k not run)" : " (" +
+                    Fmt.us(limit) + ")"), Fmt.us(over == null ? null : over.p50()),
+                    over == null || limit == null ? null : over.p50() <= limit));
+                checks.add(zeroErrors(gw));
+            }
+            case "X1-cross-stream", "X1-cross-stream-rev" ->
+            {
+                Overhead o = c.overhead().get("gateway");
+                Percentiles gaps = o == null ? null : o.gaps();
+                checks.add(atMost("inter-event overhead p99", 300, gaps == null ? null : gaps.p99()));
+                Long broken = gw == null ? null : gw.errorsByClass().getOrDefault("broken_body", 0L);
+                checks.add(new Check("broken streams", "0", broken == null ? Fmt.NONE : broken.toString(),
+                    broken == null ? null : broken == 0));
+            }
             default ->
             {
-                // X1-cross and any cell without a target.
+                // Cells without a target.
             }
         }
         return checks;

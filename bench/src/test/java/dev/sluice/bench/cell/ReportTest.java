@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ReportTest
 {
     private static final RunInfo INFO = new RunInfo("2026-11-30T08:00:00Z", "2026-11-30T08:20:00Z", "vm", 2, 24_105,
-        "17.0.15", "6.1.0", "abc1234-dirty", "bench/run S1-5k SAT X1-cross", "the distribution", Map.of("warm-up", "5 s"),
+        "17.0.15", "6.1.0", "abc1234-dirty", "bench/run S1-5k SAT R401", "the distribution", Map.of("warm-up", "5 s"),
         "nginx/1.22.1, worker_processes auto", "on", 100, "dev.sluice.bench.load.JettyLoadGenerator",
         List.of("the machine was shared"));
 
@@ -32,7 +32,7 @@ class ReportTest
         assertThat(s1).startsWith("| S1-5k | 5,000/s (100.00%) | 40 µs | 300 µs | 600 µs | 50 µs | 58.6 MiB → 87.9 MiB | " +
             "generator-late | 7/7 ✅ |");
         assertThat(rows.get(3)).startsWith("| SAT | saturates at 6,500/s (nginx 10,000/s)").endsWith("1/1 ✅ |");
-        assertThat(rows.get(4)).startsWith("| X1-cross | skipped: dialect not yet available");
+        assertThat(rows.get(4)).startsWith("| R401 | skipped: needs virtual keys");
     }
 
     @Test
@@ -77,8 +77,8 @@ class ReportTest
         List<CellResult> cells = new ArrayList<>();
         cells.add(s15k());
         cells.add(sat());
-        Cell x1 = Fixtures.cell("X1-cross");
-        cells.add(Summaries.summarize(x1, "skipped", List.of(x1.skipReason()), Map.of(), List.of()));
+        Cell r401 = Fixtures.cell("R401");
+        cells.add(Summaries.summarize(r401, "skipped", List.of(r401.skipReason()), Map.of(), List.of()));
         return cells;
     }
 

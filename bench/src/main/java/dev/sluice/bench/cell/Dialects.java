@@ -1,0 +1,70 @@
+package dev.sluice.bench.cell;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The dialects a cell can speak: each one's chat path and a request body of about the wanted size. The gateway's
+ * server binding speaks the cell's client dialect, its client binding the provider dialect; the direct run sends the
+ * provider dialect's body straight to the mock.
+ */
+final class Dialects
+{
+    static final String OPENAI = "openai";
+    static final String ANTHROPIC = "anthropic";
+
+    private static final String WORDS = "the quick brown fox jumps over the lazy dog while a gateway relays bytes ";
+
+    private Dialects()
+    {
+    }
+
+    /** @return the path a server of {@code dialect} answers chats on, below the host */
+    static String path(String dialect)
+    {
+        return switch (dialect)
+        {
+            case OPENAI -> "/v1/chat/completions";
+            case ANTHROPIC -> "/v1/messages";
+            default -> throw new IllegalArgumentException("dialect: " + dialect + " (expected: openai or anthropic)");
+        };
+    }
+
+    /**
+     * @param dialect the body's dialect
+     * @param model   the model to name
+     * @param stream  whether to ask for a stream (OpenAI: with the usage chunk, as SDKs usually do)
+     * @param bytes   the approximate body size; at least the size of the fixed parts
+     * @return the UTF-8 JSON body: a system prompt and a user message padded with plain words
+     */
+    static byte[] body(String dialect, String model, boolean stream, int bytes)
+    {
+        String head;
+        String tail;
+        switch (dialect)
+        {
+            case OPENAI ->
+            {
+                String streaming = stream ? "\"stream\":true,\"stream_options\":{\"include_usage\":true}," : "";
+                head = "{\"model\":\"" + model + "\"," + streaming +
+                    "\"max_tokens\":64,\"temperature\":0.2,\"messages\":[{\"role\":\"system\",\"content\":\"You are a " +
+                    "concise assistant. Answer in one sentence.\"},{\"role\":\"user\",\"content\":\"Summarise this text: ";
+                tail = "\"}]}";
+            }
+            case ANTHROPIC ->
+            {
+                head = "{\"model\":\"" + model + "\"," + (stream ? "\"stream\":true," : "") +
+                    "\"max_tokens\":64,\"temperature\":0.2,\"system\":\"You are a concise assistant. Answer in one " +
+                    "sentence.\",\"messages\":[{\"role\":\"user\",\"content\":\"Summarise this text: ";
+                tail = "\"}]}";
+            }
+            default -> throw new IllegalArgumentException("dialect: " + dialect + " (expected: openai or anthropic)");
+        }
+        StringBuilder body = new StringBuilder(Math.max(bytes, 256)).append(head);
+        int padding = bytes - head.length() - tail.length();
+        for (int i = 0; i < padding; i++)
+        {
+            body.append(WORDS.charAt(i % WORDS.length()));
+        }
+        return body.append(tail).toString().getBytes(StandardCharsets.UTF_8);
+    }
+}
