@@ -1,0 +1,183 @@
+package dev.sluice.plugin.anthropic;
+
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.codec.Translation;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Message;
+import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.Bodies;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamEventStream;
+import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.api.upstream.UpstreamResponse;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Speaks the Anthropic Messages API to one upstream.
+ *
+ * <p>Request: an unmodified exchange from an Anthropic client is forwarded as its raw bytes, with the target model
+ * spliced in if a route aliased it (no parse, no re-encoding). Anything else is encoded from the canonical request,
+ * with the binding's {@code default_max_tokens} for requests without a cap. A request from another dialect loses the
+ * fields the operator listed in {@code drop_unsupported}; any other field of that dialect's own (its
+ * {@code extensions}) is refused naming it (see {@link Translation}), as is any canonical feature Anthropic lacks (see
+ * {@link AnthropicRequestEncoder}). Headers: {@code x-api-key} from the options (the client's own key never goes
+ * upstream), {@code anthropic-version}, and the allow-listed downstream headers ({@code anthropic-beta} by default).
+ *
+ * <p>Response: when the client speaks Anthropic, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
+ * {@link dev.sluice.api.model.RawFrame}s) and only scanned for usage, the end and errors, even if a binding modified
+ * the request. For other clients the answer is decoded into canonical form.
+ *
+ * <p>Errors: a non-2xx answer is read (up to {@value #MAX_ERROR_BYTES} bytes) and mapped by
+ * {@link AnthropicCodec#decodeError}. Never blocks; thread-safe.
+ */
+final class AnthropicClient implements ClientBinding
+{
+    /** The largest non-streamed answer relayed. */
+    static final int MAX_RESPONSE_BYTES = 32 << 20;
+    /** How much of an error body is read; the rest is discarded with the connection. */
+    static final int MAX_ERROR_BYTES = 64 << 10;
+
+    private final AnthropicCodec codec = AnthropicCodec.INSTANCE;
+    private final Upstream upstream;
+    private final String path;
+    private final int defaultMaxTokens;
+    private final List<Map.Entry<String, String>> fixedHeaders;
+    private final Set<String> forwardHeaders;
+    private final Set<String> droppable;
+
+    AnthropicClient(AnthropicClientOptions options, Upstream upstream)
+    {
+        this.upstream = upstream;
+        this.path = options.path();
+        this.defaultMaxTokens = options.defaultMaxTokens();
+        List<Map.Entry<String, String>> fixed = new ArrayList<>();
+        if (options.apiKey() != null)
+            fixed.add(Map.entry("x-api-key", options.apiKey()));
+        fixed.add(Map.entry("anthropic-version", options.anthropicVersion()));
+        this.fixedHeaders = List.copyOf(fixed);
+        Set<String> forward = new HashSet<>();
+        for (String name : options.forwardHeaders())
+            forward.add(name.toLowerCase(Locale.ROOT));
+        this.forwardHeaders = Set.copyOf(forward);
+        this.droppable = Set.copyOf(options.dropUnsupported());
+    }
+
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange)
+    {
+        boolean sameDialect = AnthropicCodec.DIALECT.equals(exchange.dialect());
+        byte[] body;
+        boolean stream;
+        try
+        {
+            if (sameDialect && !exchange.modified())
+            {
+                body = exchange.targetModel().equals(exchange.model()) ? exchange.body()
+                    : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
+                stream = exchange.stream();
+            }
+            else
+            {
+                ChatRequest request = exchange.request();
+                if (!sameDialect)
+                    request = fromOtherDialect(request, exchange.dialect());
+                body = codec.encodeRequest(request.withModel(exchange.targetModel()), defaultMaxTokens);
+                stream = request.stream();
+            }
+        }
+        catch (GatewayException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers(exchange, stream), body,
+            "application/json");
+        return upstream.send(request, exchange)
+            .thenCompose(response -> onResponse(exchange, response, stream, sameDialect));
+    }
+
+    /**
+     * Drops what the operator allowed to drop: listed extensions (by {@link Translation}, which refuses the others)
+     * and the canonical fields Anthropic cannot carry, by their snake_case names.
+     */
+    ChatRequest fromOtherDialect(ChatRequest request, String source)
+    {
+        ChatRequest r = Translation.withoutForeignExtensions(request, source, AnthropicCodec.DIALECT, droppable);
+        if (droppable.isEmpty())
+            return r;
+        Sampling s = r.sampling();
+        Sampling sampling = new Sampling(s.temperature(), s.topP(), s.topK(), s.maxTokens(), s.stop(),
+            droppable.contains("presence_penalty") ? null : s.presencePenalty(),
+            droppable.contains("frequency_penalty") ? null : s.frequencyPenalty(),
+            droppable.contains("seed") ? null : s.seed());
+        List<Message> messages = r.messages();
+        if (droppable.contains("name"))
+        {
+            messages = new ArrayList<>(r.messages().size());
+            for (Message m : r.messages())
+                messages.add(m.name() == null ? m : new Message(m.role(), m.content(), null));
+        }
+        Map<String, String> metadata = droppable.contains("metadata") ? Map.of() : r.metadata();
+        return new ChatRequest(r.model(), r.system(), messages, r.tools(), r.toolChoice(), r.parallelToolCalls(),
+            sampling, r.responseFormat(), r.stream(), r.includeUsage(), r.user(), metadata, r.extensions());
+    }
+
+    private List<Map.Entry<String, String>> headers(Exchange exchange, boolean stream)
+    {
+        List<Map.Entry<String, String>> headers = new ArrayList<>(fixedHeaders.size() + 2);
+        headers.addAll(fixedHeaders);
+        headers.add(Map.entry("Accept", stream ? "text/event-stream" : "application/json"));
+        if (!forwardHeaders.isEmpty())
+        {
+            exchange.headers().forEach((name, value) ->
+            {
+                if (forwardHeaders.contains(name.toLowerCase(Locale.ROOT)))
+                    headers.add(Map.entry(name, value));
+            });
+        }
+        return headers;
+    }
+
+    private CompletionStage<Reply> onResponse(Exchange exchange, UpstreamResponse response, boolean stream,
+                                              boolean relayRaw)
+    {
+        int status = response.status();
+        if (status < 200 || status > 299)
+        {
+            return Bodies.readPrefix(response.body(), MAX_ERROR_BYTES)
+                .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
+        }
+        if (stream)
+        {
+            UpstreamEventStream events = relayRaw
+                ? new AnthropicRawStream(response.body(), exchange::usage)
+                : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
+            return CompletableFuture.completedFuture(new Reply.Stream(events));
+        }
+        return Bodies.readAll(response.body(), MAX_RESPONSE_BYTES).thenApply(bytes ->
+        {
+            if (relayRaw)
+            {
+                Usage usage = codec.scanUsage(bytes);
+                if (usage != null)
+                    exchange.usage(usage);
+                return new Reply.Bytes(status, "application/json", bytes, usage);
+            }
+            ChatResponse decoded = codec.decodeResponse(bytes);
+            exchange.usage(decoded.usage());
+            return new Reply.Message(decoded);
+        });
+    }
+}

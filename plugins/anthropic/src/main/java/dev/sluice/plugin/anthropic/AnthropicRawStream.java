@@ -1,0 +1,154 @@
+package dev.sluice.plugin.anthropic;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.json.Json;
+import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.sse.SseParser;
+import dev.sluice.api.upstream.BodySource;
+import dev.sluice.api.upstream.UpstreamEventStream;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.function.Consumer;
+
+/**
+ * The same-dialect fast path: each chunk is copied once into a heap buffer and emitted as a {@link RawFrame}. An
+ * {@link SseParser} watches the same bytes, by event name, for {@code message_stop} (the explicit end), usage in
+ * {@code message_start} and {@code message_delta} (recorded as soon as seen, merged as the decoder merges them), and
+ * {@code error}. An error event is not relayed raw: the bytes before it go out, and the error becomes the terminal
+ * {@code StreamEvent.Error}, so the client sees it once, rendered by the server codec, followed by an abnormal end.
+ * Only {@code error}, {@code message_start} and {@code message_delta} events are parsed, with a streaming parser.
+ */
+final class AnthropicRawStream extends UpstreamEventStream
+{
+    private final SseParser parser = new SseParser((SseParser.ByteListener)this::onEvent,
+        AnthropicStreamDecoder.MAX_EVENT_BYTES);
+    private AnthropicUsage counts = AnthropicUsage.NONE;
+    private boolean done;
+    private GatewayException error;
+
+    AnthropicRawStream(BodySource body, Consumer<Usage> usage)
+    {
+        super(body, usage);
+    }
+
+    @Override
+    protected void onData(ByteBuffer data)
+    {
+        byte[] bytes = new byte[data.remaining()];
+        data.get(data.position(), bytes);
+        ByteBuffer view = ByteBuffer.wrap(bytes);
+        // Feed line by line so the offset where an error event starts is known: -1 means an earlier chunk.
+        int eventStart = parser.atBoundary() ? 0 : -1;
+        int lineStart = 0;
+        try
+        {
+            for (int i = 0; i < bytes.length && error == null; i++)
+            {
+                if (bytes[i] != '\n' && bytes[i] != '\r')
+                    continue;
+                view.limit(i + 1).position(lineStart);
+                parser.feed(view);
+                lineStart = i + 1;
+                if (error == null && parser.atBoundary())
+                    eventStart = lineStart;
+            }
+            if (error == null && lineStart < bytes.length)
+            {
+                view.limit(bytes.length).position(lineStart);
+                parser.feed(view);
+            }
+        }
+        catch (IllegalStateException e)
+        {
+            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                "upstream sent a stream event over " + AnthropicStreamDecoder.MAX_EVENT_BYTES + " bytes", e);
+        }
+        if (error != null)
+        {
+            // A frame ending mid-event (eventStart -1) is closed by the runtime before the error is written.
+            if (eventStart > 0)
+                emit(new RawFrame(ByteBuffer.wrap(bytes, 0, eventStart), true));
+            finish(new StreamEvent.Error(error));
+            return;
+        }
+        emit(new RawFrame(ByteBuffer.wrap(bytes), parser.atBoundary()));
+    }
+
+    private void onEvent(String event, byte[] data, int offset, int length)
+    {
+        if (error != null || done)
+            return;
+        // Anthropic names every event; a compatible server that does not is read by the data's type.
+        String type = event != null ? event : type(data, offset, length);
+        if (type == null)
+            return;
+        switch (type)
+        {
+            case "message_stop" -> done = true;
+            case "error" -> error = decodeError(data, offset, length);
+            case "message_start" -> record(AnthropicUsage.NONE.merge(AnthropicUsage.scan(data, offset, length)));
+            case "message_delta" -> record(counts.merge(AnthropicUsage.scan(data, offset, length)));
+            default ->
+            {
+                // Content events pass untouched and unparsed.
+            }
+        }
+    }
+
+    private void record(AnthropicUsage merged)
+    {
+        counts = merged;
+        usage.accept(merged.toUsage());
+    }
+
+    private static GatewayException decodeError(byte[] data, int offset, int length)
+    {
+        try
+        {
+            JsonNode node = Json.MAPPER.readTree(data, offset, length);
+            if (node != null && node.isObject())
+                return AnthropicErrors.decodeStreamError(node);
+        }
+        catch (IOException ignored)
+        {
+            // An unreadable error event is still an error: fall through to the generic one.
+        }
+        return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream stream failed");
+    }
+
+    /** @return the top-level {@code type} of an event's data, or {@code null} */
+    private static String type(byte[] data, int offset, int length)
+    {
+        try (JsonParser parser = Json.FACTORY.createParser(data, offset, length))
+        {
+            if (parser.nextToken() != JsonToken.START_OBJECT)
+                return null;
+            while (parser.nextToken() == JsonToken.FIELD_NAME)
+            {
+                String name = parser.currentName();
+                JsonToken value = parser.nextToken();
+                if ("type".equals(name) && value == JsonToken.VALUE_STRING)
+                    return parser.getText();
+                parser.skipChildren();
+            }
+            return null;
+        }
+        catch (IOException e)
+        {
+            return null;
+        }
+    }
+
+    @Override
+    protected boolean complete()
+    {
+        return done;
+    }
+}

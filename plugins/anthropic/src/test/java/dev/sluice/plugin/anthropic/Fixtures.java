@@ -1,0 +1,168 @@
+package dev.sluice.plugin.anthropic;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.json.Json;
+import dev.sluice.api.model.StreamEvent;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+/** Golden files and JSON/stream helpers shared by the codec tests. */
+final class Fixtures
+{
+    private Fixtures()
+    {
+    }
+
+    static byte[] bytes(String name)
+    {
+        try (InputStream in = Fixtures.class.getResourceAsStream("/golden/" + name))
+        {
+            if (in == null)
+                throw new IllegalArgumentException("no golden file " + name);
+            return in.readAllBytes();
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static String string(String name)
+    {
+        return new String(bytes(name), StandardCharsets.UTF_8);
+    }
+
+    static byte[] utf8(String s)
+    {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static JsonNode tree(byte[] json)
+    {
+        try
+        {
+            return Json.MAPPER.readTree(json);
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static JsonNode tree(String json)
+    {
+        return tree(utf8(json));
+    }
+
+    /**
+     * Asserts two JSON documents are the same, key order included: both are pretty-printed from their trees, so only
+     * insignificant whitespace may differ.
+     */
+    static void assertExactJson(byte[] actual, byte[] expected)
+    {
+        assertThat(tree(actual).toPrettyString()).isEqualTo(tree(expected).toPrettyString());
+    }
+
+    /** Decodes {@code sse} with a fresh decoder, fed in chunks of {@code chunkSize} bytes. */
+    static List<StreamEvent> decodeStream(byte[] sse, int chunkSize, boolean[] complete)
+    {
+        AnthropicStreamDecoder decoder = new AnthropicStreamDecoder();
+        List<StreamEvent> events = new ArrayList<>();
+        for (int i = 0; i < sse.length; i += chunkSize)
+        {
+            ByteBuffer chunk = ByteBuffer.wrap(sse, i, Math.min(chunkSize, sse.length - i)).slice().asReadOnlyBuffer();
+            decoder.decode(chunk, events::add);
+        }
+        if (complete != null)
+            complete[0] = decoder.complete();
+        return events;
+    }
+
+    /** Encodes {@code events} with a fresh encoder, then its end. */
+    static String encodeStream(List<StreamEvent> events)
+    {
+        StreamEncoder encoder = AnthropicCodec.INSTANCE.newStreamEncoder(() ->
+        {
+            throw new AssertionError("the request was decoded");
+        });
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (StreamEvent e : events)
+            out.writeBytes(bytes(encoder.encode(e)));
+        out.writeBytes(bytes(encoder.end()));
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    static byte[] bytes(ByteBuffer buffer)
+    {
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
+    }
+
+    static String string(ByteBuffer buffer)
+    {
+        return new String(bytes(buffer), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Asserts the order documented on {@link StreamEvent}: MessageStart, then each block (numbered from 0 in
+     * order) as start, deltas of that block, BlockStop, then Stop, then optionally UsageReport.
+     */
+    static void assertWellFormed(List<StreamEvent> events)
+    {
+        assertThat(events).isNotEmpty();
+        assertThat(events.get(0)).isInstanceOf(StreamEvent.MessageStart.class);
+        int open = -1;
+        int next = 0;
+        boolean stopped = false;
+        for (int i = 1; i < events.size(); i++)
+        {
+            StreamEvent e = events.get(i);
+            String where = "event " + i + " " + e;
+            int startIndex = e instanceof StreamEvent.TextStart t ? t.index()
+                : e instanceof StreamEvent.ThinkingStart t ? t.index()
+                : e instanceof StreamEvent.ToolCallStart t ? t.index() : -1;
+            if (startIndex >= 0)
+            {
+                assertThat(stopped).as(where).isFalse();
+                assertThat(open).as(where + ": a block is still open").isEqualTo(-1);
+                assertThat(startIndex).as(where).isEqualTo(next);
+                open = startIndex;
+                next++;
+            }
+            else if (e instanceof StreamEvent.TextDelta d)
+                assertThat(d.index()).as(where).isEqualTo(open);
+            else if (e instanceof StreamEvent.ThinkingDelta d)
+                assertThat(d.index()).as(where).isEqualTo(open);
+            else if (e instanceof StreamEvent.ToolCallDelta d)
+                assertThat(d.index()).as(where).isEqualTo(open);
+            else if (e instanceof StreamEvent.BlockStop s)
+            {
+                assertThat(s.index()).as(where).isEqualTo(open);
+                open = -1;
+            }
+            else if (e instanceof StreamEvent.Stop)
+            {
+                assertThat(open).as(where + ": a block is still open").isEqualTo(-1);
+                assertThat(stopped).as(where).isFalse();
+                stopped = true;
+            }
+            else if (!(e instanceof StreamEvent.UsageReport))
+            {
+                fail(where + ": unexpected");
+            }
+        }
+        assertThat(stopped).as("stream has a Stop").isTrue();
+    }
+}
