@@ -18,9 +18,12 @@ import java.util.Objects;
  * @param usage         token accounting
  * @param created       creation time in epoch seconds (0: unknown)
  * @param extensions    dialect fields the model does not cover, raw
+ * @param dialect       the dialect whose fields {@code extensions} holds (the decoder's), or {@code null} when there
+ *                      are none; an encoder writes the extensions back only for its own dialect
  */
 public record ChatResponse(String id, String model, List<ContentPart> content, StopReason stopReason,
-                           String rawStopReason, Usage usage, long created, Map<String, JsonNode> extensions)
+                           String rawStopReason, Usage usage, long created, Map<String, JsonNode> extensions,
+                           String dialect)
 {
     public ChatResponse
     {
@@ -30,5 +33,18 @@ public record ChatResponse(String id, String model, List<ContentPart> content, S
         Objects.requireNonNull(stopReason, "stopReason");
         usage = usage == null ? Usage.ZERO : usage;
         extensions = extensions == null ? Map.of() : Map.copyOf(extensions);
+    }
+
+    /** A response whose extensions (if any) belong to no particular dialect: no encoder writes them. */
+    public ChatResponse(String id, String model, List<ContentPart> content, StopReason stopReason, String rawStopReason,
+                        Usage usage, long created, Map<String, JsonNode> extensions)
+    {
+        this(id, model, content, stopReason, rawStopReason, usage, created, extensions, null);
+    }
+
+    /** @return the extensions if they are {@code dialect}'s own, else an empty map */
+    public Map<String, JsonNode> extensionsFor(String dialect)
+    {
+        return dialect.equals(this.dialect) ? extensions : Map.of();
     }
 }

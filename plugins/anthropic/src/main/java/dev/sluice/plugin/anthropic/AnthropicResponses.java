@@ -74,7 +74,7 @@ final class AnthropicResponses
         Map<String, JsonNode> extensions = stopSequence == null ? Map.of()
             : Map.of("stop_sequence", root.get("stop_sequence"));
         return new ChatResponse(id == null ? "" : id, model == null ? "" : model, content, stopReason(stopReason),
-            stopReason, usage, 0, extensions);
+            stopReason, usage, 0, extensions, AnthropicCodec.DIALECT);
     }
 
     private static ContentPart decodeBlock(JsonNode node, String path)
@@ -118,7 +118,7 @@ final class AnthropicResponses
                 writeBlock(g, content.get(j), response.stopReason());
             g.writeEndArray();
             g.writeStringField("stop_reason", stopReason(response.stopReason(), response.rawStopReason()));
-            JsonNode stopSequence = response.extensions().get("stop_sequence");
+            JsonNode stopSequence = response.extensionsFor(AnthropicCodec.DIALECT).get("stop_sequence");
             if (stopSequence != null && stopSequence.isTextual())
                 g.writeStringField("stop_sequence", stopSequence.textValue());
             else

@@ -31,7 +31,7 @@ class AnthropicResponseCodecTest
             new ContentPart.Text("I'll check the weather in Paris."),
             new ContentPart.ToolCall("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather",
                 "{\"location\":\"Paris, FR\",\"unit\":\"celsius\"}")),
-            StopReason.TOOL_USE, "tool_use", new Usage(4672, 89, 3000, 1200, 12), 0, Map.of()));
+            StopReason.TOOL_USE, "tool_use", new Usage(4672, 89, 3000, 1200, 12), 0, Map.of(), "anthropic"));
     }
 
     @Test

@@ -56,6 +56,21 @@ final class OpenAiRequestDecoder
     {
     }
 
+    /**
+     * Fields SDKs send with OpenAI's default value, which ask for nothing: {@code n: 1}, {@code logprobs: false},
+     * {@code store: false}. Kept out of {@code extensions}, so that a translation does not refuse them and a
+     * re-encoded OpenAI request simply leaves them at their default.
+     */
+    private static boolean isDefault(String name, JsonNode value)
+    {
+        return switch (name)
+        {
+            case "n" -> value.isIntegralNumber() && value.intValue() == 1;
+            case "logprobs", "store" -> value.isBoolean() && !value.booleanValue();
+            default -> false;
+        };
+    }
+
     static ChatRequest decode(JsonNode root)
     {
         ObjectNode body = IN.object(root, "request body");
@@ -105,7 +120,7 @@ final class OpenAiRequestDecoder
 
         body.properties().forEach(e ->
         {
-            if (!KNOWN_FIELDS.contains(e.getKey()))
+            if (!KNOWN_FIELDS.contains(e.getKey()) && !isDefault(e.getKey(), e.getValue()))
                 extensions.put(e.getKey(), e.getValue());
         });
 

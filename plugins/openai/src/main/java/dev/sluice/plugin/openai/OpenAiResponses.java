@@ -67,7 +67,7 @@ final class OpenAiResponses
                 extensions.put(e.getKey(), e.getValue());
         });
         return new ChatResponse(id == null ? "" : id, model == null ? "" : model, content, stopReason(finishReason), finishReason,
-            usage, created == null ? 0 : created, extensions);
+            usage, created == null ? 0 : created, extensions, OpenAiCodec.DIALECT);
     }
 
     private static void decodeMessage(ObjectNode message, List<ContentPart> content)
@@ -121,8 +121,9 @@ final class OpenAiResponses
             g.writeEndObject();
             g.writeEndArray();
             g.writeFieldName("usage");
-            writeUsage(g, response.usage(), response.extensions().get("usage"));
-            for (Map.Entry<String, JsonNode> e : response.extensions().entrySet())
+            Map<String, JsonNode> extensions = response.extensionsFor(OpenAiCodec.DIALECT);
+            writeUsage(g, response.usage(), extensions.get("usage"));
+            for (Map.Entry<String, JsonNode> e : extensions.entrySet())
             {
                 if (STRUCTURAL.contains(e.getKey()) || e.getKey().equals("usage"))
                     continue;

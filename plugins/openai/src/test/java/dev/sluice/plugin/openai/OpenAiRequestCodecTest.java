@@ -58,6 +58,17 @@ class OpenAiRequestCodecTest
     }
 
     @Test
+    void fieldsAtOpenAiDefaultsAskForNothingAndAreNotKept()
+    {
+        ChatRequest r = codec.decodeRequest(("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
+            + "\"n\":1,\"logprobs\":false,\"store\":false}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(r.extensions()).isEmpty();
+        ChatRequest kept = codec.decodeRequest(("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
+            + "\"n\":3,\"logprobs\":true,\"store\":true}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(kept.extensions()).containsOnlyKeys("n", "logprobs", "store");
+    }
+
+    @Test
     void decodesSystemPromptTurnsAndSampling()
     {
         ChatRequest r = codec.decodeRequest(Fixtures.bytes("request-multiturn.json"));
