@@ -1,0 +1,152 @@
+package dev.sluice.examples.ollama;
+
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.codec.Translation;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.Bodies;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamEventStream;
+import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.api.upstream.UpstreamResponse;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Speaks Ollama's native chat API to one Ollama server.
+ *
+ * <p>Request: an unmodified exchange from an Ollama client is forwarded as its raw bytes, with the target model
+ * spliced in if a route aliased it (no parse, no re-encoding): the fast path. Anything else is encoded from the
+ * canonical request; a request from another dialect first loses its {@code extensions} (that dialect's own fields),
+ * each refused by name unless {@code drop_unsupported} lists it (see {@link Translation}).
+ *
+ * <p>Response: when the client speaks Ollama, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
+ * {@link OllamaRawStream}'s raw frames) and only scanned for the counts and the end, even if a binding modified the
+ * request: the answer is already in the client's dialect. For other clients the answer is decoded into canonical
+ * form ({@link Reply.Message}, or canonical events through {@link OllamaStreamDecoder}).
+ *
+ * <p>Errors: a non-2xx answer is read (up to {@value #MAX_ERROR_BYTES} bytes) and mapped by
+ * {@link OllamaCodec#decodeError}. Never blocks: every step continues from the upstream's stages. Thread-safe.
+ */
+final class OllamaClient implements ClientBinding
+{
+    /** The largest non-streamed answer read. */
+    static final int MAX_RESPONSE_BYTES = 32 << 20;
+    /** How much of an error body is read; the rest is discarded with the connection. */
+    static final int MAX_ERROR_BYTES = 64 << 10;
+
+    private final OllamaCodec codec = OllamaCodec.INSTANCE;
+    private final Upstream upstream;
+    private final String path;
+    private final List<Map.Entry<String, String>> fixedHeaders;
+    private final Set<String> forwardHeaders;
+    private final Set<String> droppable;
+
+    OllamaClient(OllamaClientOptions options, Upstream upstream)
+    {
+        this.upstream = upstream;
+        this.path = options.path();
+        this.fixedHeaders = options.apiKey() == null ? List.of()
+            : List.of(Map.entry("Authorization", "Bearer " + options.apiKey()));
+        Set<String> forward = new HashSet<>();
+        for (String name : options.forwardHeaders())
+            forward.add(name.toLowerCase(Locale.ROOT));
+        this.forwardHeaders = Set.copyOf(forward);
+        this.droppable = Set.copyOf(options.dropUnsupported());
+    }
+
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange)
+    {
+        boolean sameDialect = OllamaCodec.DIALECT.equals(exchange.dialect());
+        byte[] body;
+        boolean stream;
+        try
+        {
+            if (sameDialect && !exchange.modified())
+            {
+                // The fast path: the client's bytes, untouched but for an aliased model.
+                body = exchange.targetModel().equals(exchange.model()) ? exchange.body()
+                    : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
+                stream = exchange.stream();
+            }
+            else
+            {
+                ChatRequest request = exchange.request();
+                if (!sameDialect)
+                {
+                    request = Translation.withoutForeignExtensions(request, exchange.dialect(), OllamaCodec.DIALECT,
+                        droppable);
+                }
+                body = codec.encodeRequest(request.withModel(exchange.targetModel()));
+                stream = request.stream();
+            }
+        }
+        catch (GatewayException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers(exchange, stream), body,
+            "application/json");
+        return upstream.send(request, exchange)
+            .thenCompose(response -> onResponse(exchange, response, stream, sameDialect));
+    }
+
+    private List<Map.Entry<String, String>> headers(Exchange exchange, boolean stream)
+    {
+        List<Map.Entry<String, String>> headers = new ArrayList<>(fixedHeaders.size() + 2);
+        headers.addAll(fixedHeaders);
+        headers.add(Map.entry("Accept", stream ? OllamaStreamEncoder.CONTENT_TYPE : "application/json"));
+        if (!forwardHeaders.isEmpty())
+        {
+            exchange.headers().forEach((name, value) ->
+            {
+                if (forwardHeaders.contains(name.toLowerCase(Locale.ROOT)))
+                    headers.add(Map.entry(name, value));
+            });
+        }
+        return headers;
+    }
+
+    private CompletionStage<Reply> onResponse(Exchange exchange, UpstreamResponse response, boolean stream,
+                                              boolean relayRaw)
+    {
+        int status = response.status();
+        if (status < 200 || status > 299)
+        {
+            return Bodies.readPrefix(response.body(), MAX_ERROR_BYTES)
+                .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
+        }
+        if (stream)
+        {
+            UpstreamEventStream events = relayRaw
+                ? new OllamaRawStream(response.body(), exchange::usage)
+                : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
+            return CompletableFuture.completedFuture(new Reply.Stream(events));
+        }
+        return Bodies.readAll(response.body(), MAX_RESPONSE_BYTES).thenApply(bytes ->
+        {
+            if (relayRaw)
+            {
+                Usage usage = codec.scanUsage(bytes);
+                if (usage != null)
+                    exchange.usage(usage);
+                return new Reply.Bytes(status, "application/json", bytes, usage);
+            }
+            ChatResponse decoded = codec.decodeResponse(bytes);
+            exchange.usage(decoded.usage());
+            return new Reply.Message(decoded);
+        });
+    }
+}

@@ -1,0 +1,231 @@
+package dev.sluice.examples.ollama;
+
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.codec.JsonOutput;
+import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.model.ContentPart;
+import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.Usage;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Canonical events to an {@code application/x-ndjson} stream of {@code /api/chat} lines, in the shapes Ollama sends:
+ * every line is {@code {model, created_at, message: {role: "assistant", content, thinking?, tool_calls?}, done}}
+ * and ends with {@code \n}.
+ *
+ * <ul>
+ *   <li>{@code TextDelta} and {@code ThinkingDelta} are a line each, with the piece in {@code content} or
+ *       {@code thinking}.</li>
+ *   <li>Ollama sends a tool call whole, so a call's start and argument fragments are gathered and written as one
+ *       line when its block stops. Arguments that are not a JSON object cannot be written for an Ollama client:
+ *       the stream ends with an error line instead.</li>
+ *   <li>{@code Stop} writes the final line: {@code done: true}, {@code done_reason} and the counts. When the usage is
+ *       not known yet (an OpenAI upstream reports it in a chunk after the finish), the final line is held until the
+ *       {@code UsageReport} or the end of the stream. {@link #end()} writes nothing once the final line is out.</li>
+ *   <li>{@code MessageStart}, block starts and stops have no line of their own (an empty buffer). Every line
+ *       repeats the model and the {@code created_at} of the {@code MessageStart}.</li>
+ *   <li>An error is an {@code {"error": "…"}} line, as Ollama writes one mid-stream.</li>
+ * </ul>
+ *
+ * The client's request is never needed. Not thread-safe: one instance per stream.
+ */
+final class OllamaStreamEncoder implements StreamEncoder
+{
+    /** The stream's content type, as Ollama sends it. */
+    static final String CONTENT_TYPE = "application/x-ndjson";
+
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+    /** A tool call whose arguments are still arriving. */
+    private static final class PendingCall
+    {
+        private final String id;
+        private final String name;
+        private final StringBuilder arguments = new StringBuilder();
+
+        private PendingCall(String id, String name)
+        {
+            this.id = id;
+            this.name = name;
+        }
+    }
+
+    /** Open tool calls by block index, so a stray {@code Stop} flushes them in order. */
+    private final Map<Integer, PendingCall> calls = new TreeMap<>();
+    private String model = "";
+    private String createdAt;
+    private StopReason stopReason;
+    private String rawStopReason;
+    private Usage usage = Usage.ZERO;
+    private boolean holdingDone;
+    private boolean doneWritten;
+    private boolean failed;
+
+    @Override
+    public ByteBuffer encode(StreamEvent event)
+    {
+        if (event instanceof StreamEvent.Error error)
+            return error(error.error());
+        if (failed || doneWritten)
+            return empty();
+        if (event instanceof StreamEvent.MessageStart start)
+        {
+            model = start.model();
+            createdAt = OllamaWire.createdAt(start.created());
+            return empty();
+        }
+        if (event instanceof StreamEvent.TextDelta delta)
+            return delta.text().isEmpty() ? empty() : line(delta.text(), null, List.of());
+        if (event instanceof StreamEvent.ThinkingDelta delta)
+        {
+            // Signatures have no Ollama form; the reasoning text does.
+            return delta.text() == null || delta.text().isEmpty() ? empty() : line("", delta.text(), List.of());
+        }
+        if (event instanceof StreamEvent.ToolCallStart start)
+        {
+            calls.put(start.index(), new PendingCall(start.id(), start.name()));
+            return empty();
+        }
+        if (event instanceof StreamEvent.ToolCallDelta delta)
+        {
+            PendingCall call = calls.get(delta.index());
+            if (call != null)
+                call.arguments.append(delta.argumentsDelta());
+            return empty();
+        }
+        if (event instanceof StreamEvent.BlockStop stop)
+        {
+            PendingCall call = calls.remove(stop.index());
+            return call == null ? empty() : toolCallLine(List.of(call));
+        }
+        if (event instanceof StreamEvent.Stop stop)
+        {
+            // A well-formed stream stopped every block; a call still open is written before the end all the same.
+            ByteBuffer pending = calls.isEmpty() ? empty() : toolCallLine(new ArrayList<>(calls.values()));
+            calls.clear();
+            if (failed)
+                return pending;
+            stopReason = stop.reason();
+            rawStopReason = stop.rawReason();
+            if (Usage.ZERO.equals(stop.usage()) && Usage.ZERO.equals(usage))
+            {
+                holdingDone = true;
+                return pending;
+            }
+            return concat(pending, doneLine(Usage.ZERO.equals(stop.usage()) ? usage : stop.usage()));
+        }
+        if (event instanceof StreamEvent.UsageReport report)
+        {
+            if (holdingDone)
+                return doneLine(report.usage());
+            usage = report.usage();
+            return empty();
+        }
+        // TextStart, ThinkingStart and BlockStop of text: Ollama has no block boundaries.
+        return empty();
+    }
+
+    @Override
+    public ByteBuffer end()
+    {
+        if (failed || doneWritten)
+            return empty();
+        return doneLine(usage);
+    }
+
+    @Override
+    public ByteBuffer error(GatewayException error)
+    {
+        failed = true;
+        ByteArrayBuilder out = new ByteArrayBuilder(128);
+        out.write(OllamaErrors.encode(error));
+        out.write('\n');
+        return ByteBuffer.wrap(out.toByteArray());
+    }
+
+    @Override
+    public String contentType()
+    {
+        return CONTENT_TYPE;
+    }
+
+    private ByteBuffer toolCallLine(List<PendingCall> pending)
+    {
+        List<ContentPart.ToolCall> toolCalls = new ArrayList<>(pending.size());
+        for (PendingCall call : pending)
+            toolCalls.add(new ContentPart.ToolCall(call.id, call.name, call.arguments.toString()));
+        try
+        {
+            return line("", null, toolCalls);
+        }
+        catch (GatewayException e)
+        {
+            // Arguments that are not an object: an Ollama client could not read the line.
+            return error(e);
+        }
+    }
+
+    private ByteBuffer line(String text, String thinking, List<ContentPart.ToolCall> toolCalls)
+    {
+        ByteArrayBuilder out = new ByteArrayBuilder(256);
+        JsonOutput.write(out, g ->
+        {
+            g.writeStartObject();
+            g.writeStringField("model", model);
+            g.writeStringField("created_at", createdAt());
+            OllamaResponses.writeMessage(g, text, thinking, toolCalls);
+            g.writeBooleanField("done", false);
+            g.writeEndObject();
+        });
+        out.write('\n');
+        return ByteBuffer.wrap(out.toByteArray());
+    }
+
+    private ByteBuffer doneLine(Usage counts)
+    {
+        doneWritten = true;
+        holdingDone = false;
+        String doneReason = OllamaWire.doneReason(stopReason == null ? StopReason.END_TURN : stopReason, rawStopReason);
+        ByteArrayBuilder out = new ByteArrayBuilder(256);
+        JsonOutput.write(out, g ->
+        {
+            g.writeStartObject();
+            g.writeStringField("model", model);
+            g.writeStringField("created_at", createdAt());
+            OllamaResponses.writeMessage(g, "", null, List.of());
+            g.writeBooleanField("done", true);
+            g.writeStringField("done_reason", doneReason);
+            g.writeNumberField("prompt_eval_count", counts.inputTokens());
+            g.writeNumberField("eval_count", counts.outputTokens());
+            g.writeEndObject();
+        });
+        out.write('\n');
+        return ByteBuffer.wrap(out.toByteArray());
+    }
+
+    private String createdAt()
+    {
+        if (createdAt == null)
+            createdAt = OllamaWire.createdAt(0);
+        return createdAt;
+    }
+
+    private static ByteBuffer concat(ByteBuffer a, ByteBuffer b)
+    {
+        if (!a.hasRemaining())
+            return b;
+        return ByteBuffer.allocate(a.remaining() + b.remaining()).put(a).put(b).flip();
+    }
+
+    private static ByteBuffer empty()
+    {
+        return EMPTY.duplicate();
+    }
+}
