@@ -22,4 +22,13 @@ public interface StreamEncoder
 
     /** @return the {@code Content-Type} of the stream */
     String contentType();
+
+    /**
+     * @return the bytes that close an event a raw relay left half-written, so that an error event written after it
+     *         parses on its own: SSE a blank line (the default), NDJSON a newline
+     */
+    default ByteBuffer eventBoundary()
+    {
+        return ByteBuffer.wrap(new byte[] {'\n', '\n'});
+    }
 }

@@ -13,7 +13,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 
 /**
  * Writes a streamed reply to the client, one item per write. The next item is read only after the previous write
@@ -25,7 +24,6 @@ final class StreamPump extends IteratingCallback
 {
     private static final Logger LOG = LoggerFactory.getLogger(StreamPump.class);
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
-    private static final byte[] BOUNDARY = "\n\n".getBytes(StandardCharsets.US_ASCII);
 
     private final String requestId;
     private final EventStream events;
@@ -119,7 +117,8 @@ final class StreamPump extends IteratingCallback
         if (!rawAtBoundary)
         {
             // Close the half-relayed event first, so the error event parses on its own.
-            bytes = ByteBuffer.allocate(BOUNDARY.length + event.remaining()).put(BOUNDARY).put(event).flip();
+            ByteBuffer boundary = encoder.eventBoundary();
+            bytes = ByteBuffer.allocate(boundary.remaining() + event.remaining()).put(boundary).put(event).flip();
         }
         // Emit the dialect's error event, then end abnormally so the client cannot mistake it for a clean end.
         response.write(false, bytes, Callback.from(() -> handlerCallback.failed(error), handlerCallback::failed));

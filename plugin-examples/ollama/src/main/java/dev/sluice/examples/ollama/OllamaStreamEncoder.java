@@ -156,6 +156,13 @@ final class OllamaStreamEncoder implements StreamEncoder
         return CONTENT_TYPE;
     }
 
+    /** NDJSON: a newline ends a half-relayed line, so an error line after it parses on its own. */
+    @Override
+    public ByteBuffer eventBoundary()
+    {
+        return ByteBuffer.wrap(new byte[] {'\n'});
+    }
+
     private ByteBuffer toolCallLine(List<PendingCall> pending)
     {
         List<ContentPart.ToolCall> toolCalls = new ArrayList<>(pending.size());

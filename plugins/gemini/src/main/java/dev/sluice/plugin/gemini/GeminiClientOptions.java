@@ -1,0 +1,76 @@
+package dev.sluice.plugin.gemini;
+
+import dev.sluice.api.config.HttpOptionsConfig;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Options of a {@code gemini} client binding.
+ *
+ * <pre>{@code
+ * south_gemini:
+ *   type: gemini
+ *   kind: client
+ *   options:
+ *     url: https://generativelanguage.googleapis.com/v1beta   # the base URL; /models/{model}:... is appended
+ *     api_key: "${{env.GEMINI_API_KEY}}"                       # sent as x-goog-api-key, never as ?key=
+ *     forward_headers: [x-request-id]                          # downstream headers copied upstream (default: none)
+ *     drop_unsupported: [store]                                # another dialect's fields this upstream may ignore
+ *     http: { version: http/1.1, first_byte_timeout: 60s }
+ * }</pre>
+ *
+ * {@link #toString()} never shows the API key.
+ *
+ * @param url             the upstream base URL; required (Google's is {@value #GOOGLE_URL})
+ * @param apiKey          the Gemini API key, or {@code null} for upstreams without authentication
+ * @param forwardHeaders  names of downstream headers to copy upstream, case-insensitive; never credentials
+ * @param dropUnsupported names of other dialects' request fields (e.g. OpenAI's {@code store}) that may be dropped
+ *                        when translating to Gemini; any other such field is refused with a 400 naming it
+ * @param http            connection settings, or {@code null} for the defaults
+ */
+public record GeminiClientOptions(String url, String apiKey, List<String> forwardHeaders, List<String> dropUnsupported,
+                                  HttpOptionsConfig http)
+{
+    /** The Gemini API's base URL, for configs. */
+    public static final String GOOGLE_URL = "https://generativelanguage.googleapis.com/v1beta";
+
+    /**
+     * Headers that are the gateway's to set: the client's credentials must never reach a provider, and framing
+     * headers belong to the HTTP client.
+     */
+    private static final Set<String> NOT_FORWARDABLE = Set.of("authorization", "proxy-authorization", "x-goog-api-key",
+        "x-api-key", "cookie", "host", "content-length", "content-type", "transfer-encoding", "connection", "upgrade",
+        "te", "keep-alive", "accept");
+
+    public GeminiClientOptions
+    {
+        apiKey = apiKey == null || apiKey.isBlank() ? null : apiKey;
+        List<String> names = new ArrayList<>();
+        if (forwardHeaders != null)
+        {
+            for (int i = 0; i < forwardHeaders.size(); i++)
+            {
+                String name = forwardHeaders.get(i);
+                if (name == null || name.isBlank())
+                    throw new IllegalArgumentException("forward_headers[" + i + "]: must not be blank");
+                if (NOT_FORWARDABLE.contains(name.toLowerCase(Locale.ROOT)))
+                    throw new IllegalArgumentException("forward_headers[" + i + "]: value: \"" + name
+                        + "\" (expected: a header the gateway does not set itself; credentials and framing headers are"
+                        + " never forwarded)");
+                names.add(name);
+            }
+        }
+        forwardHeaders = List.copyOf(names);
+        dropUnsupported = dropUnsupported == null ? List.of() : List.copyOf(dropUnsupported);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "GeminiClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***") + ", forwardHeaders="
+            + forwardHeaders + ", dropUnsupported=" + dropUnsupported + ", http=" + http + "]";
+    }
+}

@@ -1,0 +1,251 @@
+package dev.sluice.plugin.gemini;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.JsonInput;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.codec.StreamDecoder;
+import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.json.Json;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Usage;
+
+import java.io.IOException;
+import java.util.function.Supplier;
+
+/**
+ * The Google Gemini API dialect ({@code POST /v1beta/models/{model}:generateContent} and
+ * {@code :streamGenerateContent?alt=sse}): {@code GenerateContentRequest}s, {@code GenerateContentResponse}s, their
+ * SSE streams and Google's {@code {"error":{…}}} envelope. Stateless and thread-safe; the server and client bindings
+ * share {@link #INSTANCE}.
+ *
+ * <p>Gemini names the model and asks for a stream in the URL, not the body. So {@link #peek(byte[])} only checks
+ * the body and returns an empty model (the server binding's {@code peek(path, query, body)} supplies the real one),
+ * {@link #decodeRequest(byte[], RequestPeek)} takes the model and stream flag from the peek, and
+ * {@link #decodeRequest(byte[])} alone decodes with model {@code ""} and no stream. {@link #rewriteModel} has
+ * nothing to splice: a client binding puts the target model in the URL.
+ *
+ * <p>Client input that does not decode fails with {@code INVALID_REQUEST} naming the field
+ * ({@code contents[0].role: value: "bot" (expected: user or model)}); content the canonical model cannot carry fails
+ * with {@code UNSUPPORTED} naming it ({@code contents[1].parts[0].executableCode: is not supported}). Provider
+ * output that does not decode fails with {@code UPSTREAM_UNAVAILABLE}. Fields are accepted in camelCase and in
+ * snake_case, as Google's own servers accept them. The field mapping is documented on the package-private request,
+ * part, response, stream and error classes.
+ *
+ * <pre>{@code
+ * RequestPeek peek = new RequestPeek("gemini-2.5-flash", false, -1, -1);   // from the URL
+ * ChatRequest request = GeminiCodec.INSTANCE.decodeRequest(body, peek);
+ * }</pre>
+ */
+public final class GeminiCodec implements DialectCodec
+{
+    /** The dialect name; bindings of the same dialect exchange bytes untranslated. */
+    public static final String DIALECT = "gemini";
+
+    /** The shared instance. */
+    public static final GeminiCodec INSTANCE = new GeminiCodec();
+
+    private static final JsonInput IN = JsonInput.REQUEST;
+
+    private GeminiCodec()
+    {
+    }
+
+    @Override
+    public String dialect()
+    {
+        return DIALECT;
+    }
+
+    /**
+     * Checks with a streaming parser (no tree) that the body is one JSON object, within the shared nesting limit and
+     * with nothing after it.
+     *
+     * @return a peek with model {@code ""}, no stream and no model offsets: the URL carries both
+     */
+    @Override
+    public RequestPeek peek(byte[] body)
+    {
+        if (body == null || body.length == 0)
+            throw IN.fail(null, "request body is empty (expected: a JSON object)");
+        try (JsonParser parser = Json.FACTORY.createParser(body))
+        {
+            JsonToken token = parser.nextToken();
+            if (token == null)
+                throw IN.fail(null, "request body is empty (expected: a JSON object)");
+            if (token != JsonToken.START_OBJECT)
+                throw IN.fail(null, "request body: value: " + describe(parser, token) + " (expected: a JSON object)");
+            // Every nested value is still tokenised, so syntax and nesting depth are checked throughout.
+            parser.skipChildren();
+            if (parser.nextToken() != null)
+                throw IN.fail(null, "request body is not valid JSON: unexpected content after the end of the document"
+                    + " at line " + parser.currentTokenLocation().getLineNr() + ", column "
+                    + parser.currentTokenLocation().getColumnNr());
+            return new RequestPeek("", false, -1, -1);
+        }
+        catch (JsonProcessingException e)
+        {
+            throw IN.syntax(e);
+        }
+        catch (IOException e)
+        {
+            throw new GatewayException(ErrorKind.INVALID_REQUEST, "request body could not be read", e);
+        }
+    }
+
+    private static String describe(JsonParser parser, JsonToken token) throws IOException
+    {
+        return switch (token)
+        {
+            case START_ARRAY -> "an array";
+            case VALUE_STRING -> JsonInput.shortString(parser.getText());
+            default ->
+            {
+                String text = parser.getText();
+                yield text.length() > 40 ? text.substring(0, 40) + "..." : text;
+            }
+        };
+    }
+
+    /** Decodes with model {@code ""} and no stream: a Gemini body carries neither. */
+    @Override
+    public ChatRequest decodeRequest(byte[] body)
+    {
+        return GeminiRequestDecoder.decode(IN.parse(body), "", false);
+    }
+
+    /** Decodes with the model and stream flag the server binding found in the URL. */
+    @Override
+    public ChatRequest decodeRequest(byte[] body, RequestPeek peek)
+    {
+        return GeminiRequestDecoder.decode(IN.parse(body), peek.model(), peek.stream());
+    }
+
+    /** Encodes the body; the model and the stream flag belong in the URL (see {@code GeminiClient}). */
+    @Override
+    public byte[] encodeRequest(ChatRequest request)
+    {
+        return GeminiRequestEncoder.encode(request, false);
+    }
+
+    /**
+     * Encodes a request that came from a client of another dialect: without its reasoning parts, and with Gemini's
+     * placeholder signature on function calls (see {@link GeminiRequestEncoder}).
+     */
+    byte[] encodeForeignRequest(ChatRequest request)
+    {
+        return GeminiRequestEncoder.encode(request, true);
+    }
+
+    @Override
+    public ChatResponse decodeResponse(byte[] body)
+    {
+        return GeminiResponses.decode(body);
+    }
+
+    @Override
+    public byte[] encodeResponse(ChatResponse response)
+    {
+        return GeminiResponses.encode(response);
+    }
+
+    @Override
+    public StreamDecoder newStreamDecoder()
+    {
+        return new GeminiStreamDecoder();
+    }
+
+    /** The encoder never needs the request: nothing in Gemini's stream depends on it. */
+    @Override
+    public StreamEncoder newStreamEncoder(Supplier<ChatRequest> request)
+    {
+        return new GeminiStreamEncoder();
+    }
+
+    /** See {@link GeminiErrors} for the {@code status} chosen per kind. */
+    @Override
+    public byte[] encodeError(GatewayException error)
+    {
+        return GeminiErrors.encode(error);
+    }
+
+    /** See {@link GeminiErrors} for the status and kind mapping. */
+    @Override
+    public GatewayException decodeError(int status, byte[] body)
+    {
+        return GeminiErrors.decode(status, body);
+    }
+
+    /**
+     * Streams through the top level only, skipping everything but {@code usageMetadata}; {@code null} if absent or
+     * unreadable.
+     */
+    @Override
+    public Usage scanUsage(byte[] body)
+    {
+        if (body == null || body.length == 0)
+            return null;
+        return scanUsage(body, 0, body.length);
+    }
+
+    /** Scans one JSON document (a stream event's data, say) for its top-level {@code usageMetadata}. */
+    static Usage scanUsage(byte[] data, int offset, int length)
+    {
+        try (JsonParser parser = Json.FACTORY.createParser(data, offset, length))
+        {
+            if (parser.nextToken() != JsonToken.START_OBJECT)
+                return null;
+            while (parser.nextToken() == JsonToken.FIELD_NAME)
+            {
+                String name = parser.currentName();
+                JsonToken value = parser.nextToken();
+                if ("usageMetadata".equals(name) && value == JsonToken.START_OBJECT)
+                    return readUsage(parser);
+                parser.skipChildren();
+            }
+            return null;
+        }
+        catch (IOException e)
+        {
+            // A scan feeds accounting only; a body it cannot read is relayed as it is.
+            return null;
+        }
+    }
+
+    private static Usage readUsage(JsonParser parser) throws IOException
+    {
+        long prompt = 0;
+        long toolUse = 0;
+        long candidates = 0;
+        long thoughts = 0;
+        long cached = 0;
+        while (parser.nextToken() == JsonToken.FIELD_NAME)
+        {
+            String name = parser.currentName();
+            JsonToken value = parser.nextToken();
+            if (value != JsonToken.VALUE_NUMBER_INT)
+            {
+                parser.skipChildren();
+                continue;
+            }
+            switch (name)
+            {
+                case "promptTokenCount" -> prompt = parser.getLongValue();
+                case "toolUsePromptTokenCount" -> toolUse = parser.getLongValue();
+                case "candidatesTokenCount" -> candidates = parser.getLongValue();
+                case "thoughtsTokenCount" -> thoughts = parser.getLongValue();
+                case "cachedContentTokenCount" -> cached = parser.getLongValue();
+                default ->
+                {
+                    // Other counts (totalTokenCount, per-modality details) are derived or not canonical.
+                }
+            }
+        }
+        return new Usage(prompt + toolUse, candidates + thoughts, cached, 0, thoughts);
+    }
+}

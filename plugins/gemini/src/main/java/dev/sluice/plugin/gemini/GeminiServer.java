@@ -1,0 +1,162 @@
+package dev.sluice.plugin.gemini;
+
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.JsonInput;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Headers;
+
+import java.io.ByteArrayOutputStream;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * Accepts Gemini API requests below one path prefix: {@code POST <prefix>{model}:generateContent} and
+ * {@code POST <prefix>{model}:streamGenerateContent?alt=sse}. The model and the stream flag come from the path, so
+ * this binding overrides {@link #peek(String, String, byte[])}; the model is percent-decoded (a model name with
+ * {@code /} arrives as {@code %2F}). Other actions ({@code countTokens}, {@code embedContent}, ...) are 404s naming
+ * the action; a stream without {@code alt=sse} (Gemini's JSON-array stream) is a 400. The client's key is read from
+ * {@code x-goog-api-key} or the {@code key} query parameter, as Gemini's clients send it. Immutable and thread-safe.
+ */
+final class GeminiServer implements ServerBinding
+{
+    static final String GENERATE = "generateContent";
+    static final String STREAM = "streamGenerateContent";
+
+    private final String prefix;
+    private final List<Endpoint> endpoints;
+
+    /** @param prefix the path before the model, starting and ending with {@code /} */
+    GeminiServer(String prefix)
+    {
+        this.prefix = prefix;
+        this.endpoints = List.of(new Endpoint("POST", prefix + "*"));
+    }
+
+    @Override
+    public DialectCodec codec()
+    {
+        return GeminiCodec.INSTANCE;
+    }
+
+    @Override
+    public List<Endpoint> endpoints()
+    {
+        return endpoints;
+    }
+
+    /**
+     * Reads {@code {model}:{action}} from the path and checks the body.
+     *
+     * @return the model and stream flag, without model offsets (the model is not in the body)
+     * @throws GatewayException {@code NOT_FOUND} for a path without a served action, {@code INVALID_REQUEST} for a
+     *                          missing model, a stream without {@code alt=sse} or a body that is not a JSON object
+     */
+    @Override
+    public RequestPeek peek(String path, String query, byte[] body)
+    {
+        String rest = path.startsWith(prefix) ? path.substring(prefix.length()) : path;
+        int colon = rest.lastIndexOf(':');
+        if (colon < 0)
+            throw new GatewayException(ErrorKind.NOT_FOUND, 404, "path: " + JsonInput.shortString(path)
+                + " names no action (expected: " + prefix + "{model}:" + GENERATE + " or :" + STREAM + ")", null, null,
+                null);
+        String action = rest.substring(colon + 1);
+        boolean stream;
+        if (action.equals(GENERATE))
+        {
+            stream = false;
+        }
+        else if (action.equals(STREAM))
+        {
+            if (!"sse".equals(queryParameter(query, "alt")))
+                throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "alt: " + STREAM + " requires alt=sse (the"
+                    + " gateway streams server-sent events only)", "alt", null, null);
+            stream = true;
+        }
+        else
+        {
+            throw new GatewayException(ErrorKind.NOT_FOUND, 404, "action " + JsonInput.shortString(action)
+                + " is not served by this gateway (expected: " + GENERATE + " or " + STREAM + ")", null, null, null);
+        }
+        String model = percentDecode(rest.substring(0, colon));
+        if (model.isBlank())
+            throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model (expected: "
+                + prefix + "{model}:" + action + ")", "model", null, null);
+        codec().peek(body);
+        return new RequestPeek(model, stream, -1, -1);
+    }
+
+    /** @return the key from {@code x-goog-api-key}, else from the {@code key} query parameter, else {@code null} */
+    @Override
+    public String clientKey(Headers headers, String query)
+    {
+        String header = headers.get("x-goog-api-key");
+        if (header != null && !header.isBlank())
+            return header.strip();
+        String key = queryParameter(query, "key");
+        return key == null || key.isBlank() ? null : key;
+    }
+
+    /** @return the first value of query parameter {@code name}, decoded, or {@code null} */
+    static String queryParameter(String query, String name)
+    {
+        if (query == null || query.isEmpty())
+            return null;
+        int start = 0;
+        while (start <= query.length())
+        {
+            int end = query.indexOf('&', start);
+            if (end < 0)
+                end = query.length();
+            int eq = query.indexOf('=', start);
+            String key = eq < 0 || eq > end ? query.substring(start, end) : query.substring(start, eq);
+            if (key.equals(name))
+            {
+                String value = eq < 0 || eq > end ? "" : query.substring(eq + 1, end);
+                try
+                {
+                    return URLDecoder.decode(value, StandardCharsets.UTF_8);
+                }
+                catch (IllegalArgumentException e)
+                {
+                    return null;
+                }
+            }
+            start = end + 1;
+        }
+        return null;
+    }
+
+    /** Decodes {@code %XX} escapes of a path segment as UTF-8 ({@code +} stays {@code +} in a path). */
+    static String percentDecode(String segment)
+    {
+        if (segment.indexOf('%') < 0)
+            return segment;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(segment.length());
+        for (int i = 0; i < segment.length(); i++)
+        {
+            char c = segment.charAt(i);
+            if (c != '%')
+            {
+                int codePoint = segment.codePointAt(i);
+                byte[] bytes = new String(Character.toChars(codePoint)).getBytes(StandardCharsets.UTF_8);
+                out.write(bytes, 0, bytes.length);
+                i += Character.charCount(codePoint) - 1;
+                continue;
+            }
+            int hi = i + 2 < segment.length() ? Character.digit(segment.charAt(i + 1), 16) : -1;
+            int lo = hi < 0 ? -1 : Character.digit(segment.charAt(i + 2), 16);
+            if (lo < 0)
+                throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: " + JsonInput.shortString(segment)
+                    + " has a broken percent-encoding (expected: %XX escapes)", "model", null, null);
+            out.write((hi << 4) | lo);
+            i += 2;
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+}

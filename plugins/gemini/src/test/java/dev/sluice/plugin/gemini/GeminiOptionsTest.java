@@ -1,0 +1,171 @@
+package dev.sluice.plugin.gemini;
+
+import dev.sluice.api.binding.BindingConfig;
+import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.config.Options;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.api.upstream.HttpVersion;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamOptions;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+class GeminiOptionsTest
+{
+    private static final String PATH = "bindings.south.options";
+
+    private static GeminiClientOptions client(String json)
+    {
+        return Options.bind(Fixtures.tree(json), GeminiClientOptions.class, PATH);
+    }
+
+    @Test
+    void clientOptionsHaveDefaults()
+    {
+        GeminiClientOptions o = client("{\"url\":\"https://generativelanguage.googleapis.com/v1beta\","
+            + "\"api_key\":\"AIza-1\"}");
+        assertThat(o.apiKey()).isEqualTo("AIza-1");
+        assertThat(o.forwardHeaders()).isEmpty();
+        assertThat(o.dropUnsupported()).isEmpty();
+        assertThat(o.http()).isNull();
+    }
+
+    @Test
+    void clientOptionsNeverShowTheApiKey()
+    {
+        assertThat(client("{\"url\":\"https://x/v1beta\",\"api_key\":\"AIza-secret-123\"}").toString())
+            .doesNotContain("AIza-secret-123").contains("apiKey=***");
+    }
+
+    @Test
+    void rejectsUnknownKeysNamingThePath()
+    {
+        ConfigException e = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x\",\"apikey\":\"k\"}"));
+        assertThat(e.path()).isEqualTo(PATH + ".apikey");
+        assertThat(e.getMessage()).contains("unknown key");
+
+        ConfigException nested = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x\",\"http\":{\"versoin\":\"h2c\"}}"));
+        assertThat(nested.path()).isEqualTo(PATH + ".http.versoin");
+    }
+
+    @Test
+    void rejectsWrongTypesNamingThePath()
+    {
+        ConfigException e = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x\",\"drop_unsupported\":\"store\"}"));
+        assertThat(e.path()).isEqualTo(PATH + ".drop_unsupported");
+    }
+
+    @Test
+    void refusesToForwardCredentials()
+    {
+        ConfigException e = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x\",\"forward_headers\":[\"x-request-id\",\"X-Goog-Api-Key\"]}"));
+        assertThat(e.getMessage())
+            .startsWith(PATH + ".forward_headers[1]: value: \"X-Goog-Api-Key\" (expected: a header the gateway");
+    }
+
+    @Test
+    void clientFactoryAsksForOneUpstreamWithTheHttpSettings()
+    {
+        RecordingContext context = new RecordingContext();
+        new GeminiClientFactory().create(config(BindingKind.CLIENT,
+            "{\"url\":\"https://generativelanguage.googleapis.com/v1beta/\",\"api_key\":\"k\","
+                + "\"http\":{\"version\":\"http/1.1\",\"first_byte_timeout\":\"30s\"}}"), context);
+
+        assertThat(new GeminiClientFactory().type()).isEqualTo("gemini");
+        assertThat(context.requested).hasSize(1);
+        UpstreamOptions o = context.requested.get(0);
+        assertThat(o.baseUrl()).isEqualTo(URI.create("https://generativelanguage.googleapis.com/v1beta"));
+        assertThat(o.version()).isEqualTo(HttpVersion.HTTP_1_1);
+        assertThat(o.firstByteTimeout()).isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void clientFactoryRejectsAMissingOrBadUrl()
+    {
+        ConfigException missing = catchThrowableOfType(ConfigException.class,
+            () -> new GeminiClientFactory().create(config(BindingKind.CLIENT, "{\"api_key\":\"k\"}"),
+                new RecordingContext()));
+        assertThat(missing.path()).isEqualTo(PATH + ".url");
+        ConfigException bad = catchThrowableOfType(ConfigException.class,
+            () -> new GeminiClientFactory().create(config(BindingKind.CLIENT, "{\"url\":\"ftp://x\"}"),
+                new RecordingContext()));
+        assertThat(bad.path()).isEqualTo(PATH + ".url");
+    }
+
+    @Test
+    void serverFactoryServesThePrefix()
+    {
+        GeminiServerFactory factory = new GeminiServerFactory();
+        assertThat(factory.type()).isEqualTo("gemini");
+
+        ServerBinding binding = factory.create(config(BindingKind.SERVER, "{}"), new TestBindingContext());
+        assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/v1beta/models/*"));
+        assertThat(binding.codec()).isSameAs(GeminiCodec.INSTANCE);
+        assertThat(binding.endpoints().get(0).matches("POST", "/v1beta/models/gemini-2.5-flash:generateContent"))
+            .isTrue();
+
+        ServerBinding custom = factory.create(config(BindingKind.SERVER,
+            "{\"path_prefix\":\"/gemini/v1beta/models/\"}"), new TestBindingContext());
+        assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/gemini/v1beta/models/*"));
+        assertThat(custom.peek("/gemini/v1beta/models/m:generateContent", null, Fixtures.utf8("{}")).model())
+            .isEqualTo("m");
+    }
+
+    @Test
+    void serverFactoryRejectsABadPrefixAndUnknownKeys()
+    {
+        ConfigException noSlash = catchThrowableOfType(ConfigException.class, () -> new GeminiServerFactory()
+            .create(config(BindingKind.SERVER, "{\"path_prefix\":\"/v1beta/models\"}"), new TestBindingContext()));
+        assertThat(noSlash.getMessage()).isEqualTo(PATH + ".path_prefix: value: \"/v1beta/models\" (expected: a path"
+            + " starting and ending with /, such as /v1beta/models/)");
+        ConfigException unknown = catchThrowableOfType(ConfigException.class, () -> new GeminiServerFactory()
+            .create(config(BindingKind.SERVER, "{\"path\":\"/v1\"}"), new TestBindingContext()));
+        assertThat(unknown.path()).isEqualTo(PATH + ".path");
+    }
+
+    private static BindingConfig config(BindingKind kind, String options)
+    {
+        return new BindingConfig("south", "gemini", kind, Fixtures.tree(options), null, List.of());
+    }
+
+    /** The runtime's side of binding creation, reduced to what a client factory asks for. */
+    private static final class RecordingContext implements BindingContext
+    {
+        private final List<UpstreamOptions> requested = new ArrayList<>();
+
+        @Override
+        public Next exit(String bindingName)
+        {
+            throw new ConfigException("exit", "none in this test");
+        }
+
+        @Override
+        public Upstream upstream(UpstreamOptions options)
+        {
+            requested.add(options);
+            return null;
+        }
+
+        @Override
+        public String env(String name)
+        {
+            return null;
+        }
+    }
+}
