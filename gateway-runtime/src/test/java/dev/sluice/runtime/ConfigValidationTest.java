@@ -187,7 +187,7 @@ class ConfigValidationTest
     void rejectsUnknownBindingTypeListingTheAvailableOnes() throws Exception
     {
         assertCheckFails(VALID.replace("type: openai, kind: server", "type: opneai, kind: server"),
-            "bindings.north.type: value: \"opneai\" is not a server binding type (expected one of: openai)");
+            "bindings.north.type: value: \"opneai\" is not a server binding type (expected one of: anthropic, gemini, openai)");
     }
 
     @Test
@@ -237,7 +237,8 @@ class ConfigValidationTest
     @Test
     void everyShippedConfigIsValid() throws Exception
     {
-        Map<String, String> env = Map.of("OPENAI_BASE_URL", "https://api.openai.com/v1", "OPENAI_API_KEY", "sk-test");
+        Map<String, String> env = Map.of("OPENAI_BASE_URL", "https://api.openai.com/v1", "OPENAI_API_KEY", "sk-test",
+            "ANTHROPIC_API_KEY", "sk-ant-test", "GEMINI_API_KEY", "gm-test");
         try (var files = Files.list(TestDist.configDir()))
         {
             for (Path file : files.filter(f -> f.toString().endsWith(".yaml") || f.toString().endsWith(".json")).toList())

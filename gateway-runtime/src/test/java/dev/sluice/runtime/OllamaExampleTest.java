@@ -1,0 +1,156 @@
+package dev.sluice.runtime;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.core.http.StreamResponse;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionChunk;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpMethod;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Ollama example plugin (plugin-examples/ollama), loaded from its jar like any third-party plugin, in both
+ * roles: a "provider" gateway serves Ollama's {@code /api/chat} (NDJSON streams) from the built-in mock, and a
+ * front gateway reaches it with the Ollama client binding. The official OpenAI SDK talks to the front gateway, so
+ * every answer crosses OpenAI → canonical → Ollama NDJSON on the wire → canonical → OpenAI.
+ */
+class OllamaExampleTest
+{
+    private static final String ANSWER = "Hello from an Ollama-speaking Sluice.";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    private GatewayHarness provider;
+    private GatewayHarness front;
+    private OpenAIClient sdk;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        Path plugins = Files.createDirectory(dir.resolve("plugins"));
+        try (var jars = Files.list(TestDist.plugins()))
+        {
+            for (Path jar : jars.toList())
+                Files.copy(jar, plugins.resolve(jar.getFileName()));
+        }
+        Files.copy(TestDist.examplePlugins().resolve("ollama.jar"), plugins.resolve("ollama.jar"));
+
+        provider = GatewayHarness.start(dir, """
+            listen: { host: 127.0.0.1, port: 0 }
+            bindings:
+              north: { type: ollama, kind: server, exit: south }
+              south: { type: mock, kind: client, options: { text: "%s" } }
+            """.formatted(ANSWER), plugins, Map.of());
+        front = GatewayHarness.start(dir, """
+            listen: { host: 127.0.0.1, port: 0 }
+            bindings:
+              north: { type: openai, kind: server, exit: south }
+              south:
+                type: ollama
+                kind: client
+                options:
+                  url: "http://127.0.0.1:%d"
+                  http: { first_byte_timeout: 15s, idle_timeout: 15s }
+            """.formatted(provider.gateway.port()), plugins, Map.of());
+        sdk = OpenAIOkHttpClient.builder().baseUrl(front.baseUrl()).apiKey("sk-client").maxRetries(0)
+            .timeout(Duration.ofSeconds(15)).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        if (sdk != null)
+            sdk.close();
+        if (front != null)
+            front.close();
+        if (provider != null)
+            provider.close();
+        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions()).as("handler callbacks completed twice").isZero();
+    }
+
+    private static ChatCompletionCreateParams.Builder params()
+    {
+        return ChatCompletionCreateParams.builder().model("llama3.2").addSystemMessage("Be brief.").addUserMessage("Say hello");
+    }
+
+    @Test
+    void openAiSdkGetsTheAnswerThroughTheOllamaDialect()
+    {
+        ChatCompletion completion = sdk.chat().completions().create(params().build());
+        assertThat(completion.choices().get(0).message().content()).hasValue(ANSWER);
+        assertThat(completion.model()).isEqualTo("llama3.2");
+        assertThat(completion.usage()).hasValueSatisfying(u -> assertThat(u.completionTokens()).isEqualTo(5));
+    }
+
+    @Test
+    void openAiSdkStreamIsAssembledFromOllamaNdjson()
+    {
+        StringBuilder text = new StringBuilder();
+        List<Long> usage = new ArrayList<>();
+        var streamed = params().streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build()).build();
+        try (StreamResponse<ChatCompletionChunk> stream = sdk.chat().completions().createStreaming(streamed))
+        {
+            stream.stream().forEach(chunk ->
+            {
+                chunk.choices().forEach(c -> c.delta().content().ifPresent(text::append));
+                chunk.usage().ifPresent(u -> usage.add(u.completionTokens()));
+            });
+        }
+        assertThat(text.toString()).isEqualTo(ANSWER);
+        assertThat(usage).containsExactly(5L);
+    }
+
+    @Test
+    void providerSideSpeaksNdjson() throws Exception
+    {
+        ContentResponse r = front.http.newRequest(provider.url("/api/chat")).method(HttpMethod.POST)
+            .body(new StringRequestContent("application/json",
+                "{\"model\":\"llama3.2\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}"))
+            .timeout(15, TimeUnit.SECONDS).send();
+        assertThat(r.getStatus()).isEqualTo(200);
+        assertThat(r.getHeaders().get("Content-Type")).startsWith("application/x-ndjson");
+        // Ollama streams unless told otherwise: one JSON object per line, the last one done.
+        List<String> lines = r.getContentAsString().lines().filter(l -> !l.isBlank()).toList();
+        assertThat(lines.size()).isGreaterThan(2);
+        StringBuilder text = new StringBuilder();
+        for (String line : lines.subList(0, lines.size() - 1))
+        {
+            JsonNode chunk = JSON.readTree(line);
+            assertThat(chunk.path("done").asBoolean()).isFalse();
+            text.append(chunk.path("message").path("content").asText());
+        }
+        JsonNode last = JSON.readTree(lines.get(lines.size() - 1));
+        assertThat(last.path("done").asBoolean()).isTrue();
+        assertThat(last.path("done_reason").asText()).isEqualTo("stop");
+        assertThat(last.path("eval_count").asLong()).isEqualTo(5);
+        text.append(last.path("message").path("content").asText());
+        assertThat(text.toString()).isEqualTo(ANSWER);
+
+        ContentResponse bad = front.http.newRequest(provider.url("/api/chat")).method(HttpMethod.POST)
+            .body(new StringRequestContent("application/json", "{\"model\":\"llama3.2\",\"messages\":[{\"role\":7}]}"))
+            .timeout(15, TimeUnit.SECONDS).send();
+        assertThat(bad.getStatus()).isEqualTo(400);
+        assertThat(JSON.readTree(bad.getContentAsString()).path("error").asText()).contains("messages[0].role");
+    }
+}
