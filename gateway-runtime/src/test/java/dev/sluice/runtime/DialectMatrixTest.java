@@ -1,0 +1,1464 @@
+package dev.sluice.runtime;
+
+import com.anthropic.client.AnthropicClient;
+import com.anthropic.client.okhttp.AnthropicOkHttpClient;
+import com.anthropic.helpers.MessageAccumulator;
+import com.anthropic.models.ErrorType;
+import com.anthropic.models.messages.Base64ImageSource;
+import com.anthropic.models.messages.ContentBlock;
+import com.anthropic.models.messages.ContentBlockParam;
+import com.anthropic.models.messages.ImageBlockParam;
+import com.anthropic.models.messages.Message;
+import com.anthropic.models.messages.MessageCreateParams;
+import com.anthropic.models.messages.RawMessageStreamEvent;
+import com.anthropic.models.messages.TextBlockParam;
+import com.anthropic.models.messages.Tool;
+import com.anthropic.models.messages.ToolResultBlockParam;
+import com.anthropic.models.messages.ToolUseBlock;
+import com.anthropic.models.messages.ToolUseBlockParam;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.core.JsonValue;
+import com.openai.core.http.StreamResponse;
+import com.openai.errors.InternalServerException;
+import com.openai.errors.RateLimitException;
+import com.openai.errors.SseException;
+import com.openai.helpers.ChatCompletionAccumulator;
+import com.openai.models.FunctionDefinition;
+import com.openai.models.FunctionParameters;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionAssistantMessageParam;
+import com.openai.models.chat.completions.ChatCompletionChunk;
+import com.openai.models.chat.completions.ChatCompletionContentPart;
+import com.openai.models.chat.completions.ChatCompletionContentPartImage;
+import com.openai.models.chat.completions.ChatCompletionContentPartText;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionMessageFunctionToolCall;
+import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
+import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
+import com.openai.models.completions.CompletionUsage;
+import dev.sluice.api.json.Json;
+import dev.sluice.bench.mock.MockDialect;
+import dev.sluice.bench.mock.MockModels;
+import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.bench.mock.RecordedRequest;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Every client dialect against every provider dialect through one gateway: the official openai-java and
+ * anthropic-java SDKs and a raw Gemini client talk to the {@code openai}, {@code anthropic} and {@code gemini} server
+ * bindings, a router sends {@code openai/*}, {@code anthropic/*} and {@code gemini/*} models to the client binding of
+ * that dialect, and all three point at one {@link MockProvider}, which speaks each dialect on its own path and ignores
+ * the model's prefix up to the last {@code /}.
+ *
+ * <p>Each scenario runs for the nine client × provider pairs: the answer is asserted as the client's SDK sees it,
+ * and what reached the provider is asserted from the mock's recording in the provider's own dialect. The
+ * same-dialect pairs take the fast path (raw bytes), the others translate; both must give the same results.
+ *
+ * <p>One gateway and one mock serve the whole class; every test starts with an empty recording.
+ */
+class DialectMatrixTest
+{
+    private static final String TEXT = MockProvider.DEFAULT_TEXT;
+    /** Content events per streamed text answer. */
+    private static final int EVENTS = 8;
+    private static final String WEATHER_ARGUMENTS = "{\"location\":\"Paris\",\"unit\":\"celsius\"}";
+    private static final String TIME_ARGUMENTS = "{\"timezone\":\"Europe/Paris\"}";
+    /**
+     * The same arguments as an Anthropic stream spells them ({@code input_json_delta} fragments with spaces after
+     * {@code :} and {@code ,}). Streams are translated event by event, so a client of another dialect gets exactly
+     * this text; non-streamed Anthropic input is an object, which the gateway writes compactly.
+     */
+    private static final String WEATHER_ARGUMENTS_ANTHROPIC_STREAM = "{\"location\": \"Paris\", \"unit\": \"celsius\"}";
+    private static final String TIME_ARGUMENTS_ANTHROPIC_STREAM = "{\"timezone\": \"Europe/Paris\"}";
+    /** A 1×1 transparent PNG. */
+    private static final String PNG =
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    private static final String IMAGE_URL = "https://example.com/cat.png";
+    /** The tool schemas every client sends, and every provider must get unchanged. */
+    private static final JsonNode WEATHER_SCHEMA = json("{\"type\":\"object\",\"properties\":"
+        + "{\"location\":{\"type\":\"string\"},\"unit\":{\"type\":\"string\"}},\"required\":[\"location\"]}");
+    private static final JsonNode TIME_SCHEMA = json("{\"type\":\"object\",\"properties\":"
+        + "{\"timezone\":{\"type\":\"string\"}},\"required\":[\"timezone\"]}");
+    private static final String SYSTEM = "You answer in one short sentence.";
+    private static final String TOOL_RESULT = "22 C, sunny";
+    private static final String CALL_ARGUMENTS = "{\"location\":\"Paris\"}";
+
+    private static final String CLIENT_KEY_OPENAI = "sk-client-openai";
+    private static final String CLIENT_KEY_ANTHROPIC = "sk-ant-client";
+    private static final String CLIENT_KEY_GEMINI = "client-gemini-key";
+    private static final Map<String, String> UPSTREAM_KEYS = Map.of(
+        "OPENAI_KEY", "sk-upstream-openai",
+        "ANTHROPIC_KEY", "sk-ant-upstream",
+        "GEMINI_KEY", "upstream-gemini-key");
+
+    @TempDir
+    static Path dir;
+
+    private static MockProvider mock;
+    private static GatewayHarness gateway;
+    private static OpenAIClient openai;
+    private static AnthropicClient anthropic;
+    private static GeminiRawClient gemini;
+
+    private static String config(String mockRoot)
+    {
+        // Generous timeouts: CI shares two cores between the test JVM, the gateway and the mock.
+        String http = "{ version: http/1.1, first_byte_timeout: 15s, idle_timeout: 15s }";
+        return """
+            listen: { host: 127.0.0.1, port: 0 }
+            bindings:
+              north_openai: { type: openai, kind: server, exit: router }
+              north_anthropic: { type: anthropic, kind: server, exit: router }
+              north_gemini: { type: gemini, kind: server, exit: router }
+              router:
+                type: router
+                kind: proxy
+                routes:
+                  - when: [ { model: "openai/*" } ]
+                    exit: south_openai
+                  - when: [ { model: "anthropic/*" } ]
+                    exit: south_anthropic
+                  - when: [ { model: "gemini/*" } ]
+                    exit: south_gemini
+              south_openai:
+                type: openai
+                kind: client
+                options: { url: "%1$s/v1", api_key: "${{env.OPENAI_KEY}}", http: %2$s }
+              south_anthropic:
+                type: anthropic
+                kind: client
+                options: { url: "%1$s/v1", api_key: "${{env.ANTHROPIC_KEY}}", http: %2$s }
+              south_gemini:
+                type: gemini
+                kind: client
+                options: { url: "%1$s/v1beta", api_key: "${{env.GEMINI_KEY}}", http: %2$s }
+            """.formatted(mockRoot, http);
+    }
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, EVENTS).start();
+        gateway = GatewayHarness.start(dir, config("http://127.0.0.1:" + mock.port()), TestDist.plugins(),
+            UPSTREAM_KEYS);
+        String root = gateway.url("");
+        openai = OpenAIOkHttpClient.builder().baseUrl(root + "/v1").apiKey(CLIENT_KEY_OPENAI).maxRetries(0)
+            .timeout(Duration.ofSeconds(20)).build();
+        anthropic = AnthropicOkHttpClient.builder().baseUrl(root).apiKey(CLIENT_KEY_ANTHROPIC).maxRetries(0)
+            .timeout(Duration.ofSeconds(20)).build();
+        gemini = new GeminiRawClient(root + "/v1beta", CLIENT_KEY_GEMINI);
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        try
+        {
+            if (openai != null)
+                openai.close();
+            if (anthropic != null)
+                anthropic.close();
+            if (gateway != null)
+                gateway.close();
+        }
+        finally
+        {
+            if (mock != null)
+                mock.close();
+        }
+        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions())
+            .as("handler callbacks completed twice").isZero();
+    }
+
+    @BeforeEach
+    void clearRecording()
+    {
+        mock.clearRecords();
+    }
+
+    /** Anthropic requires {@code max_tokens}: whatever the client's dialect, no request may reach it without one. */
+    @AfterEach
+    void everyAnthropicUpstreamRequestCarriesMaxTokens()
+    {
+        for (RecordedRequest request : mock.requests())
+        {
+            if (request.dialect() == MockDialect.ANTHROPIC)
+            {
+                JsonNode maxTokens = json(request.bodyAsString()).get("max_tokens");
+                assertThat(maxTokens).as("max_tokens sent to the anthropic upstream in %s", request.bodyAsString())
+                    .isNotNull();
+                assertThat(maxTokens.isIntegralNumber() && maxTokens.asLong() > 0).as("max_tokens: %s", maxTokens)
+                    .isTrue();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // openai-java SDK
+    // ---------------------------------------------------------------------------------------------------------------
+
+    @Nested
+    class FromOpenAiClient
+    {
+        private static ChatCompletionCreateParams.Builder ask(String model)
+        {
+            return ChatCompletionCreateParams.builder().model(model).addUserMessage("Say hello");
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void answersWithExactlyTheProviderText(String provider)
+        {
+            String model = model(provider, MockModels.DEFAULT);
+            ChatCompletion completion = openai.chat().completions().create(ask(model).build());
+
+            assertThat(completion.choices()).hasSize(1);
+            assertThat(completion.choices().get(0).message().content()).hasValue(TEXT);
+            assertThat(completion.choices().get(0).finishReason()).isEqualTo(ChatCompletion.Choice.FinishReason.STOP);
+            assertThat(completion.model()).isEqualTo(model);
+            RecordedRequest sent = upstream(provider, false);
+            assertThat(turnTexts(provider, json(sent))).containsExactly("Say hello");
+            assertCredentials(provider, sent, CLIENT_KEY_OPENAI);
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesTheSystemPromptToItsPlaceInTheProviderDialect(String provider)
+        {
+            openai.chat().completions().create(ChatCompletionCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT)).addSystemMessage(SYSTEM).addUserMessage("Say hello")
+                .build());
+
+            JsonNode sent = json(upstream(provider, false));
+            assertSystemPrompt(provider, sent, SYSTEM);
+            assertThat(turnTexts(provider, sent)).containsExactly("Say hello");
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAMultiTurnConversationInOrder(String provider)
+        {
+            ChatCompletion completion = openai.chat().completions().create(ChatCompletionCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT))
+                .addUserMessage("What is 2+2?").addAssistantMessage("4").addUserMessage("And 3+3?").build());
+
+            assertThat(completion.choices().get(0).message().content()).hasValue(TEXT);
+            JsonNode sent = json(upstream(provider, false));
+            assertThat(turnRoles(provider, sent))
+                .containsExactlyElementsOf(roles(provider, "user", "assistant", "user"));
+            assertThat(turnTexts(provider, sent)).containsExactly("What is 2+2?", "4", "And 3+3?");
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void streamsTheSameTextAsTheCompletion(String provider)
+        {
+            StringBuilder text = new StringBuilder();
+            ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
+            try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions()
+                .createStreaming(ask(model(provider, MockModels.DEFAULT)).build()))
+            {
+                stream.stream().forEach(chunk ->
+                {
+                    accumulator.accumulate(chunk);
+                    chunk.choices().forEach(c -> c.delta().content().ifPresent(text::append));
+                });
+            }
+            assertThat(text.toString()).isEqualTo(TEXT);
+            ChatCompletion assembled = accumulator.chatCompletion();
+            assertThat(assembled.choices().get(0).message().content()).hasValue(TEXT);
+            assertThat(assembled.choices().get(0).finishReason()).isEqualTo(ChatCompletion.Choice.FinishReason.STOP);
+            upstream(provider, true);
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void reportsUsageAtTheEndOfAStreamWhenAskedTo(String provider)
+        {
+            List<CompletionUsage> usages = new ArrayList<>();
+            try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions()
+                .createStreaming(ask(model(provider, MockModels.DEFAULT))
+                    .streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build()).build()))
+            {
+                stream.stream().forEach(chunk -> chunk.usage().ifPresent(usages::add));
+            }
+            Usage expected = expectedUsage(upstream(provider, true));
+            assertThat(usages).as("usage chunks").hasSize(1);
+            assertThat(usages.get(0).promptTokens()).isEqualTo(expected.input());
+            assertThat(usages.get(0).completionTokens()).isEqualTo(expected.output());
+            assertThat(usages.get(0).totalTokens()).isEqualTo(expected.input() + expected.output());
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void reportsCachedPromptTokensAsPartOfThePrompt(String provider)
+        {
+            ChatCompletion completion = openai.chat().completions()
+                .create(ask(model(provider, MockModels.USAGE_CACHED)).build());
+
+            Usage expected = expectedUsage(upstream(provider, false));
+            CompletionUsage usage = completion.usage().orElseThrow();
+            assertThat(usage.promptTokens()).isEqualTo(expected.input());
+            assertThat(usage.promptTokensDetails().flatMap(CompletionUsage.PromptTokensDetails::cachedTokens))
+                .hasValue(expected.cached());
+            assertThat(usage.completionTokens()).isEqualTo(expected.output());
+            assertThat(usage.totalTokens()).isEqualTo(expected.input() + expected.output());
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void returnsBothParallelToolCallsWithExactArguments(String provider)
+        {
+            ChatCompletion completion = openai.chat().completions()
+                .create(withTools(ask(model(provider, MockModels.TOOLS))).build());
+
+            assertThat(completion.choices().get(0).finishReason())
+                .isEqualTo(ChatCompletion.Choice.FinishReason.TOOL_CALLS);
+            List<ChatCompletionMessageToolCall> calls = completion.choices().get(0).message().toolCalls().orElseThrow();
+            assertOpenAiToolCalls(provider, calls, false);
+            assertThat(toolNames(provider, json(upstream(provider, false)))).containsExactly("get_weather", "get_time");
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void streamsBothToolCallsSoTheAccumulatorRebuildsThem(String provider)
+        {
+            ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
+            try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions()
+                .createStreaming(withTools(ask(model(provider, MockModels.TOOLS))).build()))
+            {
+                stream.stream().forEach(accumulator::accumulate);
+            }
+            ChatCompletion assembled = accumulator.chatCompletion();
+            assertThat(assembled.choices().get(0).finishReason())
+                .isEqualTo(ChatCompletion.Choice.FinishReason.TOOL_CALLS);
+            assertOpenAiToolCalls(provider, assembled.choices().get(0).message().toolCalls().orElseThrow(), true);
+            upstream(provider, true);
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAToolResultRoundTrip(String provider)
+        {
+            ChatCompletion completion = openai.chat().completions().create(withTools(
+                ChatCompletionCreateParams.builder().model(model(provider, MockModels.DEFAULT))
+                .addUserMessage("What is the weather in Paris?")
+                .addMessage(ChatCompletionAssistantMessageParam.builder()
+                    .addToolCall(ChatCompletionMessageFunctionToolCall.builder().id("call_1")
+                        .function(ChatCompletionMessageFunctionToolCall.Function.builder().name("get_weather")
+                            .arguments(CALL_ARGUMENTS).build())
+                        .build())
+                    .build())
+                .addMessage(ChatCompletionToolMessageParam.builder().toolCallId("call_1").content(TOOL_RESULT).build()))
+                .build());
+
+            assertThat(completion.choices().get(0).message().content()).hasValue(TEXT);
+            assertToolRoundTrip(provider, json(upstream(provider, false)), "call_1");
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesABase64Image(String provider)
+        {
+            ChatCompletion completion = openai.chat().completions().create(ChatCompletionCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT))
+                .addUserMessageOfArrayOfContentParts(List.of(openAiText("What is in this image?"),
+                    openAiImage("data:image/png;base64," + PNG)))
+                .build());
+
+            assertThat(completion.choices().get(0).message().content()).hasValue(TEXT);
+            assertBase64Image(provider, json(upstream(provider, false)));
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAnImageUrlOrRefusesItNamingTheField(String provider)
+        {
+            ChatCompletionCreateParams params = ChatCompletionCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT))
+                .addUserMessageOfArrayOfContentParts(List.of(openAiText("What is in this image?"),
+                    openAiImage(IMAGE_URL)))
+                .build();
+            if (provider.equals("gemini"))
+            {
+                assertThatThrownBy(() -> openai.chat().completions().create(params))
+                    .isInstanceOfSatisfying(com.openai.errors.BadRequestException.class, e ->
+                    {
+                        assertThat(e.statusCode()).isEqualTo(400);
+                        assertThat(e.type()).hasValue("invalid_request_error");
+                        assertThat(e.getMessage()).contains("messages[0].content[1]");
+                    });
+                assertThat(mock.requestCount()).isZero();
+                return;
+            }
+            openai.chat().completions().create(params);
+            assertUrlImage(provider, json(upstream(provider, false)));
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void sendsTheMaxTokensTheClientSetOrTheAnthropicDefault(String provider)
+        {
+            openai.chat().completions().create(ask(model(provider, MockModels.DEFAULT)).build());
+            assertMaxTokens(provider, json(upstream(provider, false)), null);
+            mock.clearRecords();
+            openai.chat().completions()
+                .create(ask(model(provider, MockModels.DEFAULT)).maxCompletionTokens(77L).build());
+            assertMaxTokens(provider, json(upstream(provider, false)), 77L);
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void surfacesUpstream429And500AsOpenAiErrors(String provider)
+        {
+            ChatCompletionCreateParams limited = ask(model(provider, MockModels.ERROR_429)).build();
+            assertThatThrownBy(() -> openai.chat().completions().create(limited))
+                .isInstanceOfSatisfying(RateLimitException.class, e -> assertThat(e.statusCode()).isEqualTo(429));
+            ChatCompletionCreateParams failed = ask(model(provider, MockModels.ERROR_500)).build();
+            assertThatThrownBy(() -> openai.chat().completions().create(failed))
+                .isInstanceOfSatisfying(InternalServerException.class, e -> assertThat(e.statusCode()).isEqualTo(500));
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void endsAStreamWithAnErrorWhenTheProviderReportsOneMidStream(String provider)
+        {
+            StringBuilder text = new StringBuilder();
+            assertThatThrownBy(() ->
+            {
+                try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions()
+                    .createStreaming(ask(model(provider, MockModels.streamError(2))).build()))
+                {
+                    stream.stream().forEach(chunk -> appendContent(chunk, text));
+                }
+            }).isInstanceOf(SseException.class);
+            assertThat(TEXT).startsWith(text.toString());
+            assertThat(text.toString()).isNotEqualTo(TEXT);
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void endsAStreamWithAnErrorWhenTheProviderCutsIt(String provider)
+        {
+            StringBuilder text = new StringBuilder();
+            assertThatThrownBy(() ->
+            {
+                try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions()
+                    .createStreaming(ask(model(provider, MockModels.cut(3))).build()))
+                {
+                    stream.stream().forEach(chunk -> appendContent(chunk, text));
+                }
+            }).isInstanceOf(RuntimeException.class);
+            assertThat(TEXT).startsWith(text.toString());
+            assertThat(text.toString()).isNotEqualTo(TEXT);
+        }
+
+        private static void appendContent(ChatCompletionChunk chunk, StringBuilder text)
+        {
+            chunk.choices().forEach(c -> c.delta().content().ifPresent(text::append));
+        }
+
+        private static ChatCompletionContentPart openAiText(String text)
+        {
+            return ChatCompletionContentPart.ofText(ChatCompletionContentPartText.builder().text(text).build());
+        }
+
+        private static ChatCompletionContentPart openAiImage(String url)
+        {
+            return ChatCompletionContentPart.ofImageUrl(ChatCompletionContentPartImage.builder()
+                .imageUrl(ChatCompletionContentPartImage.ImageUrl.builder().url(url).build()).build());
+        }
+
+        private static ChatCompletionCreateParams.Builder withTools(ChatCompletionCreateParams.Builder params)
+        {
+            return params
+                .addFunctionTool(FunctionDefinition.builder().name("get_weather").description("The current weather")
+                    .parameters(FunctionParameters.builder()
+                        .putAdditionalProperty("type", JsonValue.from("object"))
+                        .putAdditionalProperty("properties", JsonValue.from(Map.of(
+                            "location", Map.of("type", "string"), "unit", Map.of("type", "string"))))
+                        .putAdditionalProperty("required", JsonValue.from(List.of("location")))
+                        .build())
+                    .build())
+                .addFunctionTool(FunctionDefinition.builder().name("get_time").description("The current time")
+                    .parameters(FunctionParameters.builder()
+                        .putAdditionalProperty("type", JsonValue.from("object"))
+                        .putAdditionalProperty("properties",
+                            JsonValue.from(Map.of("timezone", Map.of("type", "string"))))
+                        .putAdditionalProperty("required", JsonValue.from(List.of("timezone")))
+                        .build())
+                    .build());
+        }
+
+        /** The arguments are exact text: the provider's own text, or compact JSON where the provider sent an object. */
+        private static void assertOpenAiToolCalls(String provider, List<ChatCompletionMessageToolCall> calls,
+                                                  boolean streamed)
+        {
+            boolean anthropicText = streamed && provider.equals("anthropic");
+            assertThat(calls).hasSize(2);
+            ChatCompletionMessageFunctionToolCall weather = calls.get(0).asFunction();
+            ChatCompletionMessageFunctionToolCall time = calls.get(1).asFunction();
+            assertThat(weather.function().name()).isEqualTo("get_weather");
+            assertThat(weather.function().arguments())
+                .isEqualTo(anthropicText ? WEATHER_ARGUMENTS_ANTHROPIC_STREAM : WEATHER_ARGUMENTS);
+            assertThat(time.function().name()).isEqualTo("get_time");
+            assertThat(time.function().arguments())
+                .isEqualTo(anthropicText ? TIME_ARGUMENTS_ANTHROPIC_STREAM : TIME_ARGUMENTS);
+            assertToolCallIds(provider, weather.id(), time.id());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // anthropic-java SDK
+    // ---------------------------------------------------------------------------------------------------------------
+
+    @Nested
+    class FromAnthropicClient
+    {
+        private static final long MAX_TOKENS = 1024;
+
+        private static MessageCreateParams.Builder ask(String model)
+        {
+            return MessageCreateParams.builder().model(model).maxTokens(MAX_TOKENS).addUserMessage("Say hello");
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void answersWithExactlyTheProviderText(String provider)
+        {
+            String model = model(provider, MockModels.DEFAULT);
+            Message message = anthropic.messages().create(ask(model).build());
+
+            assertThat(texts(message)).containsExactly(TEXT);
+            assertThat(message.stopReason()).hasValue(com.anthropic.models.messages.StopReason.END_TURN);
+            assertThat(message.model().asString()).isEqualTo(model);
+            RecordedRequest sent = upstream(provider, false);
+            assertThat(turnTexts(provider, json(sent))).containsExactly("Say hello");
+            assertCredentials(provider, sent, CLIENT_KEY_ANTHROPIC);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesTheSystemPromptToItsPlaceInTheProviderDialect(String provider)
+        {
+            anthropic.messages().create(ask(model(provider, MockModels.DEFAULT)).system(SYSTEM).build());
+
+            JsonNode sent = json(upstream(provider, false));
+            assertSystemPrompt(provider, sent, SYSTEM);
+            assertThat(turnTexts(provider, sent)).containsExactly("Say hello");
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAMultiTurnConversationInOrder(String provider)
+        {
+            Message message = anthropic.messages().create(MessageCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT)).maxTokens(MAX_TOKENS)
+                .addUserMessage("What is 2+2?").addAssistantMessage("4").addUserMessage("And 3+3?").build());
+
+            assertThat(texts(message)).containsExactly(TEXT);
+            JsonNode sent = json(upstream(provider, false));
+            assertThat(turnRoles(provider, sent))
+                .containsExactlyElementsOf(roles(provider, "user", "assistant", "user"));
+            assertThat(turnTexts(provider, sent)).containsExactly("What is 2+2?", "4", "And 3+3?");
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void streamsTheSameTextAsTheMessage(String provider)
+        {
+            StringBuilder text = new StringBuilder();
+            MessageAccumulator accumulator = MessageAccumulator.create();
+            try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream =
+                     anthropic.messages().createStreaming(ask(model(provider, MockModels.DEFAULT)).build()))
+            {
+                stream.stream().forEach(event ->
+                {
+                    accumulator.accumulate(event);
+                    event.contentBlockDelta().flatMap(d -> d.delta().text()).ifPresent(t -> text.append(t.text()));
+                });
+            }
+            assertThat(text.toString()).isEqualTo(TEXT);
+            Message assembled = accumulator.message();
+            assertThat(texts(assembled)).containsExactly(TEXT);
+            assertThat(assembled.stopReason()).hasValue(com.anthropic.models.messages.StopReason.END_TURN);
+            upstream(provider, true);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void reportsUsageInMessageStartAndMessageDelta(String provider)
+        {
+            List<RawMessageStreamEvent> events = new ArrayList<>();
+            MessageAccumulator accumulator = MessageAccumulator.create();
+            try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream =
+                     anthropic.messages().createStreaming(ask(model(provider, MockModels.DEFAULT)).build()))
+            {
+                stream.stream().forEach(event ->
+                {
+                    events.add(event);
+                    accumulator.accumulate(event);
+                });
+            }
+            Usage expected = expectedUsage(upstream(provider, true));
+            assertThat(events.get(0).isMessageStart()).as("first event is message_start").isTrue();
+            com.anthropic.models.messages.Usage start = events.get(0).asMessageStart().message().usage();
+            List<com.anthropic.models.messages.MessageDeltaUsage> deltas = events.stream()
+                .filter(RawMessageStreamEvent::isMessageDelta).map(e -> e.asMessageDelta().usage()).toList();
+            assertThat(deltas).as("message_delta events").hasSize(1);
+            // Anthropic sends input tokens in message_start; a translated stream learns them only at the end and may
+            // send them in message_delta instead (the API allows both): the last value the client saw must be exact.
+            long input = deltas.get(0).inputTokens().orElse(start.inputTokens());
+            assertThat(input).as("input tokens").isEqualTo(expected.input());
+            assertThat(deltas.get(0).outputTokens()).as("output tokens").isEqualTo(expected.output());
+            assertThat(accumulator.message().usage().outputTokens()).isEqualTo(expected.output());
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void reportsCachedPromptTokensApartFromTheOthers(String provider)
+        {
+            Message message = anthropic.messages().create(ask(model(provider, MockModels.USAGE_CACHED)).build());
+
+            Usage expected = expectedUsage(upstream(provider, false));
+            // Anthropic's input_tokens excludes what was read from the cache.
+            assertThat(message.usage().inputTokens()).isEqualTo(expected.input() - expected.cached());
+            assertThat(message.usage().cacheReadInputTokens()).hasValue(expected.cached());
+            assertThat(message.usage().outputTokens()).isEqualTo(expected.output());
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void returnsBothParallelToolCallsWithExactArguments(String provider)
+        {
+            Message message = anthropic.messages().create(withTools(ask(model(provider, MockModels.TOOLS))).build());
+
+            assertThat(message.stopReason()).hasValue(com.anthropic.models.messages.StopReason.TOOL_USE);
+            assertAnthropicToolUses(provider, message);
+            assertThat(toolNames(provider, json(upstream(provider, false)))).containsExactly("get_weather", "get_time");
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void streamsBothToolCallsSoTheAccumulatorRebuildsThem(String provider)
+        {
+            MessageAccumulator accumulator = MessageAccumulator.create();
+            try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream =
+                     anthropic.messages().createStreaming(withTools(ask(model(provider, MockModels.TOOLS))).build()))
+            {
+                stream.stream().forEach(accumulator::accumulate);
+            }
+            Message assembled = accumulator.message();
+            assertThat(assembled.stopReason()).hasValue(com.anthropic.models.messages.StopReason.TOOL_USE);
+            assertAnthropicToolUses(provider, assembled);
+            upstream(provider, true);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAToolResultRoundTrip(String provider)
+        {
+            Message message = anthropic.messages().create(withTools(MessageCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT)).maxTokens(MAX_TOKENS)
+                .addUserMessage("What is the weather in Paris?")
+                .addAssistantMessageOfContentBlockParams(List.of(ContentBlockParam.ofToolUse(ToolUseBlockParam.builder()
+                    .id("toolu_1").name("get_weather")
+                    .input(ToolUseBlockParam.Input.builder()
+                        .putAdditionalProperty("location", com.anthropic.core.JsonValue.from("Paris")).build())
+                    .build())))
+                .addUserMessageOfContentBlockParams(List.of(ContentBlockParam.ofToolResult(
+                    ToolResultBlockParam.builder().toolUseId("toolu_1").content(TOOL_RESULT).build()))))
+                .build());
+
+            assertThat(texts(message)).containsExactly(TEXT);
+            assertToolRoundTrip(provider, json(upstream(provider, false)), "toolu_1");
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesABase64Image(String provider)
+        {
+            Message message = anthropic.messages().create(MessageCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT)).maxTokens(MAX_TOKENS)
+                .addUserMessageOfContentBlockParams(List.of(
+                    ContentBlockParam.ofText(TextBlockParam.builder().text("What is in this image?").build()),
+                    ContentBlockParam.ofImage(ImageBlockParam.builder().source(Base64ImageSource.builder()
+                        .mediaType(Base64ImageSource.MediaType.IMAGE_PNG).data(PNG).build()).build())))
+                .build());
+
+            assertThat(texts(message)).containsExactly(TEXT);
+            assertBase64Image(provider, json(upstream(provider, false)));
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAnImageUrlOrRefusesItNamingTheField(String provider)
+        {
+            MessageCreateParams params = MessageCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT)).maxTokens(MAX_TOKENS)
+                .addUserMessageOfContentBlockParams(List.of(
+                    ContentBlockParam.ofText(TextBlockParam.builder().text("What is in this image?").build()),
+                    ContentBlockParam.ofImage(ImageBlockParam.builder().urlSource(IMAGE_URL).build())))
+                .build();
+            if (provider.equals("gemini"))
+            {
+                assertThatThrownBy(() -> anthropic.messages().create(params))
+                    .isInstanceOfSatisfying(com.anthropic.errors.BadRequestException.class, e ->
+                    {
+                        assertThat(e.statusCode()).isEqualTo(400);
+                        assertThat(e.errorType()).hasValue(ErrorType.INVALID_REQUEST_ERROR);
+                        assertThat(e.getMessage()).contains("messages[0].content[1]");
+                    });
+                assertThat(mock.requestCount()).isZero();
+                return;
+            }
+            anthropic.messages().create(params);
+            assertUrlImage(provider, json(upstream(provider, false)));
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void sendsTheClientsMaxTokens(String provider)
+        {
+            anthropic.messages().create(ask(model(provider, MockModels.DEFAULT)).build());
+            assertMaxTokens(provider, json(upstream(provider, false)), MAX_TOKENS);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void surfacesUpstream429And500AsAnthropicErrors(String provider)
+        {
+            assertThatThrownBy(() -> anthropic.messages().create(ask(model(provider, MockModels.ERROR_429)).build()))
+                .isInstanceOfSatisfying(com.anthropic.errors.RateLimitException.class, e ->
+                {
+                    assertThat(e.statusCode()).isEqualTo(429);
+                    assertThat(e.errorType()).hasValue(ErrorType.RATE_LIMIT_ERROR);
+                });
+            assertThatThrownBy(() -> anthropic.messages().create(ask(model(provider, MockModels.ERROR_500)).build()))
+                .isInstanceOfSatisfying(com.anthropic.errors.InternalServerException.class, e ->
+                {
+                    assertThat(e.statusCode()).isEqualTo(500);
+                    assertThat(e.errorType()).hasValue(ErrorType.API_ERROR);
+                });
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void endsAStreamWithAnErrorWhenTheProviderReportsOneMidStream(String provider)
+        {
+            assertStreamEndsWithError(ask(model(provider, MockModels.streamError(2))).build(), true);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void endsAStreamWithAnErrorWhenTheProviderCutsIt(String provider)
+        {
+            assertStreamEndsWithError(ask(model(provider, MockModels.cut(3))).build(), false);
+        }
+
+        private static void assertStreamEndsWithError(MessageCreateParams params, boolean errorEvent)
+        {
+            StringBuilder text = new StringBuilder();
+            AtomicReference<Boolean> stopped = new AtomicReference<>(false);
+            assertThatThrownBy(() ->
+            {
+                try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream =
+                         anthropic.messages().createStreaming(params))
+                {
+                    stream.stream().forEach(event ->
+                    {
+                        event.contentBlockDelta().flatMap(d -> d.delta().text()).ifPresent(t -> text.append(t.text()));
+                        if (event.isMessageStop())
+                            stopped.set(true);
+                    });
+                }
+            }).isInstanceOf(errorEvent ? com.anthropic.errors.SseException.class : RuntimeException.class);
+            assertThat(stopped.get()).as("message_stop seen").isFalse();
+            assertThat(TEXT).startsWith(text.toString());
+            assertThat(text.toString()).isNotEqualTo(TEXT);
+        }
+
+        private static MessageCreateParams.Builder withTools(MessageCreateParams.Builder params)
+        {
+            return params
+                .addTool(Tool.builder().name("get_weather").description("The current weather")
+                    .inputSchema(Tool.InputSchema.builder()
+                        .properties(com.anthropic.core.JsonValue.from(Map.of(
+                            "location", Map.of("type", "string"), "unit", Map.of("type", "string"))))
+                        .addRequired("location").build())
+                    .build())
+                .addTool(Tool.builder().name("get_time").description("The current time")
+                    .inputSchema(Tool.InputSchema.builder()
+                        .properties(com.anthropic.core.JsonValue.from(Map.of("timezone", Map.of("type", "string"))))
+                        .addRequired("timezone").build())
+                    .build());
+        }
+
+        private static List<String> texts(Message message)
+        {
+            return message.content().stream().filter(ContentBlock::isText).map(b -> b.asText().text()).toList();
+        }
+
+        private static void assertAnthropicToolUses(String provider, Message message)
+        {
+            List<ToolUseBlock> uses = message.content().stream().filter(ContentBlock::isToolUse)
+                .map(ContentBlock::asToolUse).toList();
+            assertThat(uses).hasSize(2);
+            assertThat(uses.get(0).name()).isEqualTo("get_weather");
+            assertThat(uses.get(0)._input().convert(JsonNode.class)).isEqualTo(json(WEATHER_ARGUMENTS));
+            assertThat(uses.get(1).name()).isEqualTo("get_time");
+            assertThat(uses.get(1)._input().convert(JsonNode.class)).isEqualTo(json(TIME_ARGUMENTS));
+            assertToolCallIds(provider, uses.get(0).id(), uses.get(1).id());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // raw Gemini client
+    // ---------------------------------------------------------------------------------------------------------------
+
+    @Nested
+    class FromGeminiClient
+    {
+        private static final String HELLO = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Say hello\"}]}]}";
+        private static final String TOOLS = "\"tools\":[{\"functionDeclarations\":["
+            + "{\"name\":\"get_weather\",\"description\":\"The current weather\",\"parameters\":{\"type\":\"object\","
+            + "\"properties\":{\"location\":{\"type\":\"string\"},\"unit\":{\"type\":\"string\"}},"
+            + "\"required\":[\"location\"]}},"
+            + "{\"name\":\"get_time\",\"description\":\"The current time\",\"parameters\":{\"type\":\"object\","
+            + "\"properties\":{\"timezone\":{\"type\":\"string\"}},\"required\":[\"timezone\"]}}]}]";
+        private static final String HELLO_WITH_TOOLS = HELLO.substring(0, HELLO.length() - 1) + "," + TOOLS + "}";
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void answersWithExactlyTheProviderText(String provider)
+        {
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), HELLO);
+
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertThat(GeminiRawClient.text(answer.body())).isEqualTo(TEXT);
+            assertThat(answer.body().path("candidates").path(0).path("finishReason").asText()).isEqualTo("STOP");
+            assertThat(answer.body().path("candidates").path(0).path("content").path("role").asText())
+                .isEqualTo("model");
+            RecordedRequest sent = upstream(provider, false);
+            assertThat(turnTexts(provider, json(sent))).containsExactly("Say hello");
+            assertCredentials(provider, sent, CLIENT_KEY_GEMINI);
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesTheSystemPromptToItsPlaceInTheProviderDialect(String provider)
+        {
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT),
+                "{\"systemInstruction\":{\"parts\":[{\"text\":\"" + SYSTEM + "\"}]},"
+                    + "\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Say hello\"}]}]}");
+
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            JsonNode sent = json(upstream(provider, false));
+            assertSystemPrompt(provider, sent, SYSTEM);
+            assertThat(turnTexts(provider, sent)).containsExactly("Say hello");
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAMultiTurnConversationInOrder(String provider)
+        {
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), "{\"contents\":["
+                + "{\"role\":\"user\",\"parts\":[{\"text\":\"What is 2+2?\"}]},"
+                + "{\"role\":\"model\",\"parts\":[{\"text\":\"4\"}]},"
+                + "{\"role\":\"user\",\"parts\":[{\"text\":\"And 3+3?\"}]}]}");
+
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertThat(GeminiRawClient.text(answer.body())).isEqualTo(TEXT);
+            JsonNode sent = json(upstream(provider, false));
+            assertThat(turnRoles(provider, sent))
+                .containsExactlyElementsOf(roles(provider, "user", "assistant", "user"));
+            assertThat(turnTexts(provider, sent)).containsExactly("What is 2+2?", "4", "And 3+3?");
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void streamsTheSameTextAsTheAnswer(String provider)
+        {
+            GeminiRawClient.Stream stream = gemini.stream(model(provider, MockModels.DEFAULT), HELLO);
+
+            assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
+            assertThat(stream.contentType()).startsWith("text/event-stream");
+            assertThat(stream.failure()).as("stream failure").isNull();
+            assertThat(stream.hasErrorEvent()).as(stream.raw()).isFalse();
+            assertThat(stream.text()).isEqualTo(TEXT);
+            assertThat(stream.finishReason()).isEqualTo("STOP");
+            upstream(provider, true);
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void reportsUsageMetadataInTheStream(String provider)
+        {
+            GeminiRawClient.Stream stream = gemini.stream(model(provider, MockModels.DEFAULT), HELLO);
+
+            assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
+            Usage expected = expectedUsage(upstream(provider, true));
+            JsonNode usage = stream.usage();
+            assertThat(usage).as(stream.raw()).isNotNull();
+            assertThat(usage.path("promptTokenCount").asLong()).isEqualTo(expected.input());
+            assertThat(usage.path("candidatesTokenCount").asLong()).isEqualTo(expected.output());
+            assertThat(usage.path("totalTokenCount").asLong()).isEqualTo(expected.input() + expected.output());
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void reportsCachedContentTokensAsPartOfThePrompt(String provider)
+        {
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.USAGE_CACHED), HELLO);
+
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            Usage expected = expectedUsage(upstream(provider, false));
+            JsonNode usage = answer.body().path("usageMetadata");
+            assertThat(usage.path("promptTokenCount").asLong()).as(answer.raw()).isEqualTo(expected.input());
+            assertThat(usage.path("cachedContentTokenCount").asLong()).as(answer.raw()).isEqualTo(expected.cached());
+            assertThat(usage.path("candidatesTokenCount").asLong()).as(answer.raw()).isEqualTo(expected.output());
+            assertThat(usage.path("totalTokenCount").asLong()).as(answer.raw())
+                .isEqualTo(expected.input() + expected.output());
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void returnsBothParallelFunctionCallsWithExactArguments(String provider)
+        {
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.TOOLS), HELLO_WITH_TOOLS);
+
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertGeminiFunctionCalls(GeminiRawClient.functionCalls(answer.body()));
+            assertThat(answer.body().path("candidates").path(0).path("finishReason").asText()).isEqualTo("STOP");
+            assertThat(toolNames(provider, json(upstream(provider, false)))).containsExactly("get_weather", "get_time");
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void streamsBothFunctionCallsWhole(String provider)
+        {
+            GeminiRawClient.Stream stream = gemini.stream(model(provider, MockModels.TOOLS), HELLO_WITH_TOOLS);
+
+            assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
+            assertThat(stream.failure()).as("stream failure").isNull();
+            assertGeminiFunctionCalls(stream.functionCalls());
+            assertThat(stream.finishReason()).isEqualTo("STOP");
+            upstream(provider, true);
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAFunctionResponseRoundTrip(String provider)
+        {
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), "{\"contents\":["
+                + "{\"role\":\"user\",\"parts\":[{\"text\":\"What is the weather in Paris?\"}]},"
+                + "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":"
+                + CALL_ARGUMENTS + "}}]},"
+                + "{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"get_weather\",\"response\":"
+                + "{\"result\":\"" + TOOL_RESULT + "\"}}}]}]," + TOOLS + "}");
+
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertThat(GeminiRawClient.text(answer.body())).isEqualTo(TEXT);
+            assertToolRoundTrip(provider, json(upstream(provider, false)), null);
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesAnInlineImage(String provider)
+        {
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), "{\"contents\":["
+                + "{\"role\":\"user\",\"parts\":[{\"text\":\"What is in this image?\"},"
+                + "{\"inlineData\":{\"mimeType\":\"image/png\",\"data\":\"" + PNG + "\"}}]}]}");
+
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertBase64Image(provider, json(upstream(provider, false)));
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void sendsTheMaxOutputTokensTheClientSetOrTheAnthropicDefault(String provider)
+        {
+            assertThat(gemini.generate(model(provider, MockModels.DEFAULT), HELLO).status()).isEqualTo(200);
+            assertMaxTokens(provider, json(upstream(provider, false)), null);
+            mock.clearRecords();
+            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT),
+                HELLO.substring(0, HELLO.length() - 1) + ",\"generationConfig\":{\"maxOutputTokens\":77}}");
+            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertMaxTokens(provider, json(upstream(provider, false)), 77L);
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void surfacesUpstream429And500AsGeminiErrors(String provider)
+        {
+            GeminiRawClient.Answer limited = gemini.generate(model(provider, MockModels.ERROR_429), HELLO);
+            assertThat(limited.status()).as(limited.raw()).isEqualTo(429);
+            assertThat(limited.body().path("error").path("code").asInt()).as(limited.raw()).isEqualTo(429);
+            assertThat(limited.body().path("error").path("status").asText()).as(limited.raw())
+                .isEqualTo("RESOURCE_EXHAUSTED");
+            assertThat(limited.body().path("error").path("message").asText()).as(limited.raw()).isNotBlank();
+
+            GeminiRawClient.Answer failed = gemini.generate(model(provider, MockModels.ERROR_500), HELLO);
+            assertThat(failed.status()).as(failed.raw()).isEqualTo(500);
+            assertThat(failed.body().path("error").path("code").asInt()).as(failed.raw()).isEqualTo(500);
+            assertThat(failed.body().path("error").path("status").asText()).as(failed.raw()).isEqualTo("INTERNAL");
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void endsAStreamWithAnErrorWhenTheProviderReportsOneMidStream(String provider)
+        {
+            assertStreamEndsWithError(gemini.stream(model(provider, MockModels.streamError(2)), HELLO));
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void endsAStreamWithAnErrorWhenTheProviderCutsIt(String provider)
+        {
+            assertStreamEndsWithError(gemini.stream(model(provider, MockModels.cut(3)), HELLO));
+        }
+
+        private static void assertStreamEndsWithError(GeminiRawClient.Stream stream)
+        {
+            assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
+            // The gateway writes Gemini's error object as the last event, then ends the response abnormally.
+            assertThat(stream.hasErrorEvent()).as("error event in %s", stream.raw()).isTrue();
+            assertThat(stream.failure()).as("abnormal end of %s", stream.raw()).isNotNull();
+            assertThat(stream.finishReason()).isNull();
+            assertThat(TEXT).startsWith(stream.text());
+            assertThat(stream.text()).isNotEqualTo(TEXT);
+        }
+
+        private static void assertGeminiFunctionCalls(List<JsonNode> calls)
+        {
+            assertThat(calls).hasSize(2);
+            assertThat(calls.get(0).path("name").asText()).isEqualTo("get_weather");
+            assertThat(calls.get(0).path("args")).isEqualTo(json(WEATHER_ARGUMENTS));
+            assertThat(calls.get(1).path("name").asText()).isEqualTo("get_time");
+            assertThat(calls.get(1).path("args")).isEqualTo(json(TIME_ARGUMENTS));
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // What reached the provider, read in the provider's dialect
+    // ---------------------------------------------------------------------------------------------------------------
+
+    private static String model(String provider, String mockModel)
+    {
+        return provider + "/" + mockModel;
+    }
+
+    /**
+     * The one request the provider got, checked to have gone to the provider dialect's endpoint.
+     *
+     * @param streamed whether the client asked for a stream
+     */
+    private static RecordedRequest upstream(String provider, boolean streamed)
+    {
+        List<RecordedRequest> requests = mock.requests();
+        assertThat(requests).as("requests that reached the mock").hasSize(1);
+        RecordedRequest sent = requests.get(0);
+        assertThat(sent.method()).isEqualTo("POST");
+        assertThat(sent.dialect()).as("dialect of %s", sent).isNotNull();
+        assertThat(sent.dialect().id()).as("dialect of %s", sent).isEqualTo(provider);
+        assertThat(sent.stream()).as("streamed: %s", sent).isEqualTo(streamed);
+        // The router forwards the client's model unchanged, routing prefix included.
+        assertThat(sent.model()).startsWith(provider + "/mock-");
+        JsonNode body = json(sent.bodyAsString());
+        switch (provider)
+        {
+            case "openai" ->
+            {
+                assertThat(sent.path()).isEqualTo("/v1/chat/completions");
+                assertThat(body.path("model").asText()).isEqualTo(sent.model());
+            }
+            case "anthropic" ->
+            {
+                assertThat(sent.path()).isEqualTo("/v1/messages");
+                assertThat(body.path("model").asText()).isEqualTo(sent.model());
+            }
+            case "gemini" ->
+            {
+                // Gemini names the model in the path; its "/" may travel as is or percent-encoded.
+                String method = streamed ? ":streamGenerateContent" : ":generateContent";
+                assertThat(sent.path()).isIn("/v1beta/models/" + sent.model() + method,
+                    "/v1beta/models/" + sent.model().replace("/", "%2F") + method);
+                assertThat(sent.query()).isEqualTo(streamed ? "alt=sse" : null);
+                assertThat(body.has("model")).as("gemini carries the model in the path only").isFalse();
+            }
+            default -> throw new IllegalArgumentException(provider);
+        }
+        return sent;
+    }
+
+    private static JsonNode json(RecordedRequest request)
+    {
+        return json(request.bodyAsString());
+    }
+
+    private static JsonNode json(String text)
+    {
+        try
+        {
+            return Json.MAPPER.readTree(text);
+        }
+        catch (IOException x)
+        {
+            throw new UncheckedIOException("not JSON: " + text, x);
+        }
+    }
+
+    /** Only the gateway's key for that provider went upstream, in the provider's header; never the client's. */
+    private static void assertCredentials(String provider, RecordedRequest sent, String clientKey)
+    {
+        switch (provider)
+        {
+            case "openai" ->
+                assertThat(sent.header("authorization")).isEqualTo("Bearer " + UPSTREAM_KEYS.get("OPENAI_KEY"));
+            case "anthropic" ->
+            {
+                assertThat(sent.header("x-api-key")).isEqualTo(UPSTREAM_KEYS.get("ANTHROPIC_KEY"));
+                assertThat(sent.header("anthropic-version")).isEqualTo("2023-06-01");
+                assertThat(sent.hasHeader("authorization")).isFalse();
+            }
+            case "gemini" ->
+            {
+                assertThat(sent.header("x-goog-api-key")).isEqualTo(UPSTREAM_KEYS.get("GEMINI_KEY"));
+                assertThat(sent.hasHeader("authorization")).isFalse();
+            }
+            default -> throw new IllegalArgumentException(provider);
+        }
+        for (RecordedRequest.Header header : sent.headers())
+            assertThat(header.value()).as("header %s", header.name()).doesNotContain(clientKey);
+        assertThat(sent.query() == null ? "" : sent.query()).doesNotContain(clientKey);
+    }
+
+    /** The conversation turns (no system turns) of a provider request. */
+    private static List<JsonNode> turns(String provider, JsonNode body)
+    {
+        List<JsonNode> turns = new ArrayList<>();
+        for (JsonNode turn : body.path(provider.equals("gemini") ? "contents" : "messages"))
+        {
+            String role = turn.path("role").asText();
+            if (!role.equals("system") && !role.equals("developer"))
+                turns.add(turn);
+        }
+        return turns;
+    }
+
+    private static List<String> turnRoles(String provider, JsonNode body)
+    {
+        return turns(provider, body).stream().map(t -> t.path("role").asText()).toList();
+    }
+
+    private static List<String> turnTexts(String provider, JsonNode body)
+    {
+        return turns(provider, body).stream()
+            .map(t -> provider.equals("gemini") ? textOf(t.path("parts")) : textOf(t.path("content"))).toList();
+    }
+
+    /** The role names of a provider dialect for the canonical {@code user} / {@code assistant}. */
+    private static List<String> roles(String provider, String... canonical)
+    {
+        List<String> roles = new ArrayList<>();
+        for (String role : canonical)
+            roles.add(provider.equals("gemini") && role.equals("assistant") ? "model" : role);
+        return roles;
+    }
+
+    /** Text content: a string, or the concatenated {@code text} of an array of parts / blocks. */
+    private static String textOf(JsonNode content)
+    {
+        if (content.isTextual())
+            return content.asText();
+        StringBuilder text = new StringBuilder();
+        for (JsonNode part : content)
+        {
+            if (part.has("text"))
+                text.append(part.get("text").asText());
+        }
+        return text.toString();
+    }
+
+    private static void assertSystemPrompt(String provider, JsonNode body, String system)
+    {
+        switch (provider)
+        {
+            case "openai" ->
+            {
+                JsonNode first = body.path("messages").path(0);
+                assertThat(first.path("role").asText()).as(body.toString()).isEqualTo("system");
+                assertThat(textOf(first.path("content"))).isEqualTo(system);
+            }
+            case "anthropic" ->
+            {
+                assertThat(textOf(body.path("system"))).as(body.toString()).isEqualTo(system);
+                for (JsonNode message : body.path("messages"))
+                    assertThat(message.path("role").asText()).isIn("user", "assistant");
+            }
+            case "gemini" ->
+            {
+                assertThat(textOf(body.path("systemInstruction").path("parts"))).as(body.toString()).isEqualTo(system);
+                for (JsonNode content : body.path("contents"))
+                    assertThat(content.path("role").asText()).isIn("user", "model");
+            }
+            default -> throw new IllegalArgumentException(provider);
+        }
+    }
+
+    /**
+     * The tool declarations as the provider got them: names in order, each with the client's JSON schema unchanged.
+     * Gemini takes a foreign JSON Schema as {@code parametersJsonSchema}; its own clients' {@code parameters}
+     * (an OpenAPI-style schema) pass as they were.
+     */
+    private static List<String> toolNames(String provider, JsonNode body)
+    {
+        List<String> names = new ArrayList<>();
+        List<JsonNode> schemas = new ArrayList<>();
+        switch (provider)
+        {
+            case "openai" -> body.path("tools").forEach(t ->
+            {
+                assertThat(t.path("type").asText()).isEqualTo("function");
+                names.add(t.path("function").path("name").asText());
+                schemas.add(t.path("function").path("parameters"));
+            });
+            case "anthropic" -> body.path("tools").forEach(t ->
+            {
+                names.add(t.path("name").asText());
+                schemas.add(t.path("input_schema"));
+            });
+            case "gemini" ->
+            {
+                assertThat(body.path("tools")).as(body.toString()).hasSize(1);
+                body.path("tools").path(0).path("functionDeclarations").forEach(f ->
+                {
+                    names.add(f.path("name").asText());
+                    assertThat(f.has("parameters") ^ f.has("parametersJsonSchema")).as(f.toString()).isTrue();
+                    schemas.add(f.has("parameters") ? f.get("parameters") : f.get("parametersJsonSchema"));
+                });
+            }
+            default -> throw new IllegalArgumentException(provider);
+        }
+        assertThat(schemas).as(body.toString()).containsExactly(WEATHER_SCHEMA, TIME_SCHEMA);
+        return names;
+    }
+
+    /**
+     * Tool-call ids as the client saw them: the provider's own when it has them (OpenAI, Anthropic), otherwise made
+     * up by the gateway (Gemini has none), which must still tell the two calls apart.
+     */
+    private static void assertToolCallIds(String provider, String first, String second)
+    {
+        switch (provider)
+        {
+            case "openai" ->
+            {
+                assertThat(first).isEqualTo("call_mock_weather");
+                assertThat(second).isEqualTo("call_mock_time");
+            }
+            case "anthropic" ->
+            {
+                assertThat(first).isEqualTo("toolu_mock_weather");
+                assertThat(second).isEqualTo("toolu_mock_time");
+            }
+            default ->
+            {
+                assertThat(first).isNotBlank();
+                assertThat(second).isNotBlank().isNotEqualTo(first);
+            }
+        }
+    }
+
+    /**
+     * A conversation of: user question, assistant call of {@code get_weather} with {@link #CALL_ARGUMENTS}, and its
+     * result {@link #TOOL_RESULT}, as the provider got it.
+     *
+     * @param callId the id the client gave the call, or {@code null} when its dialect has none (Gemini): then the
+     *               gateway must make one up and use it for both the call and the result
+     */
+    private static void assertToolRoundTrip(String provider, JsonNode body, String callId)
+    {
+        List<JsonNode> turns = turns(provider, body);
+        assertThat(turns).as(body.toString()).hasSize(3);
+        switch (provider)
+        {
+            case "openai" ->
+            {
+                JsonNode call = turns.get(1).path("tool_calls").path(0);
+                assertThat(turns.get(1).path("role").asText()).isEqualTo("assistant");
+                assertThat(turns.get(1).path("tool_calls")).hasSize(1);
+                assertThat(call.path("type").asText()).isEqualTo("function");
+                assertThat(call.path("function").path("name").asText()).isEqualTo("get_weather");
+                assertThat(call.path("function").path("arguments").asText()).isEqualTo(CALL_ARGUMENTS);
+                String id = call.path("id").asText();
+                if (callId != null)
+                    assertThat(id).isEqualTo(callId);
+                assertThat(id).isNotBlank();
+                assertThat(turns.get(2).path("role").asText()).isEqualTo("tool");
+                assertThat(turns.get(2).path("tool_call_id").asText()).isEqualTo(id);
+                assertThat(textOf(turns.get(2).path("content"))).isEqualTo(TOOL_RESULT);
+            }
+            case "anthropic" ->
+            {
+                JsonNode use = turns.get(1).path("content").path(0);
+                assertThat(turns.get(1).path("role").asText()).isEqualTo("assistant");
+                assertThat(turns.get(1).path("content")).hasSize(1);
+                assertThat(use.path("type").asText()).isEqualTo("tool_use");
+                assertThat(use.path("name").asText()).isEqualTo("get_weather");
+                assertThat(use.path("input")).isEqualTo(json(CALL_ARGUMENTS));
+                String id = use.path("id").asText();
+                if (callId != null)
+                    assertThat(id).isEqualTo(callId);
+                assertThat(id).isNotBlank();
+                JsonNode result = turns.get(2).path("content").path(0);
+                assertThat(turns.get(2).path("role").asText()).isEqualTo("user");
+                assertThat(turns.get(2).path("content")).hasSize(1);
+                assertThat(result.path("type").asText()).isEqualTo("tool_result");
+                assertThat(result.path("tool_use_id").asText()).isEqualTo(id);
+                assertThat(textOf(result.path("content"))).isEqualTo(TOOL_RESULT);
+            }
+            case "gemini" ->
+            {
+                // Gemini pairs a result with its call by function name; a text result is wrapped as {"result": …}.
+                assertThat(turns.get(1).path("role").asText()).isEqualTo("model");
+                assertThat(turns.get(1).path("parts")).hasSize(1);
+                assertThat(turns.get(1).path("parts").path(0).path("functionCall"))
+                    .isEqualTo(json("{\"name\":\"get_weather\",\"args\":" + CALL_ARGUMENTS + "}"));
+                assertThat(turns.get(2).path("role").asText()).isEqualTo("user");
+                assertThat(turns.get(2).path("parts")).hasSize(1);
+                assertThat(turns.get(2).path("parts").path(0).path("functionResponse"))
+                    .isEqualTo(json("{\"name\":\"get_weather\",\"response\":{\"result\":\"" + TOOL_RESULT + "\"}}"));
+            }
+            default -> throw new IllegalArgumentException(provider);
+        }
+    }
+
+    /** The first turn is the text "What is in this image?" then the 1×1 PNG, in the provider's image form. */
+    private static void assertBase64Image(String provider, JsonNode body)
+    {
+        JsonNode turn = turns(provider, body).get(0);
+        switch (provider)
+        {
+            case "openai" ->
+            {
+                JsonNode content = turn.path("content");
+                assertThat(content).as(body.toString()).hasSize(2);
+                assertThat(content.path(0).path("type").asText()).isEqualTo("text");
+                assertThat(content.path(0).path("text").asText()).isEqualTo("What is in this image?");
+                assertThat(content.path(1).path("type").asText()).isEqualTo("image_url");
+                assertThat(content.path(1).path("image_url").path("url").asText())
+                    .isEqualTo("data:image/png;base64," + PNG);
+            }
+            case "anthropic" ->
+            {
+                JsonNode content = turn.path("content");
+                assertThat(content).as(body.toString()).hasSize(2);
+                assertThat(content.path(0).path("type").asText()).isEqualTo("text");
+                assertThat(content.path(0).path("text").asText()).isEqualTo("What is in this image?");
+                assertThat(content.path(1).path("type").asText()).isEqualTo("image");
+                assertThat(content.path(1).path("source"))
+                    .isEqualTo(json("{\"type\":\"base64\",\"media_type\":\"image/png\",\"data\":\"" + PNG + "\"}"));
+            }
+            case "gemini" ->
+            {
+                JsonNode parts = turn.path("parts");
+                assertThat(parts).as(body.toString()).hasSize(2);
+                assertThat(parts.path(0).path("text").asText()).isEqualTo("What is in this image?");
+                assertThat(parts.path(1).path("inlineData"))
+                    .isEqualTo(json("{\"mimeType\":\"image/png\",\"data\":\"" + PNG + "\"}"));
+            }
+            default -> throw new IllegalArgumentException(provider);
+        }
+    }
+
+    /** An image by URL, for the providers that take one. */
+    private static void assertUrlImage(String provider, JsonNode body)
+    {
+        JsonNode content = turns(provider, body).get(0).path("content");
+        assertThat(content).as(body.toString()).hasSize(2);
+        switch (provider)
+        {
+            case "openai" -> assertThat(content.path(1).path("image_url").path("url").asText()).isEqualTo(IMAGE_URL);
+            case "anthropic" -> assertThat(content.path(1).path("source"))
+                .isEqualTo(json("{\"type\":\"url\",\"url\":\"" + IMAGE_URL + "\"}"));
+            default -> throw new IllegalArgumentException(provider);
+        }
+    }
+
+    /**
+     * @param expected the client's limit, or {@code null} when it set none: then only Anthropic gets one, the
+     *                 binding's default of 4096
+     */
+    private static void assertMaxTokens(String provider, JsonNode body, Long expected)
+    {
+        switch (provider)
+        {
+            case "openai" ->
+            {
+                JsonNode max = body.has("max_completion_tokens") ? body.get("max_completion_tokens")
+                    : body.get("max_tokens");
+                if (expected == null)
+                    assertThat(max).as(body.toString()).isNull();
+                else
+                    assertThat(max.asLong()).as(body.toString()).isEqualTo(expected);
+            }
+            case "anthropic" -> assertThat(body.path("max_tokens").asLong()).as(body.toString())
+                .isEqualTo(expected == null ? 4096 : expected);
+            case "gemini" ->
+            {
+                JsonNode max = body.path("generationConfig").get("maxOutputTokens");
+                if (expected == null)
+                    assertThat(max).as(body.toString()).isNull();
+                else
+                    assertThat(max.asLong()).as(body.toString()).isEqualTo(expected);
+            }
+            default -> throw new IllegalArgumentException(provider);
+        }
+    }
+
+    /**
+     * The mock's synthetic usage of a text answer, the same in every dialect: input tokens are the upstream request
+     * body's length / 4 (at least 1), half of them (at least 1) read from a cache for {@code mock-usage-cached}, output
+     * tokens the number of content events.
+     */
+    private static Usage expectedUsage(RecordedRequest sent)
+    {
+        long input = Math.max(1, sent.bodyLength() / 4);
+        boolean cached = sent.model().endsWith("/" + MockModels.USAGE_CACHED);
+        return new Usage(input, cached ? Math.max(1, input / 2) : 0, EVENTS);
+    }
+
+    /**
+     * Token counts.
+     *
+     * @param input  prompt / input tokens, cached ones included
+     * @param cached input tokens read from a cache
+     * @param output completion / output tokens
+     */
+    private record Usage(long input, long cached, long output)
+    {
+    }
+}
