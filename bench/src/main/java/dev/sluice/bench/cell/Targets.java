@@ -122,6 +122,14 @@ final class Targets
             {
                 Overhead o = c.overhead().get("gateway");
                 Percentiles gaps = o == null ? null : o.gaps();
+                Percentiles ttft = o == null ? null : o.ttft();
+                // The same-dialect stream cell of the session (S3-stream runs at half this rate: a lenient bound).
+                CellResult s3 = others.get("S3-stream");
+                Overhead s3Over = s3 == null ? null : s3.overhead().get("gateway");
+                Double limit = s3Over == null || s3Over.ttft() == null ? null : 2 * Math.max(s3Over.ttft().p50(), 0);
+                checks.add(new Check("TTFT overhead p50", "≤ 2× S3-stream's" + (s3 == null ? " (S3-stream not run)" :
+                    " (" + Fmt.us(limit) + ")"), Fmt.us(ttft == null ? null : ttft.p50()),
+                    ttft == null || limit == null ? null : ttft.p50() <= limit));
                 checks.add(atMost("inter-event overhead p99", 300, gaps == null ? null : gaps.p99()));
                 Long broken = gw == null ? null : gw.errorsByClass().getOrDefault("broken_body", 0L);
                 checks.add(new Check("broken streams", "0", broken == null ? Fmt.NONE : broken.toString(),
