@@ -89,7 +89,19 @@ final class StreamPump extends IteratingCallback
             }
             StreamEvent event = (StreamEvent) item;
             canonical = true;
-            ByteBuffer bytes = encoder.encode(event);
+            ByteBuffer bytes;
+            try
+            {
+                bytes = encoder.encode(event);
+            }
+            catch (GatewayException e)
+            {
+                // The event cannot be written in the client's dialect: abort the upstream, end with an error.
+                done = true;
+                events.cancel(e);
+                failStream(e);
+                return Action.SUCCEEDED;
+            }
             if (!bytes.hasRemaining())
                 continue;
             write(bytes);

@@ -1,6 +1,7 @@
 package dev.sluice.examples.ollama;
 
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.codec.StreamEncoder;
@@ -38,6 +39,10 @@ import java.util.TreeMap;
  */
 final class OllamaStreamEncoder implements StreamEncoder
 {
+    /** Tool call arguments are written whole, so they are buffered until their block stops: at most this much. */
+    static final int MAX_BUFFERED_CHARS = 8 << 20;
+
+    private long bufferedChars;
     /** The stream's content type, as Ollama sends it. */
     static final String CONTENT_TYPE = "application/x-ndjson";
 
@@ -96,20 +101,30 @@ final class OllamaStreamEncoder implements StreamEncoder
         if (event instanceof StreamEvent.ToolCallDelta delta)
         {
             PendingCall call = calls.get(delta.index());
-            if (call != null)
-                call.arguments.append(delta.argumentsDelta());
+            if (call == null)
+                throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                    "upstream sent tool call arguments for a call that is not open (block " + delta.index() + ")");
+            bufferedChars += delta.argumentsDelta().length();
+            if (bufferedChars > MAX_BUFFERED_CHARS)
+                throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                    "upstream tool call arguments exceed " + MAX_BUFFERED_CHARS + " characters");
+            call.arguments.append(delta.argumentsDelta());
             return empty();
         }
         if (event instanceof StreamEvent.BlockStop stop)
         {
             PendingCall call = calls.remove(stop.index());
-            return call == null ? empty() : toolCallLine(List.of(call));
+            if (call == null)
+                return empty();
+            bufferedChars -= call.arguments.length();
+            return toolCallLine(List.of(call));
         }
         if (event instanceof StreamEvent.Stop stop)
         {
             // A well-formed stream stopped every block; a call still open is written before the end all the same.
             ByteBuffer pending = calls.isEmpty() ? empty() : toolCallLine(new ArrayList<>(calls.values()));
             calls.clear();
+            bufferedChars = 0;
             if (failed)
                 return pending;
             stopReason = stop.reason();
@@ -168,15 +183,8 @@ final class OllamaStreamEncoder implements StreamEncoder
         List<ContentPart.ToolCall> toolCalls = new ArrayList<>(pending.size());
         for (PendingCall call : pending)
             toolCalls.add(new ContentPart.ToolCall(call.id, call.name, call.arguments.toString()));
-        try
-        {
-            return line("", null, toolCalls);
-        }
-        catch (GatewayException e)
-        {
-            // Arguments that are not an object: an Ollama client could not read the line.
-            return error(e);
-        }
+        // Arguments that are not an object throw: the runtime then ends the stream with an error line, abnormally.
+        return line("", null, toolCalls);
     }
 
     private ByteBuffer line(String text, String thinking, List<ContentPart.ToolCall> toolCalls)

@@ -240,14 +240,17 @@ class OllamaStreamCodecTest
     }
 
     @Test
-    void toolArgumentsThatAreNotAnObjectEndTheStreamWithAnErrorLine()
+    void toolArgumentsThatAreNotAnObjectFailTheStream()
     {
         StreamEncoder encoder = encoder();
         encoder.encode(new StreamEvent.MessageStart("chatcmpl-1", "gpt-4o", 1754413200L, null));
         encoder.encode(new StreamEvent.ToolCallStart(0, 0, "call_1", "f"));
         encoder.encode(new StreamEvent.ToolCallDelta(0, 0, "{\"a\":"));
 
-        assertThat(Fixtures.string(encoder.encode(new StreamEvent.BlockStop(0)))).isEqualTo("{\"error\":\"upstream sent tool call"
+        // The encoder throws; the runtime writes error() and ends the stream abnormally, aborting the upstream.
+        GatewayException e = catchThrowableOfType(() -> encoder.encode(new StreamEvent.BlockStop(0)),
+            GatewayException.class);
+        assertThat(Fixtures.string(encoder.error(e))).isEqualTo("{\"error\":\"upstream sent tool call"
             + " arguments for \\\"f\\\" that are not a JSON object, which ollama clients require\"}\n");
         assertThat(encoder.encode(new StreamEvent.Stop(StopReason.TOOL_USE, null, new Usage(1, 1, 0, 0, 0))).remaining())
             .isZero();

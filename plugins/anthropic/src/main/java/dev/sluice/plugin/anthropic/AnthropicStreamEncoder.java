@@ -339,7 +339,9 @@ final class AnthropicStreamEncoder implements StreamEncoder
         if (messageStopSent)
             return empty();
         ByteArrayBuilder out = new ByteArrayBuilder(128);
-        if (started && !stopped)
+        // An upstream that ended without a single event still gets a well-formed Anthropic stream.
+        ensureStarted(out);
+        if (!stopped)
             block(out, new StreamEvent.Stop(StopReason.END_TURN, null, Usage.ZERO));
         if (heldStopReason != null)
         {

@@ -39,6 +39,8 @@ import java.util.TreeMap;
  */
 final class GeminiStreamEncoder implements StreamEncoder
 {
+    private long bufferedChars;
+
     /** The longest arguments text collected for one tool call. */
     static final int MAX_ARGUMENT_CHARS = 8 << 20;
 
@@ -83,8 +85,9 @@ final class GeminiStreamEncoder implements StreamEncoder
         }
         catch (GatewayException e)
         {
+            // The runtime writes error(e) and ends the stream abnormally; nothing is encoded after this.
             failed = true;
-            return error(e);
+            throw e;
         }
     }
 
@@ -123,8 +126,11 @@ final class GeminiStreamEncoder implements StreamEncoder
         {
             Call call = calls.get(delta.index());
             if (call == null)
-                return empty();
-            if (call.arguments.length() + delta.argumentsDelta().length() > MAX_ARGUMENT_CHARS)
+                throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                    "upstream sent tool call arguments for a call that is not open (block " + delta.index() + ")");
+            // One bound for all open calls together: the only buffering on a translated stream.
+            bufferedChars += delta.argumentsDelta().length();
+            if (bufferedChars > MAX_ARGUMENT_CHARS)
                 throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
                     "upstream sent tool call arguments over " + MAX_ARGUMENT_CHARS + " characters");
             call.arguments.append(delta.argumentsDelta());
@@ -133,6 +139,8 @@ final class GeminiStreamEncoder implements StreamEncoder
         if (event instanceof StreamEvent.BlockStop stop)
         {
             Call call = calls.remove(stop.index());
+            if (call != null)
+                bufferedChars -= call.arguments.length();
             return call == null ? empty() : functionCall(call);
         }
         if (event instanceof StreamEvent.Stop stop)

@@ -214,17 +214,27 @@ class GeminiStreamCodecTest
     }
 
     @Test
-    void refusesToolArgumentsOverTheSizeLimitWithAnErrorChunk()
+    void refusesToolArgumentsOverTheSizeLimit()
     {
         StreamEncoder encoder = encoder();
         encoder.encode(new StreamEvent.ToolCallStart(0, 0, "c", "f"));
         encoder.encode(new StreamEvent.ToolCallDelta(0, 0, "a".repeat(GeminiStreamEncoder.MAX_ARGUMENT_CHARS)));
 
-        String out = Fixtures.string(encoder.encode(new StreamEvent.ToolCallDelta(0, 0, "b")));
-
-        assertThat(chunks(out).get(0).at("/error/message").textValue())
-            .isEqualTo("upstream sent tool call arguments over 8388608 characters");
+        // The encoder throws; the runtime then writes error() and ends the stream abnormally, aborting the upstream.
+        GatewayException e = catchThrowableOfType(() -> encoder.encode(new StreamEvent.ToolCallDelta(0, 0, "b")),
+            GatewayException.class);
+        assertThat(e.getMessage()).isEqualTo("upstream sent tool call arguments over 8388608 characters");
         assertThat(encoder.encode(new StreamEvent.BlockStop(0)).remaining()).isZero();
+        assertThat(encoder.end().remaining()).as("a failed stream has no clean end").isZero();
+    }
+
+    @Test
+    void argumentsForACallThatIsNotOpenFailTheStream()
+    {
+        StreamEncoder encoder = encoder();
+        GatewayException e = catchThrowableOfType(() -> encoder.encode(new StreamEvent.ToolCallDelta(3, 0, "{}")),
+            GatewayException.class);
+        assertThat(e.getMessage()).contains("not open");
     }
 
     @ParameterizedTest
@@ -347,16 +357,16 @@ class GeminiStreamCodecTest
     }
 
     @Test
-    void toolCallArgumentsThatAreNotAnObjectFailTheStreamWithAnErrorChunk()
+    void toolCallArgumentsThatAreNotAnObjectFailTheStream()
     {
         StreamEncoder encoder = encoder();
         encoder.encode(new StreamEvent.MessageStart("m1", "model", 0, null));
         encoder.encode(new StreamEvent.ToolCallStart(0, 0, "c", "f"));
         encoder.encode(new StreamEvent.ToolCallDelta(0, 0, "[1,2]"));
 
-        List<JsonNode> out = chunks(Fixtures.string(encoder.encode(new StreamEvent.BlockStop(0))));
-
-        assertThat(out.get(0)).isEqualTo(Fixtures.tree("""
+        GatewayException e = catchThrowableOfType(() -> encoder.encode(new StreamEvent.BlockStop(0)),
+            GatewayException.class);
+        assertThat(chunks(Fixtures.string(encoder.error(e))).get(0)).isEqualTo(Fixtures.tree("""
             {"error":{"code":502,
               "message":"upstream sent tool call arguments that are not a JSON object, which gemini cannot carry",
               "status":"UNAVAILABLE"}}"""));
