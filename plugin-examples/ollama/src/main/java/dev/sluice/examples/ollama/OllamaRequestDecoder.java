@@ -12,7 +12,9 @@ import dev.sluice.api.model.Role;
 import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.Tool;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -75,6 +77,59 @@ final class OllamaRequestDecoder
         }
     }
 
+    /**
+     * The calls of the latest assistant message, for pairing tool results: by id, else the first unanswered call of
+     * the result's name, else the first unanswered call. Each call is matched at most once and each lookup is
+     * amortised O(1), so hostile bodies with many calls and unmatched results cost linear time.
+     */
+    private static final class OpenCalls
+    {
+        private final ArrayDeque<OpenCall> inOrder = new ArrayDeque<>();
+        private final Map<String, OpenCall> byId = new HashMap<>();
+        private final Map<String, ArrayDeque<OpenCall>> byName = new HashMap<>();
+
+        void clear()
+        {
+            inOrder.clear();
+            byId.clear();
+            byName.clear();
+        }
+
+        void add(String id, String name)
+        {
+            OpenCall call = new OpenCall(id, name);
+            inOrder.add(call);
+            byId.putIfAbsent(id, call);
+            byName.computeIfAbsent(name, n -> new ArrayDeque<>()).add(call);
+        }
+
+        /** @return the call a result answers, now marked answered, or {@code null} */
+        OpenCall match(String callId, String toolName)
+        {
+            OpenCall match;
+            if (callId != null)
+                match = byId.get(callId);
+            else if (toolName != null)
+                match = firstUnanswered(byName.get(toolName));
+            else
+                match = firstUnanswered(inOrder);
+            if (match != null)
+                match.answered = true;
+            return match;
+        }
+
+        private static OpenCall firstUnanswered(ArrayDeque<OpenCall> calls)
+        {
+            while (calls != null && !calls.isEmpty())
+            {
+                if (!calls.peek().answered)
+                    return calls.peek();
+                calls.poll();
+            }
+            return null;
+        }
+    }
+
     private OllamaRequestDecoder()
     {
     }
@@ -113,7 +168,7 @@ final class OllamaRequestDecoder
         if (array == null)
             return;
         boolean leading = true;
-        List<OpenCall> openCalls = new ArrayList<>();
+        OpenCalls openCalls = new OpenCalls();
         for (int i = 0; i < array.size(); i++)
         {
             String path = "messages[" + i + "]";
@@ -158,7 +213,7 @@ final class OllamaRequestDecoder
         }
     }
 
-    private static Message decodeAssistant(ObjectNode message, String path, int index, List<OpenCall> openCalls)
+    private static Message decodeAssistant(ObjectNode message, String path, int index, OpenCalls openCalls)
     {
         List<ContentPart> parts = new ArrayList<>();
         String thinking = IN.optText(message, "thinking", path + ".thinking");
@@ -177,7 +232,7 @@ final class OllamaRequestDecoder
                 ContentPart.ToolCall call = decodeToolCall(calls.get(k), path + ".tool_calls[" + k + "]",
                     OllamaWire.requestToolCallId(index, k));
                 parts.add(call);
-                openCalls.add(new OpenCall(call.id(), call.name()));
+                openCalls.add(call.id(), call.name());
             }
         }
         return new Message(Role.ASSISTANT, parts, null);
@@ -205,30 +260,21 @@ final class OllamaRequestDecoder
             OllamaWire.argumentsText(arguments));
     }
 
-    private static Message decodeToolResult(ObjectNode message, String path, int index, List<OpenCall> openCalls)
+    private static Message decodeToolResult(ObjectNode message, String path, int index, OpenCalls openCalls)
     {
         String toolName = IN.optText(message, "tool_name", path + ".tool_name");
         String callId = IN.optText(message, "tool_call_id", path + ".tool_call_id");
-        OpenCall match = null;
-        for (OpenCall call : openCalls)
-        {
-            boolean matches = callId != null ? call.id.equals(callId)
-                : !call.answered && (toolName == null || call.name.equals(toolName));
-            if (matches)
-            {
-                match = call;
-                break;
-            }
-        }
-        if (match != null)
-            match.answered = true;
+        OpenCall match = openCalls.match(callId, toolName);
         if (callId == null || callId.isEmpty())
             callId = match != null ? match.id : OllamaWire.SYNTHETIC_ID_PREFIX + index;
         List<ContentPart> content = images(message, path);
         String text = content(message, path);
         if (!text.isEmpty() || content.isEmpty())
             content.add(new ContentPart.Text(text));
-        return new Message(Role.TOOL, List.of(new ContentPart.ToolResult(callId, content, false, null)), toolName);
+        // The name is needed again only when no call carries it (an orphan result): a matched result keeps none, so
+        // that dialects without participant names (Anthropic, Gemini) do not refuse it.
+        return new Message(Role.TOOL, List.of(new ContentPart.ToolResult(callId, content, false, null)),
+            match != null ? null : toolName);
     }
 
     /** @return the message's {@code content}; absent is empty, as Ollama reads it */

@@ -88,9 +88,9 @@ class OllamaRequestCodecTest
                     "{\"city\":\"東京\",\"unit\":\"celsius\",\"days\":[1,2]}")),
                 null),
             new Message(Role.TOOL, List.of(new ContentPart.ToolResult("call_ollama_3_0",
-                List.of(new ContentPart.Text("{\"temp\": 11, \"sky\": \"drizzle\"}")), false, null)), "get_weather"),
+                List.of(new ContentPart.Text("{\"temp\": 11, \"sky\": \"drizzle\"}")), false, null)), null),
             new Message(Role.TOOL, List.of(new ContentPart.ToolResult("call_ollama_3_1",
-                List.of(new ContentPart.Text("{\"temp\": 23, \"sky\": \"clear\"}")), false, null)), "get_weather"),
+                List.of(new ContentPart.Text("{\"temp\": 23, \"sky\": \"clear\"}")), false, null)), null),
             Message.text(Role.ASSISTANT, "Liège: 11 °C and drizzle. 東京: 23 °C and clear."),
             Message.text(Role.SYSTEM, "Keep the next answer under 20 words."),
             Message.text(Role.USER, "Et demain ? 🚚"));
@@ -321,7 +321,8 @@ class OllamaRequestCodecTest
             () -> Translation.withoutForeignExtensions(numCtx, "ollama", "openai", Set.of()));
         assertThat(e.kind()).isEqualTo(ErrorKind.UNSUPPORTED);
         assertThat(e.param()).isEqualTo("options.num_ctx");
-        assertThat(e.getMessage()).isEqualTo("options.num_ctx: is a ollama field that cannot be translated to openai");
+        assertThat(e.getMessage()).isEqualTo("options.num_ctx: is a field of the ollama dialect that cannot be translated to openai"
+            + " (an operator can allow dropping it: drop_unsupported)");
         assertThat(Translation.withoutForeignExtensions(r, "ollama", "openai", Set.of("options.num_ctx", "options.num_predict"))
             .extensions()).isEmpty();
 

@@ -140,10 +140,12 @@ final class GeminiErrors
     /** Maps an in-stream {@code {"error":{…}}} chunk: {@code code} is an HTTP status, {@code status} gives the kind. */
     static GatewayException decodeStreamError(JsonNode error)
     {
-        if (keyRejected(error))
-            return new GatewayException(ErrorKind.UPSTREAM_ERROR, 502, CREDENTIALS_REJECTED, null, null, null);
         String rpc = error.path("status").isTextual() ? error.path("status").textValue() : "";
         int code = error.path("code").isInt() ? error.path("code").intValue() : 0;
+        // As for answers before the stream: an auth failure is the gateway's, and its text may name the key.
+        if (keyRejected(error) || code == 401 || code == 403 || rpc.equals("UNAUTHENTICATED")
+            || rpc.equals("PERMISSION_DENIED"))
+            return new GatewayException(ErrorKind.UPSTREAM_ERROR, 502, CREDENTIALS_REJECTED, null, null, null);
         ErrorKind kind = switch (rpc)
         {
             case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE" -> ErrorKind.INVALID_REQUEST;

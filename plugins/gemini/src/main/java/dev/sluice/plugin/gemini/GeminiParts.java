@@ -6,8 +6,11 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.model.ContentPart;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -53,7 +56,11 @@ final class GeminiParts
     static final class ToolIds
     {
         private final String prefix;
-        private final List<Call> calls = new ArrayList<>();
+        // Unanswered calls by id and, in order of appearance, by name: each call is matched at most once, so a
+        // request of n parts costs O(n) however its calls and responses interleave.
+        private final Map<String, Call> unansweredById = new HashMap<>();
+        private final Map<String, ArrayDeque<Call>> unansweredByName = new HashMap<>();
+        private int count;
 
         /** @param prefix what synthesised ids start with, e.g. {@code call_} */
         ToolIds(String prefix)
@@ -64,8 +71,11 @@ final class GeminiParts
         /** @return the id of a call: {@code id} if the part has one, else a synthesised one */
         String call(String id, String name)
         {
-            String callId = id != null ? id : prefix + calls.size();
-            calls.add(new Call(callId, name));
+            String callId = id != null ? id : prefix + count;
+            count++;
+            Call call = new Call(callId);
+            unansweredById.putIfAbsent(callId, call);
+            unansweredByName.computeIfAbsent(name, n -> new ArrayDeque<>()).add(call);
             return callId;
         }
 
@@ -76,33 +86,37 @@ final class GeminiParts
          */
         String answer(String id, String name)
         {
-            for (Call call : calls)
+            if (id != null)
             {
-                if (!call.answered && (id != null ? call.id.equals(id) : call.name.equals(name)))
+                Call call = unansweredById.remove(id);
+                if (call != null)
+                    call.answered = true;
+                return id;
+            }
+            ArrayDeque<Call> byName = unansweredByName.get(name);
+            while (byName != null && !byName.isEmpty())
+            {
+                Call call = byName.poll();
+                if (!call.answered)
                 {
                     call.answered = true;
+                    unansweredById.remove(call.id);
                     return call.id;
                 }
             }
-            if (id != null)
-                return id;
-            String fresh = prefix + calls.size();
-            Call orphan = new Call(fresh, name);
-            orphan.answered = true;
-            calls.add(orphan);
+            String fresh = prefix + count;
+            count++;
             return fresh;
         }
 
         private static final class Call
         {
             private final String id;
-            private final String name;
             private boolean answered;
 
-            private Call(String id, String name)
+            private Call(String id)
             {
                 this.id = id;
-                this.name = name;
             }
         }
     }
