@@ -41,8 +41,8 @@ public final class Translation
             JsonNode value = e.getValue();
             if (value == null || value.isNull() || droppable.contains(e.getKey()))
                 continue;
-            throw unsupported(e.getKey(), "is " + (source == null ? "a field" : "a " + source + " field")
-                + " that cannot be translated to " + target);
+            throw unsupported(e.getKey(), "is " + (source == null ? "a field" : "a field of the " + source + " dialect")
+                + " that cannot be translated to " + target + " (an operator can allow dropping it: drop_unsupported)");
         }
         return new ChatRequest(request.model(), request.system(), request.messages(), request.tools(),
             request.toolChoice(), request.parallelToolCalls(), request.sampling(), request.responseFormat(),

@@ -1,6 +1,7 @@
 package dev.sluice.examples.ollama;
 
 import dev.sluice.api.config.HttpOptionsConfig;
+import dev.sluice.api.upstream.ForwardHeaders;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -43,9 +44,7 @@ public record OllamaClientOptions(String url, String apiKey, List<String> forwar
      * Headers that are the gateway's to set: the client's credentials must never reach a provider, and framing
      * headers belong to the HTTP client.
      */
-    private static final Set<String> NOT_FORWARDABLE = Set.of("authorization", "proxy-authorization", "cookie", "host",
-        "content-length", "content-type", "transfer-encoding", "connection", "upgrade", "te", "keep-alive", "accept",
-        "x-api-key", "api-key", "x-goog-api-key");
+    private static final Set<String> NOT_FORWARDABLE = ForwardHeaders.NEVER;
 
     /** Fills defaults and checks the path, the header names and the field names. */
     public OllamaClientOptions

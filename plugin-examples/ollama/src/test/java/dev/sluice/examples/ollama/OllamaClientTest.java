@@ -158,7 +158,8 @@ class OllamaClientTest
         GatewayException e = failure(client(List.of(), List.of("store"), null).handle(exchange));
 
         assertThat(e.kind()).isEqualTo(ErrorKind.UNSUPPORTED);
-        assertThat(e.getMessage()).isEqualTo("logit_bias: is a openai field that cannot be translated to ollama");
+        assertThat(e.getMessage()).isEqualTo("logit_bias: is a field of the openai dialect that cannot be translated to ollama"
+            + " (an operator can allow dropping it: drop_unsupported)");
         assertThat(upstream.requests).isEmpty();
     }
 

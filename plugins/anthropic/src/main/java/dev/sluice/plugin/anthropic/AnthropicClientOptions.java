@@ -1,6 +1,7 @@
 package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.config.HttpOptionsConfig;
+import dev.sluice.api.upstream.ForwardHeaders;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -59,9 +60,7 @@ public record AnthropicClientOptions(String url, String apiKey, String anthropic
      * Headers that are the gateway's to set: the client's credentials must never reach a provider, framing headers
      * belong to the HTTP client, and the API version is this binding's.
      */
-    private static final Set<String> NOT_FORWARDABLE = Set.of("authorization", "proxy-authorization", "x-api-key",
-        "cookie", "host", "content-length", "content-type", "transfer-encoding", "connection", "upgrade", "te",
-        "keep-alive", "accept", "anthropic-version");
+    private static final Set<String> NOT_FORWARDABLE = ForwardHeaders.neverPlus("anthropic-version");
 
     public AnthropicClientOptions
     {

@@ -198,7 +198,8 @@ class AnthropicClientTest
 
         GatewayException refused = failure(client().handle(exchange));
         assertThat(refused.kind()).isEqualTo(ErrorKind.UNSUPPORTED);
-        assertThat(refused.getMessage()).isEqualTo("store: is a openai field that cannot be translated to anthropic");
+        assertThat(refused.getMessage()).isEqualTo("store: is a field of the openai dialect that cannot be translated to anthropic"
+            + " (an operator can allow dropping it: drop_unsupported)");
         assertThat(upstream.sent).as("no upstream call").isEmpty();
 
         ClientBinding dropsStore = client("{\"url\":\"http://x/v1\",\"drop_unsupported\":[\"store\"]}");

@@ -1,6 +1,7 @@
 package dev.sluice.plugin.gemini;
 
 import dev.sluice.api.config.HttpOptionsConfig;
+import dev.sluice.api.upstream.ForwardHeaders;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -41,9 +42,7 @@ public record GeminiClientOptions(String url, String apiKey, List<String> forwar
      * Headers that are the gateway's to set: the client's credentials must never reach a provider, and framing
      * headers belong to the HTTP client.
      */
-    private static final Set<String> NOT_FORWARDABLE = Set.of("authorization", "proxy-authorization", "x-goog-api-key",
-        "x-api-key", "cookie", "host", "content-length", "content-type", "transfer-encoding", "connection", "upgrade",
-        "te", "keep-alive", "accept");
+    private static final Set<String> NOT_FORWARDABLE = ForwardHeaders.NEVER;
 
     public GeminiClientOptions
     {

@@ -156,7 +156,8 @@ class GeminiClientTest
             () -> handle(new GeminiClient(options(List.of()), refused), new TestExchange(withStore, body)));
         GatewayException cause = GatewayException.of(e);
         assertThat(cause.kind()).isEqualTo(ErrorKind.UNSUPPORTED);
-        assertThat(cause.getMessage()).isEqualTo("store: is a openai field that cannot be translated to gemini");
+        assertThat(cause.getMessage()).isEqualTo("store: is a field of the openai dialect that cannot be translated to gemini"
+            + " (an operator can allow dropping it: drop_unsupported)");
         assertThat(refused.sent).as("nothing reaches the upstream").isEmpty();
 
         TestUpstream allowed = new TestUpstream(200, TestBody.of(Fixtures.bytes("response-text.json")));

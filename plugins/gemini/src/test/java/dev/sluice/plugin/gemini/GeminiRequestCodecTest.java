@@ -252,7 +252,8 @@ class GeminiRequestCodecTest
         GatewayException e = catchThrowableOfType(GatewayException.class,
             () -> Translation.withoutForeignExtensions(r, "gemini", "openai", Set.of()));
         assertThat(e.getMessage())
-            .isEqualTo("toolConfig.functionCallingConfig.mode: is a gemini field that cannot be translated to openai");
+            .isEqualTo("toolConfig.functionCallingConfig.mode: is a field of the gemini dialect that cannot be translated to openai"
+            + " (an operator can allow dropping it: drop_unsupported)");
     }
 
     @Test

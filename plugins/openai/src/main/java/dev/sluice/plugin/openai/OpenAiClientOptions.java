@@ -1,6 +1,7 @@
 package dev.sluice.plugin.openai;
 
 import dev.sluice.api.config.HttpOptionsConfig;
+import dev.sluice.api.upstream.ForwardHeaders;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -46,8 +47,7 @@ public record OpenAiClientOptions(String url, String apiKey, String organization
      * Headers that are the gateway's to set: the client's credentials must never reach a provider, and framing
      * headers belong to the HTTP client.
      */
-    private static final Set<String> NOT_FORWARDABLE = Set.of("authorization", "proxy-authorization", "cookie", "host",
-        "content-length", "content-type", "transfer-encoding", "connection", "upgrade", "te", "keep-alive", "accept");
+    private static final Set<String> NOT_FORWARDABLE = ForwardHeaders.NEVER;
 
     public OpenAiClientOptions
     {
