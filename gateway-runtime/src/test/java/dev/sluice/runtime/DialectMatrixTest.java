@@ -49,6 +49,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -213,6 +214,29 @@ class DialectMatrixTest
                     .isTrue();
             }
         }
+    }
+
+    /** A wrong method on a dialect's path is answered in that dialect's error shape, not OpenAI's. */
+    @Test
+    void wrongMethodOnADialectPathIsAnsweredInThatDialect() throws Exception
+    {
+        var anthropicGet = gateway.http.GET(gateway.url("/v1/messages"));
+        assertThat(anthropicGet.getStatus()).isEqualTo(405);
+        JsonNode a = json(anthropicGet.getContentAsString());
+        assertThat(a.path("type").asText()).isEqualTo("error");
+        assertThat(a.path("error").path("type").asText()).isEqualTo("invalid_request_error");
+        assertThat(a.path("error").path("message").asText()).isEqualTo("method GET is not allowed on /v1/messages");
+
+        var geminiGet = gateway.http.GET(gateway.url("/v1beta/models/demo:generateContent"));
+        assertThat(geminiGet.getStatus()).isEqualTo(405);
+        JsonNode g = json(geminiGet.getContentAsString());
+        assertThat(g.path("error").path("code").asInt()).isEqualTo(405);
+        assertThat(g.path("error").path("message").asText()).startsWith("method GET is not allowed on /v1beta/models/");
+
+        var openAiGet = gateway.http.GET(gateway.url("/v1/chat/completions"));
+        assertThat(openAiGet.getStatus()).isEqualTo(405);
+        assertThat(json(openAiGet.getContentAsString()).path("error").path("type").asText()).isEqualTo("invalid_request_error");
+        assertThat(mock.requestCount()).isZero();
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -736,6 +760,50 @@ class DialectMatrixTest
             }
             anthropic.messages().create(params);
             assertUrlImage(provider, json(upstream(provider, false)));
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesTopKOrRefusesItNamingTheField(String provider)
+        {
+            // This SDK version has no top_k setter; the API still takes the field.
+            MessageCreateParams params = ask(model(provider, MockModels.DEFAULT))
+                .putAdditionalBodyProperty("top_k", com.anthropic.core.JsonValue.from(40)).build();
+            if (provider.equals("openai"))
+            {
+                // Chat Completions has no top_k: refused by name, never dropped silently.
+                assertThatThrownBy(() -> anthropic.messages().create(params))
+                    .isInstanceOfSatisfying(com.anthropic.errors.BadRequestException.class, e ->
+                    {
+                        assertThat(e.errorType()).hasValue(ErrorType.INVALID_REQUEST_ERROR);
+                        assertThat(e.getMessage()).contains("top_k").contains("openai");
+                    });
+                assertThat(mock.requestCount()).isZero();
+                return;
+            }
+            anthropic.messages().create(params);
+            JsonNode sent = json(upstream(provider, false));
+            JsonNode topK = provider.equals("anthropic") ? sent.get("top_k") : sent.path("generationConfig").get("topK");
+            assertThat(topK).isNotNull();
+            assertThat(topK.intValue()).isEqualTo(40);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void carriesExtendedThinkingOnlyToAnthropicAndRefusesItElsewhere(String provider)
+        {
+            MessageCreateParams params = ask(model(provider, MockModels.DEFAULT)).maxTokens(2048)
+                .enabledThinking(1024).build();
+            if (!provider.equals("anthropic"))
+            {
+                assertThatThrownBy(() -> anthropic.messages().create(params))
+                    .isInstanceOfSatisfying(com.anthropic.errors.BadRequestException.class, e ->
+                        assertThat(e.getMessage()).contains("thinking").contains(provider));
+                assertThat(mock.requestCount()).isZero();
+                return;
+            }
+            anthropic.messages().create(params);
+            assertThat(json(upstream(provider, false)).path("thinking").path("budget_tokens").intValue()).isEqualTo(1024);
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")

@@ -121,7 +121,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             }
         }
         Bound bound = null;
-        boolean pathKnown = false;
+        Bound pathKnown = null;
         for (Bound b : endpoints)
         {
             if (b.endpoint().matches(method, path))
@@ -129,14 +129,21 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 bound = b;
                 break;
             }
-            if (b.endpoint().matches(b.endpoint().method(), path))
-                pathKnown = true;
+            if (pathKnown == null && b.endpoint().matches(b.endpoint().method(), path))
+                pathKnown = b;
         }
         if (bound == null)
         {
-            int status = pathKnown ? 405 : 404;
-            String message = pathKnown ? "method " + method + " is not allowed on " + path : "no endpoint at " + method + " " + path;
-            writePlain(response, callback, status, "{\"error\":{\"message\":" + dev.sluice.api.codec.JsonStrings.quote(message)
+            if (pathKnown != null)
+            {
+                // The path is a dialect's: answer in that dialect's error shape.
+                GatewayException error = new GatewayException(ErrorKind.INVALID_REQUEST, 405,
+                    "method " + method + " is not allowed on " + path, null, null, null);
+                writePlain(response, callback, 405, pathKnown.route().binding().codec().encodeError(error));
+                return true;
+            }
+            String message = "no endpoint at " + method + " " + path;
+            writePlain(response, callback, 404, "{\"error\":{\"message\":" + dev.sluice.api.codec.JsonStrings.quote(message)
                 + ",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}");
             return true;
         }
@@ -170,9 +177,14 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
     private static void writePlain(Response response, Callback callback, int status, String json)
     {
+        writePlain(response, callback, status, json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void writePlain(Response response, Callback callback, int status, byte[] json)
+    {
         response.setStatus(status);
         response.getHeaders().add(JSON);
-        response.write(true, ByteBuffer.wrap(json.getBytes(StandardCharsets.UTF_8)), callback);
+        response.write(true, ByteBuffer.wrap(json), callback);
     }
 
     /** One chat request through the chain. */

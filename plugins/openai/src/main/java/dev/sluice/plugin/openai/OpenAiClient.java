@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.Bodies;
 import dev.sluice.api.upstream.Upstream;
@@ -113,9 +114,18 @@ final class OpenAiClient implements ClientBinding
     {
         // Another dialect's extensions are its own fields: refused by name (Translation), never dropped silently.
         ChatRequest r = Translation.withoutForeignExtensions(request, source, OpenAiCodec.DIALECT, droppable);
+        Sampling sampling = r.sampling();
+        if (sampling.topK() != null)
+        {
+            // Chat Completions has no top_k: refused by name unless the operator allows dropping it.
+            if (!droppable.contains("top_k"))
+                throw Translation.notTranslatable("top_k", "top_k", OpenAiCodec.DIALECT);
+            sampling = new Sampling(sampling.temperature(), sampling.topP(), null, sampling.maxTokens(), sampling.stop(),
+                sampling.presencePenalty(), sampling.frequencyPenalty(), sampling.seed());
+        }
         // Streams always ask for usage, so the gateway learns it; the client's encoder shows it only if asked.
         return new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(), r.parallelToolCalls(),
-            r.sampling(), r.responseFormat(), r.stream(), r.stream() || r.includeUsage(), r.user(), r.metadata(), Map.of());
+            sampling, r.responseFormat(), r.stream(), r.stream() || r.includeUsage(), r.user(), r.metadata(), Map.of());
     }
 
     private List<Map.Entry<String, String>> headers(Exchange exchange, boolean stream)
