@@ -536,7 +536,9 @@ final class CellRunner implements AutoCloseable
     {
         BenchOptions o = session.options();
         Duration length = o.warmup().compareTo(PRIME_GATEWAY_MIN) < 0 ? PRIME_GATEWAY_MIN : o.warmup();
-        LoadSpec open = loadSpec(cell, cell.client(), 1, Cells.MODEL, gw.uri(Dialects.path(cell.client())), cell.h2c(),
+        // R404 measures rejections: warm that path, and send the mock nothing its upstream-call count could see.
+        String model = cell.kind() == Cell.Kind.R404 ? Cells.UNKNOWN_MODEL : Cells.MODEL;
+        LoadSpec open = loadSpec(cell, cell.client(), 1, model, gw.uri(Dialects.path(cell.client())), cell.h2c(),
             cell.connections(), Duration.ZERO, length);
         // As many workers as the cell keeps connections (up to 128): the gateway's upstream pool then holds the
         // connections the window will need, instead of opening them on demand inside the window.
