@@ -15,9 +15,10 @@ import java.util.Map;
 
 /**
  * Canonical events to Messages API SSE ({@code event: NAME\ndata: JSON\n\n}), in the sequence Anthropic's SDKs
- * expect: {@code message_start} (empty content, the usage known so far), {@code ping}, per block
- * {@code content_block_start}, deltas and {@code content_block_stop}, then {@code message_delta} with the stop reason
- * and usage, then {@code message_stop}.
+ * expect: {@code message_start} (empty content, the usage known so far), per block
+ * {@code content_block_start}, deltas and {@code content_block_stop} (with one {@code ping} after the first
+ * {@code content_block_start}, where Anthropic sends it), then {@code message_delta} with the stop reason and usage,
+ * then {@code message_stop}.
  *
  * <ul>
  *   <li>Blocks are numbered 0, 1, ... in the order they start, whatever their canonical indexes.</li>
@@ -47,6 +48,7 @@ final class AnthropicStreamEncoder implements StreamEncoder
         .getBytes(StandardCharsets.US_ASCII);
 
     /** Canonical index of open blocks to their Anthropic index, in start order. */
+    private boolean pingPending;
     private final Map<Integer, Integer> open = new LinkedHashMap<>();
     private int nextIndex;
     /** The canonical index of a thinking block whose start waits for its first event, or -1. */
@@ -77,6 +79,7 @@ final class AnthropicStreamEncoder implements StreamEncoder
         {
             if (heldStopReason != null)
             {
+                flushPing(out);
                 messageDelta(out, heldStopReason, report.usage());
                 heldStopReason = null;
             }
@@ -146,9 +149,14 @@ final class AnthropicStreamEncoder implements StreamEncoder
             stopped = true;
             String reason = AnthropicResponses.stopReason(stop.reason(), stop.rawReason());
             if (Usage.ZERO.equals(stop.usage()))
+            {
                 heldStopReason = reason;
+            }
             else
+            {
+                flushPing(out);
                 messageDelta(out, reason, stop.usage());
+            }
         }
     }
 
@@ -233,6 +241,7 @@ final class AnthropicStreamEncoder implements StreamEncoder
         out.write(contentBlock);
         out.write('}');
         out.write(EVENT_END);
+        flushPing(out);
         return index;
     }
 
@@ -299,7 +308,17 @@ final class AnthropicStreamEncoder implements StreamEncoder
             g.writeEndObject();
         });
         out.write(EVENT_END);
-        out.write(PING);
+        // Anthropic sends its first ping after the first content_block_start (or, with no block, before the end).
+        pingPending = true;
+    }
+
+    private void flushPing(ByteArrayBuilder out)
+    {
+        if (pingPending)
+        {
+            out.write(PING);
+            pingPending = false;
+        }
     }
 
     private static void messageDelta(ByteArrayBuilder out, String stopReason, Usage usage)
@@ -345,6 +364,7 @@ final class AnthropicStreamEncoder implements StreamEncoder
             block(out, new StreamEvent.Stop(StopReason.END_TURN, null, Usage.ZERO));
         if (heldStopReason != null)
         {
+            flushPing(out);
             messageDelta(out, heldStopReason, Usage.ZERO);
             heldStopReason = null;
         }

@@ -271,7 +271,9 @@ class AnthropicStreamCodecTest
         String stop = Fixtures.string(encoder.encode(new StreamEvent.Stop(StopReason.END_TURN, "STOP",
             new Usage(9, 4, 0, 0, 0))));
 
-        assertThat(stop).isEqualTo("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":"
+        // No block started: the one ping goes out before the end, as Anthropic does for an empty answer.
+        assertThat(stop).isEqualTo("event: ping\ndata: {\"type\":\"ping\"}\n\n"
+            + "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":"
             + "{\"stop_reason\":\"end_turn\","
             + "\"stop_sequence\":null},\"usage\":{\"input_tokens\":9,\"cache_creation_input_tokens\":0,"
             + "\"cache_read_input_tokens\":0,"
