@@ -7,7 +7,7 @@ import org.eclipse.jetty.client.ConnectionPool;
 import org.eclipse.jetty.client.Destination;
 import org.eclipse.jetty.client.DuplexConnectionPool;
 import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.MultiplexConnectionPool;
+import org.eclipse.jetty.client.RoundRobinConnectionPool;
 import org.eclipse.jetty.client.Origin;
 import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
 import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
@@ -32,6 +32,15 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class UpstreamClients extends ContainerLifeCycle
 {
+    /**
+     * h2c connections per upstream origin, used round-robin. One HTTP/2 connection's frames are read, and with the
+     * non-blocking invocation type its responses relayed, by one thread at a time: with a single connection every
+     * answer of an upstream queues behind one thread.
+     */
+    static final int H2C_CONNECTIONS = Math.max(2, 2 * Runtime.getRuntime().availableProcessors());
+    /** Concurrent streams per h2c connection (the server's own limit still applies). */
+    static final int H2C_STREAMS_PER_CONNECTION = 1024;
+
     private final QueuedThreadPool executor;
     private final ScheduledExecutorScheduler scheduler;
     private final Map<Duration, HttpClient> clients = new ConcurrentHashMap<>();
@@ -116,7 +125,7 @@ public final class UpstreamClients extends ContainerLifeCycle
             h2c ? HttpVersion.H2C : HttpVersion.HTTP_1_1);
         int max = poolSizes.getOrDefault(key, destination.getHttpClient().getMaxConnectionsPerDestination());
         if (h2c)
-            return new MultiplexConnectionPool(destination, max, 1024);
+            return new RoundRobinConnectionPool(destination, Math.min(max, H2C_CONNECTIONS), H2C_STREAMS_PER_CONNECTION);
         return new DuplexConnectionPool(destination, max);
     }
 
