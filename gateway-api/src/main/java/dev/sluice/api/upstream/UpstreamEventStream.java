@@ -1,22 +1,16 @@
 package dev.sluice.api.upstream;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamDecoder;
 import dev.sluice.api.exchange.EventStream;
-import dev.sluice.api.json.Json;
-import dev.sluice.api.model.RawFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
 import dev.sluice.api.upstream.BodyChunk;
 import dev.sluice.api.upstream.BodySource;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;

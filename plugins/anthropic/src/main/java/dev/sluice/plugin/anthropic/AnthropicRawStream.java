@@ -6,84 +6,36 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.json.Json;
-import dev.sluice.api.model.RawFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
 import dev.sluice.api.upstream.BodySource;
-import dev.sluice.api.upstream.UpstreamEventStream;
+import dev.sluice.api.upstream.SseRelayStream;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 
 /**
- * The same-dialect fast path: each chunk is copied once into a heap buffer and emitted as a {@link RawFrame}. An
- * {@link SseParser} watches the same bytes, by event name, for {@code message_stop} (the explicit end), usage in
+ * The same-dialect fast path ({@link SseRelayStream}: whole events relayed as raw frames), watching each event by
+ * name for {@code message_stop} (the explicit end), usage in
  * {@code message_start} and {@code message_delta} (recorded as soon as seen, merged as the decoder merges them), and
  * {@code error}. An error event is not relayed raw: the bytes before it go out, and the error becomes the terminal
  * {@code StreamEvent.Error}, so the client sees it once, rendered by the server codec, followed by an abnormal end.
  * Only {@code error}, {@code message_start} and {@code message_delta} events are parsed, with a streaming parser.
  */
-final class AnthropicRawStream extends UpstreamEventStream
+final class AnthropicRawStream extends SseRelayStream
 {
-    private final SseParser parser = new SseParser((SseParser.ByteListener)this::onEvent,
-        AnthropicStreamDecoder.MAX_EVENT_BYTES);
     private AnthropicUsage counts = AnthropicUsage.NONE;
     private boolean done;
-    private GatewayException error;
 
     AnthropicRawStream(BodySource body, Consumer<Usage> usage)
     {
-        super(body, usage);
+        super(body, usage, AnthropicStreamDecoder.MAX_EVENT_BYTES);
     }
 
     @Override
-    protected void onData(ByteBuffer data)
+    protected void onEvent(String event, byte[] data, int offset, int length)
     {
-        byte[] bytes = new byte[data.remaining()];
-        data.get(data.position(), bytes);
-        ByteBuffer view = ByteBuffer.wrap(bytes);
-        // Feed line by line so the offset where an error event starts is known: -1 means an earlier chunk.
-        int eventStart = parser.atBoundary() ? 0 : -1;
-        int lineStart = 0;
-        try
-        {
-            for (int i = 0; i < bytes.length && error == null; i++)
-            {
-                if (bytes[i] != '\n' && bytes[i] != '\r')
-                    continue;
-                view.limit(i + 1).position(lineStart);
-                parser.feed(view);
-                lineStart = i + 1;
-                if (error == null && parser.atBoundary())
-                    eventStart = lineStart;
-            }
-            if (error == null && lineStart < bytes.length)
-            {
-                view.limit(bytes.length).position(lineStart);
-                parser.feed(view);
-            }
-        }
-        catch (IllegalStateException e)
-        {
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
-                "upstream sent a stream event over " + AnthropicStreamDecoder.MAX_EVENT_BYTES + " bytes", e);
-        }
-        if (error != null)
-        {
-            // A frame ending mid-event (eventStart -1) is closed by the runtime before the error is written.
-            if (eventStart > 0)
-                emit(new RawFrame(ByteBuffer.wrap(bytes, 0, eventStart), true));
-            finish(new StreamEvent.Error(error));
-            return;
-        }
-        emit(new RawFrame(ByteBuffer.wrap(bytes), parser.atBoundary()));
-    }
-
-    private void onEvent(String event, byte[] data, int offset, int length)
-    {
-        if (error != null || done)
+        if (done)
             return;
         // Anthropic names every event; a compatible server that does not is read by the data's type.
         String type = event != null ? event : type(data, offset, length);
@@ -92,7 +44,7 @@ final class AnthropicRawStream extends UpstreamEventStream
         switch (type)
         {
             case "message_stop" -> done = true;
-            case "error" -> error = decodeError(data, offset, length);
+            case "error" -> fail(decodeError(data, offset, length));
             case "message_start" -> record(AnthropicUsage.NONE.merge(AnthropicUsage.scan(data, offset, length)));
             case "message_delta" -> record(counts.merge(AnthropicUsage.scan(data, offset, length)));
             default ->

@@ -60,7 +60,7 @@ class UpstreamEventStreamTest
     }
 
     @Test
-    void rawFramesSayWhetherTheyEndOnAnEventBoundary()
+    void anEventSplitAcrossChunksIsRelayedWholeInOneFrame()
     {
         String event = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
         body = TestBody.of(utf8(event.substring(0, 20)), utf8(event.substring(20)), utf8("data: [DONE]\n\n"));
@@ -68,10 +68,27 @@ class UpstreamEventStreamTest
 
         List<StreamItem> items = drain(stream);
 
-        assertThat(items).hasSize(4);
-        assertThat(((RawFrame)items.get(0)).atBoundary()).isFalse();
+        // The first chunk completes no event: nothing goes out until the event is whole.
+        assertThat(items).hasSize(3);
+        assertThat(((RawFrame)items.get(0)).atBoundary()).isTrue();
+        assertThat(StandardCharsets.UTF_8.decode(((RawFrame)items.get(0)).bytes().duplicate()).toString()).isEqualTo(event);
         assertThat(((RawFrame)items.get(1)).atBoundary()).isTrue();
-        assertThat(((RawFrame)items.get(2)).atBoundary()).isTrue();
+        assertThat(items.get(2)).isEqualTo(StreamItem.END);
+    }
+
+    @Test
+    void aStreamCutMidEventNeverRelaysTheHalfEvent()
+    {
+        String whole = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        body = TestBody.of(utf8(whole + whole.substring(0, 25)));
+        EventStream stream = new OpenAiRawStream(body, usages::add);
+
+        List<StreamItem> items = drain(stream);
+
+        assertThat(items).hasSize(2);
+        assertThat(StandardCharsets.UTF_8.decode(((RawFrame)items.get(0)).bytes().duplicate()).toString()).isEqualTo(whole);
+        assertThat(((StreamEvent.Error)items.get(1)).error().getMessage())
+            .isEqualTo("upstream stream ended before completion");
     }
 
     @Test
