@@ -6,15 +6,11 @@ import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.model.ChatResponse;
-import dev.sluice.api.model.Usage;
-import dev.sluice.api.upstream.Bodies;
+import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamEventStream;
-import dev.sluice.api.upstream.UpstreamRequest;
-import dev.sluice.api.upstream.UpstreamResponse;
 
-import java.util.ArrayList;
+import dev.sluice.api.upstream.UpstreamRequest;
+
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -36,15 +32,11 @@ import java.util.concurrent.CompletionStage;
  * request: the answer is already in the client's dialect. For other clients the answer is decoded into canonical
  * form ({@link Reply.Message}, or canonical events through {@link OllamaStreamDecoder}).
  *
- * <p>Errors: a non-2xx answer is read (up to {@value #MAX_ERROR_BYTES} bytes) and mapped by
+ * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link OllamaCodec#decodeError}. Never blocks: every step continues from the upstream's stages. Thread-safe.
  */
 final class OllamaClient implements ClientBinding
 {
-    /** The largest non-streamed answer read. */
-    static final int MAX_RESPONSE_BYTES = 32 << 20;
-    /** How much of an error body is read; the rest is discarded with the connection. */
-    static final int MAX_ERROR_BYTES = 64 << 10;
 
     private final OllamaCodec codec = OllamaCodec.INSTANCE;
     private final Upstream upstream;
@@ -97,56 +89,12 @@ final class OllamaClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
-        UpstreamRequest request = new UpstreamRequest("POST", path, headers(exchange, stream), body,
+        List<Map.Entry<String, String>> headers = UpstreamReplies.headers(fixedHeaders,
+            stream ? OllamaStreamEncoder.CONTENT_TYPE : "application/json", forwardHeaders, exchange);
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers, body,
             "application/json");
         return upstream.send(request, exchange)
-            .thenCompose(response -> onResponse(exchange, response, stream, sameDialect));
-    }
-
-    private List<Map.Entry<String, String>> headers(Exchange exchange, boolean stream)
-    {
-        List<Map.Entry<String, String>> headers = new ArrayList<>(fixedHeaders.size() + 2);
-        headers.addAll(fixedHeaders);
-        headers.add(Map.entry("Accept", stream ? OllamaStreamEncoder.CONTENT_TYPE : "application/json"));
-        if (!forwardHeaders.isEmpty())
-        {
-            exchange.headers().forEach((name, value) ->
-            {
-                if (forwardHeaders.contains(name.toLowerCase(Locale.ROOT)))
-                    headers.add(Map.entry(name, value));
-            });
-        }
-        return headers;
-    }
-
-    private CompletionStage<Reply> onResponse(Exchange exchange, UpstreamResponse response, boolean stream,
-                                              boolean relayRaw)
-    {
-        int status = response.status();
-        if (status < 200 || status > 299)
-        {
-            return Bodies.readPrefix(response.body(), MAX_ERROR_BYTES)
-                .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
-        }
-        if (stream)
-        {
-            UpstreamEventStream events = relayRaw
-                ? new OllamaRawStream(response.body(), exchange::usage)
-                : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
-            return CompletableFuture.completedFuture(new Reply.Stream(events));
-        }
-        return Bodies.readAll(response.body(), MAX_RESPONSE_BYTES).thenApply(bytes ->
-        {
-            if (relayRaw)
-            {
-                Usage usage = codec.scanUsage(bytes);
-                if (usage != null)
-                    exchange.usage(usage);
-                return new Reply.Bytes(status, "application/json", bytes, usage);
-            }
-            ChatResponse decoded = codec.decodeResponse(bytes);
-            exchange.usage(decoded.usage());
-            return new Reply.Message(decoded);
-        });
+            .thenCompose(response ->
+                UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, OllamaRawStream::new));
     }
 }

@@ -6,13 +6,10 @@ import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.model.ChatResponse;
-import dev.sluice.api.model.Usage;
-import dev.sluice.api.upstream.Bodies;
+import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamEventStream;
+
 import dev.sluice.api.upstream.UpstreamRequest;
-import dev.sluice.api.upstream.UpstreamResponse;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -40,15 +37,11 @@ import java.util.concurrent.CompletionStage;
  * or {@link GeminiRawStream}'s raw frames) and only scanned for usage, even if a binding modified the request.
  * Otherwise the answer is decoded into canonical form ({@link UpstreamEventStream.Translated} for streams).
  *
- * <p>Errors: a non-2xx answer is read (up to {@value #MAX_ERROR_BYTES} bytes) and mapped by
+ * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link GeminiCodec#decodeError}. Never blocks; thread-safe.
  */
 final class GeminiClient implements ClientBinding
 {
-    /** The largest non-streamed answer relayed. */
-    static final int MAX_RESPONSE_BYTES = 32 << 20;
-    /** How much of an error body is read; the rest is discarded with the connection. */
-    static final int MAX_ERROR_BYTES = 64 << 10;
 
     private static final String MODELS = "/models/";
 
@@ -105,10 +98,13 @@ final class GeminiClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
+        List<Map.Entry<String, String>> headers = UpstreamReplies.headers(fixedHeaders,
+            stream ? "text/event-stream" : "application/json", forwardHeaders, exchange);
         UpstreamRequest request = new UpstreamRequest("POST", path(exchange.targetModel(), stream),
-            headers(exchange, stream), body, "application/json");
+            headers, body, "application/json");
         return upstream.send(request, exchange)
-            .thenCompose(response -> onResponse(exchange, response, stream, sameDialect));
+            .thenCompose(response ->
+                UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, GeminiRawStream::new));
     }
 
     /** @return the request path below the base URL for {@code model} */
@@ -140,52 +136,5 @@ final class GeminiClient implements ClientBinding
                     .append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
         }
         return b == null ? segment : b.toString();
-    }
-
-    private List<Map.Entry<String, String>> headers(Exchange exchange, boolean stream)
-    {
-        List<Map.Entry<String, String>> headers = new ArrayList<>(fixedHeaders.size() + 2);
-        headers.addAll(fixedHeaders);
-        headers.add(Map.entry("Accept", stream ? "text/event-stream" : "application/json"));
-        if (!forwardHeaders.isEmpty())
-        {
-            exchange.headers().forEach((name, value) ->
-            {
-                if (forwardHeaders.contains(name.toLowerCase(Locale.ROOT)))
-                    headers.add(Map.entry(name, value));
-            });
-        }
-        return headers;
-    }
-
-    private CompletionStage<Reply> onResponse(Exchange exchange, UpstreamResponse response, boolean stream,
-                                              boolean relayRaw)
-    {
-        int status = response.status();
-        if (status < 200 || status > 299)
-        {
-            return Bodies.readPrefix(response.body(), MAX_ERROR_BYTES)
-                .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
-        }
-        if (stream)
-        {
-            UpstreamEventStream events = relayRaw
-                ? new GeminiRawStream(response.body(), exchange::usage)
-                : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
-            return CompletableFuture.completedFuture(new Reply.Stream(events));
-        }
-        return Bodies.readAll(response.body(), MAX_RESPONSE_BYTES).thenApply(bytes ->
-        {
-            if (relayRaw)
-            {
-                Usage usage = codec.scanUsage(bytes);
-                if (usage != null)
-                    exchange.usage(usage);
-                return new Reply.Bytes(status, "application/json", bytes, usage);
-            }
-            ChatResponse decoded = codec.decodeResponse(bytes);
-            exchange.usage(decoded.usage());
-            return new Reply.Message(decoded);
-        });
     }
 }

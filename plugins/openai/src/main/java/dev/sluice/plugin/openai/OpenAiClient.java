@@ -1,19 +1,16 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.upstream.UpstreamEventStream;
+
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
 import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Sampling;
-import dev.sluice.api.model.Usage;
-import dev.sluice.api.upstream.Bodies;
+import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamRequest;
-import dev.sluice.api.upstream.UpstreamResponse;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -37,15 +34,11 @@ import java.util.concurrent.CompletionStage;
  * answer is already in the client's dialect, and decoding it would drop what the canonical model does not hold
  * (logprobs, extra choices, annotations). For other clients the answer is decoded into canonical form.
  *
- * <p>Errors: a non-2xx answer is read (up to {@value #MAX_ERROR_BYTES} bytes) and mapped by
+ * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link OpenAiCodec#decodeError}. Never blocks; thread-safe.
  */
 final class OpenAiClient implements ClientBinding
 {
-    /** The largest non-streamed answer relayed. */
-    static final int MAX_RESPONSE_BYTES = 32 << 20;
-    /** How much of an error body is read; the rest is discarded with the connection. */
-    static final int MAX_ERROR_BYTES = 64 << 10;
 
     private final OpenAiCodec codec = OpenAiCodec.INSTANCE;
     private final Upstream upstream;
@@ -106,8 +99,11 @@ final class OpenAiClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
-        UpstreamRequest request = new UpstreamRequest("POST", path, headers(exchange, stream), body, "application/json");
-        return upstream.send(request, exchange).thenCompose(response -> onResponse(exchange, response, stream, sameDialect));
+        List<Map.Entry<String, String>> headers = UpstreamReplies.headers(fixedHeaders,
+            stream ? "text/event-stream" : "application/json", forwardHeaders, exchange);
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers, body, "application/json");
+        return upstream.send(request, exchange).thenCompose(response ->
+            UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, OpenAiRawStream::new));
     }
 
     private ChatRequest fromOtherDialect(ChatRequest request, String source)
@@ -126,51 +122,5 @@ final class OpenAiClient implements ClientBinding
         // Streams always ask for usage, so the gateway learns it; the client's encoder shows it only if asked.
         return new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(), r.parallelToolCalls(),
             sampling, r.responseFormat(), r.stream(), r.stream() || r.includeUsage(), r.user(), r.metadata(), Map.of());
-    }
-
-    private List<Map.Entry<String, String>> headers(Exchange exchange, boolean stream)
-    {
-        List<Map.Entry<String, String>> headers = new ArrayList<>(fixedHeaders.size() + 2);
-        headers.addAll(fixedHeaders);
-        headers.add(Map.entry("Accept", stream ? "text/event-stream" : "application/json"));
-        if (!forwardHeaders.isEmpty())
-        {
-            exchange.headers().forEach((name, value) ->
-            {
-                if (forwardHeaders.contains(name.toLowerCase(Locale.ROOT)))
-                    headers.add(Map.entry(name, value));
-            });
-        }
-        return headers;
-    }
-
-    private CompletionStage<Reply> onResponse(Exchange exchange, UpstreamResponse response, boolean stream, boolean relayRaw)
-    {
-        int status = response.status();
-        if (status < 200 || status > 299)
-        {
-            return Bodies.readPrefix(response.body(), MAX_ERROR_BYTES)
-                .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
-        }
-        if (stream)
-        {
-            UpstreamEventStream events = relayRaw
-                ? new OpenAiRawStream(response.body(), exchange::usage)
-                : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
-            return CompletableFuture.completedFuture(new Reply.Stream(events));
-        }
-        return Bodies.readAll(response.body(), MAX_RESPONSE_BYTES).thenApply(bytes ->
-        {
-            if (relayRaw)
-            {
-                Usage usage = codec.scanUsage(bytes);
-                if (usage != null)
-                    exchange.usage(usage);
-                return new Reply.Bytes(status, "application/json", bytes, usage);
-            }
-            ChatResponse decoded = codec.decodeResponse(bytes);
-            exchange.usage(decoded.usage());
-            return new Reply.Message(decoded);
-        });
     }
 }
