@@ -1,5 +1,6 @@
 package dev.sluice.examples.ollama;
 
+import dev.sluice.api.testing.TestBody;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.EventStream;
@@ -74,7 +75,7 @@ class OllamaRawStreamTest
         assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
         assertThat(stream.read()).as("the terminal item repeats").isSameAs(StreamItem.END);
         assertThat(usages).containsExactly(new Usage(26, 282, 0, 0, 0));
-        assertThat(body.failure).isNull();
+        assertThat(body.failure()).isNull();
     }
 
     @Test
@@ -109,7 +110,7 @@ class OllamaRawStreamTest
         GatewayException e = ((StreamEvent.Error)items.get(1)).error();
         assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_ERROR);
         assertThat(e.getMessage()).isEqualTo("upstream: model runner has unexpectedly stopped");
-        assertThat(body.failure).as("the upstream is aborted").isNotNull();
+        assertThat(body.failure()).as("the upstream is aborted").isNotNull();
     }
 
     @Test

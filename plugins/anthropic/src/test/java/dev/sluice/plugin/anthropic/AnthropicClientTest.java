@@ -1,6 +1,7 @@
 package dev.sluice.plugin.anthropic;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.testing.TestBody;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BindingConfig;
@@ -21,8 +22,6 @@ import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestExchange;
-import dev.sluice.api.upstream.BodyChunk;
-import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.api.upstream.UpstreamRequest;
@@ -31,9 +30,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -247,7 +244,7 @@ class AnthropicClientTest
         assertThat(relayed.toByteArray()).isEqualTo(sse);
         assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
         assertThat(exchange.usage()).isEqualTo(new Usage(1401, 65, 1024, 0, 0));
-        assertThat(upstream.response.body.failure).isNull();
+        assertThat(upstream.response.body.failure()).isNull();
     }
 
     @Test
@@ -266,7 +263,7 @@ class AnthropicClientTest
         GatewayException e = ((StreamEvent.Error)items.get(1)).error();
         assertThat(e.kind()).isEqualTo(ErrorKind.UNAVAILABLE);
         assertThat(e.getMessage()).isEqualTo("upstream: Overloaded");
-        assertThat(upstream.response.body.failure).as("the upstream is aborted").isNotNull();
+        assertThat(upstream.response.body.failure()).as("the upstream is aborted").isNotNull();
     }
 
     @Test
@@ -333,7 +330,7 @@ class AnthropicClientTest
 
         void answer(int status, byte[]... chunks)
         {
-            response = new ScriptedResponse(status, ScriptedBody.of(chunks));
+            response = new ScriptedResponse(status, TestBody.of(chunks));
         }
 
         @Override
@@ -369,100 +366,12 @@ class AnthropicClientTest
         }
     }
 
-    private record ScriptedResponse(int status, ScriptedBody body) implements UpstreamResponse
+    private record ScriptedResponse(int status, TestBody body) implements UpstreamResponse
     {
         @Override
         public String header(String name)
         {
             return null;
-        }
-    }
-
-    /** A response body, chunk by chunk, all available at once, that counts releases. */
-    private static final class ScriptedBody implements BodySource
-    {
-        private final ArrayDeque<Chunk> chunks = new ArrayDeque<>();
-        private final List<Chunk> all = new ArrayList<>();
-        private Throwable failure;
-
-        static ScriptedBody of(byte[]... parts)
-        {
-            ScriptedBody body = new ScriptedBody();
-            for (int i = 0; i < parts.length; i++)
-            {
-                Chunk chunk = new Chunk(parts[i], i == parts.length - 1);
-                body.chunks.add(chunk);
-                body.all.add(chunk);
-            }
-            return body;
-        }
-
-        @Override
-        public BodyChunk read()
-        {
-            if (failure != null)
-                return null;
-            return chunks.poll();
-        }
-
-        @Override
-        public void demand(Runnable onAvailable)
-        {
-            throw new AssertionError("everything is available at once; no demand expected");
-        }
-
-        @Override
-        public void fail(Throwable cause)
-        {
-            if (failure == null)
-                failure = cause;
-        }
-
-        void assertAllReleasedOnce()
-        {
-            for (Chunk c : all)
-                assertThat(c.releases).as("releases of a chunk that was read").isEqualTo(c.read ? 1 : 0);
-        }
-    }
-
-    private static final class Chunk implements BodyChunk
-    {
-        private final byte[] bytes;
-        private final boolean last;
-        private boolean read;
-        private int releases;
-
-        Chunk(byte[] bytes, boolean last)
-        {
-            this.bytes = bytes;
-            this.last = last;
-        }
-
-        @Override
-        public ByteBuffer buffer()
-        {
-            read = true;
-            assertThat(releases).as("use after release").isZero();
-            return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
-        }
-
-        @Override
-        public boolean last()
-        {
-            return last;
-        }
-
-        @Override
-        public Throwable failure()
-        {
-            read = true;
-            return null;
-        }
-
-        @Override
-        public void release()
-        {
-            releases++;
         }
     }
 }

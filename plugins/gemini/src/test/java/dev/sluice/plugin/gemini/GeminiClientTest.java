@@ -1,6 +1,7 @@
 package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.databind.node.BooleanNode;
+import dev.sluice.api.testing.TestBody;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.EventStream;

@@ -1,5 +1,6 @@
 package dev.sluice.plugin.gemini;
 
+import dev.sluice.api.testing.TestBody;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.model.RawFrame;
@@ -53,7 +54,7 @@ class GeminiRawStreamTest
         assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
         assertThat(usages).as("only the final count, not every chunk's running one")
             .containsExactly(new Usage(112, 168, 0, 0, 117));
-        assertThat(body.failure).isNull();
+        assertThat(body.failure()).isNull();
     }
 
     @Test
@@ -96,7 +97,7 @@ class GeminiRawStreamTest
         GatewayException e = ((StreamEvent.Error)items.get(1)).error();
         assertThat(e.kind()).isEqualTo(ErrorKind.RATE_LIMITED);
         assertThat(e.getMessage()).isEqualTo("upstream: Resource has been exhausted");
-        assertThat(body.failure).as("the upstream is aborted").isNotNull();
+        assertThat(body.failure()).as("the upstream is aborted").isNotNull();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.sluice.plugin.gemini;
 
+import dev.sluice.api.testing.TestBody;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.Upstream;

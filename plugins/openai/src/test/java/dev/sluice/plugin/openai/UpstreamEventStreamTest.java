@@ -1,5 +1,6 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.testing.TestBody;
 import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
@@ -56,7 +57,7 @@ class UpstreamEventStreamTest
         assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
         assertThat(stream.read()).as("terminal item repeats").isSameAs(StreamItem.END);
         assertThat(usages).containsExactly(new Usage(112, 51, 64, 0, 0));
-        assertThat(body.failure).isNull();
+        assertThat(body.failure()).isNull();
     }
 
     @Test
@@ -121,7 +122,7 @@ class UpstreamEventStreamTest
         GatewayException e = ((StreamEvent.Error)items.get(1)).error();
         assertThat(e.kind()).isEqualTo(ErrorKind.RATE_LIMITED);
         assertThat(e.getMessage()).isEqualTo("upstream: Rate limit reached");
-        assertThat(body.failure).as("the upstream is aborted").isNotNull();
+        assertThat(body.failure()).as("the upstream is aborted").isNotNull();
     }
 
     @Test
@@ -164,7 +165,7 @@ class UpstreamEventStreamTest
         GatewayException e = ((StreamEvent.Error)items.get(items.size() - 1)).error();
         assertThat(e.kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
         assertThat(e.getMessage()).isEqualTo("upstream sent an invalid stream event");
-        assertThat(body.failure).isNotNull();
+        assertThat(body.failure()).isNotNull();
     }
 
     @Test
@@ -195,7 +196,7 @@ class UpstreamEventStreamTest
     void readsNothingAheadOfTheConsumer()
     {
         body = TestBody.of(utf8("data: {\"choices\":[]}\n\n"), utf8("data: [DONE]\n\n"));
-        body.available = 0;
+        body.hold();
         EventStream stream = new OpenAiRawStream(body, usages::add);
 
         assertThat(stream.read()).isNull();
@@ -206,7 +207,7 @@ class UpstreamEventStreamTest
         body.arrive();
         assertThat(called[0]).isTrue();
         assertThat(stream.read()).isInstanceOf(RawFrame.class);
-        assertThat(body.reads).as("one upstream read per item consumed").isEqualTo(1);
+        assertThat(body.reads()).as("one upstream read per item consumed").isEqualTo(1);
         assertThat(stream.read()).isNull();
 
         body.arrive();
@@ -225,8 +226,8 @@ class UpstreamEventStreamTest
         stream.cancel(gone);
         stream.cancel(gone);
 
-        assertThat(body.failure).isSameAs(gone);
-        assertThat(body.failCalls).isEqualTo(1);
+        assertThat(body.failure()).isSameAs(gone);
+        assertThat(body.failCalls()).isEqualTo(1);
         assertThat(stream.read()).isInstanceOf(StreamEvent.Error.class);
     }
 
@@ -254,133 +255,4 @@ class UpstreamEventStreamTest
     }
 
     /** A provider's response body, chunk by chunk, that counts releases. */
-    private static final class TestBody implements BodySource
-    {
-        private final ArrayDeque<TestChunk> chunks = new ArrayDeque<>();
-        private final List<TestChunk> all = new ArrayList<>();
-        private int available = Integer.MAX_VALUE;
-        private Runnable demand;
-        private Throwable failure;
-        private int failCalls;
-        private int reads;
-
-        static TestBody of(byte[]... parts)
-        {
-            TestBody body = new TestBody();
-            for (int i = 0; i < parts.length; i++)
-                body.add(new TestChunk(parts[i], i == parts.length - 1, null));
-            return body;
-        }
-
-        static TestBody split(byte[] bytes, int size)
-        {
-            List<byte[]> parts = new ArrayList<>();
-            for (int i = 0; i < bytes.length; i += size)
-                parts.add(Arrays.copyOfRange(bytes, i, Math.min(bytes.length, i + size)));
-            return of(parts.toArray(new byte[0][]));
-        }
-
-        /** Replaces the last-chunk flag with a failure after the data. */
-        TestBody thenFail(Throwable cause)
-        {
-            List<TestChunk> data = new ArrayList<>(chunks);
-            chunks.clear();
-            all.clear();
-            for (TestChunk c : data)
-                add(new TestChunk(c.bytes, false, null));
-            add(new TestChunk(new byte[0], false, cause));
-            return this;
-        }
-
-        private void add(TestChunk chunk)
-        {
-            chunks.add(chunk);
-            all.add(chunk);
-        }
-
-        void arrive()
-        {
-            available++;
-            Runnable r = demand;
-            demand = null;
-            if (r != null)
-                r.run();
-        }
-
-        @Override
-        public BodyChunk read()
-        {
-            if (failure != null && !chunks.isEmpty())
-                chunks.clear();
-            if (available == 0 || chunks.isEmpty())
-                return null;
-            available--;
-            reads++;
-            return chunks.poll();
-        }
-
-        @Override
-        public void demand(Runnable onAvailable)
-        {
-            assertThat(demand).as("one demand at a time").isNull();
-            demand = onAvailable;
-        }
-
-        @Override
-        public void fail(Throwable cause)
-        {
-            failCalls++;
-            if (failure == null)
-                failure = cause;
-        }
-
-        void assertAllReleasedOnce()
-        {
-            for (TestChunk c : all)
-                assertThat(c.releases).as("releases of a chunk that was read").isEqualTo(c.read ? 1 : 0);
-        }
-    }
-
-    private static final class TestChunk implements BodyChunk
-    {
-        private final byte[] bytes;
-        private final boolean last;
-        private final Throwable failure;
-        private boolean read;
-        private int releases;
-
-        TestChunk(byte[] bytes, boolean last, Throwable failure)
-        {
-            this.bytes = bytes;
-            this.last = last;
-            this.failure = failure;
-        }
-
-        @Override
-        public ByteBuffer buffer()
-        {
-            read = true;
-            assertThat(releases).as("use after release").isZero();
-            return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
-        }
-
-        @Override
-        public boolean last()
-        {
-            return last;
-        }
-
-        @Override
-        public Throwable failure()
-        {
-            read = true;
-            return failure;
-        }
-
-        @Override
-        public void release()
-        {
-            releases++;
-        }
-    }
 }
