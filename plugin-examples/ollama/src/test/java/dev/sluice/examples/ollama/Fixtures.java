@@ -1,34 +1,23 @@
 package dev.sluice.examples.ollama;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.testing.Contracts;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Test fixtures and JSON/stream helpers shared by the codec tests. */
 final class Fixtures
 {
     /** Numbers compare by value: {@code 0} and {@code 0.0} are the same JSON number to every Ollama client. */
-    private static final Comparator<JsonNode> SAME_VALUE = (a, b) ->
-    {
-        if (a.equals(b))
-            return 0;
-        if (a.isNumber() && b.isNumber())
-            return new BigDecimal(a.asText()).compareTo(new BigDecimal(b.asText()));
-        return 1;
-    };
-
     private Fixtures()
     {
     }
@@ -81,13 +70,10 @@ final class Fixtures
         return tree(utf8(json));
     }
 
-    /** Asserts two JSON documents are equal as trees (key order free, numbers by value). */
+    /** See {@link Contracts#assertSameJson}. */
     static void assertSameJson(byte[] actual, byte[] expected)
     {
-        JsonNode a = tree(actual);
-        JsonNode e = tree(expected);
-        if (!a.equals(SAME_VALUE, e))
-            assertThat(a.toPrettyString()).isEqualTo(e.toPrettyString());
+        Contracts.assertSameJson(actual, expected);
     }
 
     /** Decodes {@code ndjson} with a fresh decoder, fed in read-only chunks of {@code chunkSize} bytes. */

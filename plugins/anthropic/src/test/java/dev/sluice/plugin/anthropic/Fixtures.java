@@ -1,6 +1,7 @@
 package dev.sluice.plugin.anthropic;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.testing.Contracts;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
@@ -15,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 /** Golden files and JSON/stream helpers shared by the codec tests. */
 final class Fixtures
@@ -115,54 +115,9 @@ final class Fixtures
         return new String(bytes(buffer), StandardCharsets.UTF_8);
     }
 
-    /**
-     * Asserts the order documented on {@link StreamEvent}: MessageStart, then each block (numbered from 0 in
-     * order) as start, deltas of that block, BlockStop, then Stop, then optionally UsageReport.
-     */
+    /** See {@link Contracts#assertWellFormed}. */
     static void assertWellFormed(List<StreamEvent> events)
     {
-        assertThat(events).isNotEmpty();
-        assertThat(events.get(0)).isInstanceOf(StreamEvent.MessageStart.class);
-        int open = -1;
-        int next = 0;
-        boolean stopped = false;
-        for (int i = 1; i < events.size(); i++)
-        {
-            StreamEvent e = events.get(i);
-            String where = "event " + i + " " + e;
-            int startIndex = e instanceof StreamEvent.TextStart t ? t.index()
-                : e instanceof StreamEvent.ThinkingStart t ? t.index()
-                : e instanceof StreamEvent.ToolCallStart t ? t.index() : -1;
-            if (startIndex >= 0)
-            {
-                assertThat(stopped).as(where).isFalse();
-                assertThat(open).as(where + ": a block is still open").isEqualTo(-1);
-                assertThat(startIndex).as(where).isEqualTo(next);
-                open = startIndex;
-                next++;
-            }
-            else if (e instanceof StreamEvent.TextDelta d)
-                assertThat(d.index()).as(where).isEqualTo(open);
-            else if (e instanceof StreamEvent.ThinkingDelta d)
-                assertThat(d.index()).as(where).isEqualTo(open);
-            else if (e instanceof StreamEvent.ToolCallDelta d)
-                assertThat(d.index()).as(where).isEqualTo(open);
-            else if (e instanceof StreamEvent.BlockStop s)
-            {
-                assertThat(s.index()).as(where).isEqualTo(open);
-                open = -1;
-            }
-            else if (e instanceof StreamEvent.Stop)
-            {
-                assertThat(open).as(where + ": a block is still open").isEqualTo(-1);
-                assertThat(stopped).as(where).isFalse();
-                stopped = true;
-            }
-            else if (!(e instanceof StreamEvent.UsageReport))
-            {
-                fail(where + ": unexpected");
-            }
-        }
-        assertThat(stopped).as("stream has a Stop").isTrue();
+        Contracts.assertWellFormed(events);
     }
 }

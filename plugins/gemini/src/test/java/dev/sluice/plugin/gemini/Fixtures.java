@@ -1,35 +1,23 @@
 package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.testing.Contracts;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 /** Test fixtures and JSON/stream assertions shared by the codec tests. */
 final class Fixtures
 {
     /** Numbers compare by value: {@code 0} and {@code 0.0} are the same JSON number to every client. */
-    private static final Comparator<JsonNode> SAME_VALUE = (a, b) ->
-    {
-        if (a.equals(b))
-            return 0;
-        if (a.isNumber() && b.isNumber())
-            return new BigDecimal(a.asText()).compareTo(new BigDecimal(b.asText()));
-        return 1;
-    };
-
     private Fixtures()
     {
     }
@@ -78,13 +66,10 @@ final class Fixtures
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    /** Asserts two JSON documents are equal as trees (key order free, numbers by value). */
+    /** See {@link Contracts#assertSameJson}. */
     static void assertSameJson(byte[] actual, byte[] expected)
     {
-        JsonNode a = tree(actual);
-        JsonNode e = tree(expected);
-        if (!a.equals(SAME_VALUE, e))
-            assertThat(a.toPrettyString()).isEqualTo(e.toPrettyString());
+        Contracts.assertSameJson(actual, expected);
     }
 
     /** Decodes {@code sse} with a fresh decoder, fed in chunks of {@code chunkSize} bytes. */
@@ -102,62 +87,9 @@ final class Fixtures
         return events;
     }
 
-    /**
-     * Asserts the order documented on {@link StreamEvent}: MessageStart, then each block (numbered from 0 in
-     * order) as start, deltas of that block, BlockStop, then Stop, then optionally UsageReport.
-     */
+    /** See {@link Contracts#assertWellFormed}. */
     static void assertWellFormed(List<StreamEvent> events)
     {
-        assertThat(events).isNotEmpty();
-        assertThat(events.get(0)).isInstanceOf(StreamEvent.MessageStart.class);
-        int open = -1;
-        int next = 0;
-        boolean stopped = false;
-        boolean usage = false;
-        for (int i = 1; i < events.size(); i++)
-        {
-            StreamEvent e = events.get(i);
-            String where = "event " + i + " " + e;
-            int startIndex = e instanceof StreamEvent.TextStart t ? t.index()
-                : e instanceof StreamEvent.ThinkingStart t ? t.index()
-                : e instanceof StreamEvent.ToolCallStart t ? t.index() : -1;
-            if (startIndex >= 0)
-            {
-                int index = startIndex;
-                assertThat(stopped).as(where).isFalse();
-                assertThat(open).as(where + ": a block is still open").isEqualTo(-1);
-                assertThat(index).as(where).isEqualTo(next);
-                open = index;
-                next++;
-            }
-            else if (e instanceof StreamEvent.TextDelta d)
-                assertThat(d.index()).as(where).isEqualTo(open);
-            else if (e instanceof StreamEvent.ThinkingDelta d)
-                assertThat(d.index()).as(where).isEqualTo(open);
-            else if (e instanceof StreamEvent.ToolCallDelta d)
-                assertThat(d.index()).as(where).isEqualTo(open);
-            else if (e instanceof StreamEvent.BlockStop s)
-            {
-                assertThat(s.index()).as(where).isEqualTo(open);
-                open = -1;
-            }
-            else if (e instanceof StreamEvent.Stop)
-            {
-                assertThat(open).as(where + ": a block is still open").isEqualTo(-1);
-                assertThat(stopped).as(where).isFalse();
-                stopped = true;
-            }
-            else if (e instanceof StreamEvent.UsageReport)
-            {
-                assertThat(stopped).as(where + ": usage before stop").isTrue();
-                assertThat(usage).as(where).isFalse();
-                usage = true;
-            }
-            else
-            {
-                fail(where + ": unexpected");
-            }
-        }
-        assertThat(stopped).as("stream has a Stop").isTrue();
+        Contracts.assertWellFormed(events);
     }
 }
