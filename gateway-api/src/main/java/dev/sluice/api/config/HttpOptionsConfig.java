@@ -11,13 +11,16 @@ import java.time.Duration;
  *
  * <pre>{@code
  * http: { version: h2c, max_connections: 64, connect_timeout: 5s, first_byte_timeout: 60s, idle_timeout: 60s,
- *         total_timeout: 10m }
+ *         total_timeout: 10m, max_queued: 1024, queue_timeout: 2s }
  * }</pre>
  *
- * Every field is optional; {@code total_timeout} is off unless set, since long generations are legitimate.
+ * Every field is optional; {@code total_timeout} is off unless set, since long generations are legitimate. When all
+ * {@code max_connections} are busy a request waits for one, at most {@code queue_timeout} and behind at most
+ * {@code max_queued} others; past either bound it is refused at once with 503.
  */
 public record HttpOptionsConfig(String version, Integer maxConnections, Duration connectTimeout,
-                                Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout)
+                                Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout,
+                                Integer maxQueued, Duration queueTimeout)
 {
     public HttpOptionsConfig
     {
@@ -29,6 +32,16 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
         positive("first_byte_timeout", firstByteTimeout);
         positive("idle_timeout", idleTimeout);
         positive("total_timeout", totalTimeout);
+        positive("queue_timeout", queueTimeout);
+        if (maxQueued != null && maxQueued < 1)
+            throw new IllegalArgumentException("max_queued: value: " + maxQueued + " (expected: >= 1)");
+    }
+
+    /** The block without queue settings (the defaults apply). */
+    public HttpOptionsConfig(String version, Integer maxConnections, Duration connectTimeout, Duration firstByteTimeout,
+                             Duration idleTimeout, Duration totalTimeout)
+    {
+        this(version, maxConnections, connectTimeout, firstByteTimeout, idleTimeout, totalTimeout, null, null);
     }
 
     private static void positive(String name, Duration d)
@@ -39,7 +52,7 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
 
     /**
      * Combines these settings with the upstream URL into {@link UpstreamOptions}, filling defaults: HTTP/1.1,
-     * 256 connections, connect 5s, first byte 60s, idle 60s, no total timeout.
+     * 256 connections, connect 5s, first byte 60s, idle 60s, no total timeout, 1,024 queued for at most 2s.
      *
      * @param url  the upstream base URL from the binding's options
      * @param path the path of the URL option, for messages
@@ -66,6 +79,8 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
             h.connectTimeout == null ? Duration.ofSeconds(5) : h.connectTimeout,
             h.firstByteTimeout == null ? Duration.ofSeconds(60) : h.firstByteTimeout,
             h.idleTimeout == null ? Duration.ofSeconds(60) : h.idleTimeout,
-            h.totalTimeout);
+            h.totalTimeout,
+            h.maxQueued == null ? UpstreamOptions.DEFAULT_MAX_QUEUED : h.maxQueued,
+            h.queueTimeout == null ? UpstreamOptions.DEFAULT_QUEUE_TIMEOUT : h.queueTimeout);
     }
 }

@@ -15,10 +15,19 @@ import java.util.Objects;
  * @param firstByteTimeout how long to wait for the response headers after sending
  * @param idleTimeout      how long the response may stay silent (between stream events)
  * @param totalTimeout     a cap on the whole exchange, or {@code null} for none (long generations are legitimate)
+ * @param maxQueued        how many requests may wait for a connection when all {@code maxConnections} are busy; one
+ *                         more is refused at once with {@link dev.sluice.api.ErrorKind#UNAVAILABLE} (503)
+ * @param queueTimeout     how long a request may wait for a connection before it is refused the same way
  */
 public record UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnections, Duration connectTimeout,
-                              Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout)
+                              Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout, int maxQueued,
+                              Duration queueTimeout)
 {
+    /** Requests that may wait for a connection, by default. */
+    public static final int DEFAULT_MAX_QUEUED = 1024;
+    /** How long a request may wait for a connection, by default. */
+    public static final Duration DEFAULT_QUEUE_TIMEOUT = Duration.ofSeconds(2);
+
     public UpstreamOptions
     {
         Objects.requireNonNull(baseUrl, "baseUrl");
@@ -26,7 +35,18 @@ public record UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnectio
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(firstByteTimeout, "firstByteTimeout");
         Objects.requireNonNull(idleTimeout, "idleTimeout");
+        Objects.requireNonNull(queueTimeout, "queueTimeout");
         if (maxConnections < 1)
             throw new IllegalArgumentException("maxConnections: " + maxConnections + " (expected: >= 1)");
+        if (maxQueued < 1)
+            throw new IllegalArgumentException("maxQueued: " + maxQueued + " (expected: >= 1)");
+    }
+
+    /** The options without queue settings: {@link #DEFAULT_MAX_QUEUED} and {@link #DEFAULT_QUEUE_TIMEOUT}. */
+    public UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnections, Duration connectTimeout,
+                           Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout)
+    {
+        this(baseUrl, version, maxConnections, connectTimeout, firstByteTimeout, idleTimeout, totalTimeout,
+            DEFAULT_MAX_QUEUED, DEFAULT_QUEUE_TIMEOUT);
     }
 }
