@@ -3,6 +3,7 @@ package dev.sluice.runtime;
 import dev.sluice.runtime.internal.chain.ChainAssembler;
 import dev.sluice.runtime.internal.config.ConfigLoader;
 import dev.sluice.runtime.internal.config.GatewayConfig;
+import dev.sluice.runtime.internal.http.Execution;
 import dev.sluice.runtime.internal.http.GatewayHandler;
 import dev.sluice.runtime.internal.http.HttpGateway;
 import dev.sluice.runtime.internal.plugin.BindingTypes;
@@ -31,14 +32,16 @@ public final class Sluice implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(Sluice.class);
 
     private final BindingTypes types;
+    private final Execution execution;
     private final UpstreamClients upstreams;
     private final HttpGateway http;
     private final GatewayConfig config;
     private volatile boolean ready;
 
-    private Sluice(BindingTypes types, UpstreamClients upstreams, HttpGateway http, GatewayConfig config)
+    private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config)
     {
         this.types = types;
+        this.execution = execution;
         this.upstreams = upstreams;
         this.http = http;
         this.config = config;
@@ -101,7 +104,7 @@ public final class Sluice implements AutoCloseable
         GatewayConfig config = new ConfigLoader(options.env).load(options.config);
         try (BindingTypes types = BindingTypes.load(options.plugins))
         {
-            UpstreamClients upstreams = new UpstreamClients(null);
+            UpstreamClients upstreams = new UpstreamClients(new Execution(config.workers(), config.bufferPoolBytes(), null));
             new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
             return List.copyOf(config.bindings().keySet());
         }
@@ -114,14 +117,17 @@ public final class Sluice implements AutoCloseable
         if (options.port != null)
             config = config.withPort(options.port);
         BindingTypes types = BindingTypes.load(options.plugins);
-        UpstreamClients upstreams = new UpstreamClients(options.bufferPool);
+        Execution execution = new Execution(config.workers(), config.bufferPoolBytes(), options.bufferPool);
+        UpstreamClients upstreams = new UpstreamClients(execution);
         try
         {
             ChainAssembler.Chain chain = new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
             Sluice[] self = new Sluice[1];
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(), () -> self[0] != null && self[0].ready);
-            HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, options.bufferPool);
-            self[0] = new Sluice(types, upstreams, http, config);
+            HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution);
+            self[0] = new Sluice(types, execution, upstreams, http, config);
+            // The threads first: the server and the clients then find a started pool and leave its life to us.
+            execution.start();
             upstreams.start();
             http.start();
             self[0].ready = true;
@@ -132,6 +138,7 @@ public final class Sluice implements AutoCloseable
         catch (Exception | Error e)
         {
             upstreams.stop();
+            execution.stop();
             types.close();
             throw e;
         }
@@ -160,8 +167,15 @@ public final class Sluice implements AutoCloseable
         }
         finally
         {
-            upstreams.stop();
-            types.close();
+            try
+            {
+                upstreams.stop();
+            }
+            finally
+            {
+                execution.stop();
+                types.close();
+            }
         }
     }
 }

@@ -71,7 +71,13 @@ class ConfigValidationTest
     void rejectsUnknownTopLevelKey()
     {
         assertFails("listn: { port: 1 }\n" + VALID.substring(VALID.indexOf("bindings:")),
-            "listn: unknown key (expected one of: admin, bindings, limits, listen, shutdown)");
+            "listn: unknown key (expected one of: admin, bindings, execution, limits, listen, shutdown)");
+    }
+
+    @Test
+    void rejectsAnEmptyThreadPool()
+    {
+        assertFails("execution: { workers: 0 }\n" + VALID, "execution.workers: value: 0 (expected: 1..1024)");
     }
 
     @Test

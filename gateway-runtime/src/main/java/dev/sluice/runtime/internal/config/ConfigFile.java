@@ -10,7 +10,8 @@ import java.util.Map;
  * The generic shape of a config file, bound strictly (unknown keys fail with their path). Binding options and
  * route conditions stay raw: their factories validate them.
  */
-public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin admin, Map<String, Binding> bindings)
+public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin admin, Exec execution,
+                         Map<String, Binding> bindings)
 {
     /** {@code listen: { host, port }}. */
     public record Listen(String host, Integer port)
@@ -35,6 +36,18 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
     /** {@code admin: { stages }}: operator endpoints, all off by default. */
     public record Admin(Boolean stages)
     {
+    }
+
+    /** {@code execution: { workers, buffer_pool_bytes }}: the shared thread and buffer pools. */
+    public record Exec(Integer workers, Long bufferPoolBytes)
+    {
+        public Exec
+        {
+            if (workers != null && (workers < 1 || workers > 1024))
+                throw new IllegalArgumentException("workers: value: " + workers + " (expected: 1..1024)");
+            if (bufferPoolBytes != null && bufferPoolBytes < 0)
+                throw new IllegalArgumentException("buffer_pool_bytes: value: " + bufferPoolBytes + " (expected: >= 0)");
+        }
     }
 
     /** {@code shutdown: { grace }}. */

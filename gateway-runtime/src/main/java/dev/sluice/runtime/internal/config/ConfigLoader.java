@@ -211,6 +211,9 @@ public final class ConfigLoader
             file.limits() == null || file.limits().maxBodyBytes() == null ? DEFAULT_MAX_BODY_BYTES : file.limits().maxBodyBytes(),
             file.shutdown() == null || file.shutdown().grace() == null ? DEFAULT_GRACE : file.shutdown().grace(),
             file.admin() != null && Boolean.TRUE.equals(file.admin().stages()),
+            file.execution() == null || file.execution().workers() == null ? 0 : file.execution().workers(),
+            file.execution() == null || file.execution().bufferPoolBytes() == null
+                ? dev.sluice.runtime.internal.http.Execution.DEFAULT_BUFFER_POOL_BYTES : file.execution().bufferPoolBytes(),
             bindings);
     }
 }

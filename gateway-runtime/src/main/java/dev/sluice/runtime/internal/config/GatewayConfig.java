@@ -11,9 +11,11 @@ import java.util.Map;
  * @param maxBodyBytes the request body cap
  * @param grace        how long in-flight requests may run on at shutdown
  * @param stages       whether {@code GET /_sluice/stages} serves the per-stage breakdown
+ * @param workers      worker threads of the shared pool, 0 for the default (from the cores)
+ * @param bufferPoolBytes the shared buffer pool's cap on retained heap, and on retained direct memory
  */
-public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, boolean stages,
-                            Map<String, BindingConfig> bindings)
+public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, boolean stages, int workers,
+                            long bufferPoolBytes, Map<String, BindingConfig> bindings)
 {
     public GatewayConfig
     {
@@ -23,6 +25,6 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
-        return new GatewayConfig(host, newPort, maxBodyBytes, grace, stages, bindings);
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, stages, workers, bufferPoolBytes, bindings);
     }
 }

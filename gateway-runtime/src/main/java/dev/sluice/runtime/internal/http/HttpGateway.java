@@ -1,20 +1,19 @@
 package dev.sluice.runtime.internal.http;
 
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
-import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 import java.time.Duration;
 
 /**
  * The Jetty 12 core server: one connector speaking HTTP/1.1 and h2c (prior knowledge and Upgrade) on one port,
- * a graceful handler that lets in-flight requests and streams finish at shutdown, then the gateway handler.
+ * a graceful handler that lets in-flight requests and streams finish at shutdown, then the gateway handler. It runs on
+ * the process's {@link Execution}: no acceptor thread (the selector accepts), and selectors that it reserves there.
  */
 public final class HttpGateway
 {
@@ -22,17 +21,12 @@ public final class HttpGateway
     private final ServerConnector connector;
 
     /**
-     * @param grace      how long {@link #stop()} waits for in-flight requests and streams
-     * @param bufferPool the buffer pool, or {@code null} for Jetty's default
+     * @param grace     how long {@link #stop()} waits for in-flight requests and streams
+     * @param execution the shared threads, scheduler and buffers; the connector reserves its selectors there
      */
-    public HttpGateway(String host, int port, Duration grace, Handler handler, ByteBufferPool bufferPool)
+    public HttpGateway(String host, int port, Duration grace, Handler handler, Execution execution)
     {
-        QueuedThreadPool threads = new QueuedThreadPool(256, 8, 60_000);
-        threads.setName("sluice-server");
-        // No reserved threads: the handler never blocks, so handing production to a spare thread on every task only
-        // costs futex wake-ups. Measured (open loop 1,500 req/s, warm): 554-601 -> 358-452 µs gateway CPU/request.
-        threads.setReservedThreads(0);
-        server = new Server(threads, null, bufferPool);
+        server = new Server(execution.threads(), execution.scheduler(), execution.buffers());
         HttpConfiguration config = new HttpConfiguration();
         config.setSendServerVersion(false);
         config.setSendXPoweredBy(false);
@@ -41,7 +35,21 @@ public final class HttpGateway
         HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(config);
         h2c.setMaxConcurrentStreams(1024);
         // HTTP/1.1 first: Jetty switches to h2c on the HTTP/2 preface or on an Upgrade: h2c request.
-        connector = new ServerConnector(server, http11, h2c);
+        // No acceptor thread: the selector accepts new connections between its other events (a thread less, and an
+        // accept costs the same there). One selector per two cores, as Jetty's default.
+        int selectors = selectors();
+        connector = new ServerConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 0,
+            selectors, http11, h2c);
+        execution.reserve(selectors);
+        // The execution outlives the server (upstream clients still use it while the server drains): neither the
+        // server nor its connector may stop it.
+        for (Object shared : new Object[]{execution.threads(), execution.scheduler(), execution.buffers()})
+        {
+            if (server.contains(shared))
+                server.unmanage(shared);
+            if (connector.contains(shared))
+                connector.unmanage(shared);
+        }
         connector.setHost(host);
         connector.setPort(port);
         connector.setAcceptQueueSize(4096);
@@ -49,6 +57,12 @@ public final class HttpGateway
         server.setHandler(new GracefulHandler(handler));
         server.setStopTimeout(grace.toMillis());
         server.setStopAtShutdown(false);
+    }
+
+    /** @return the selector threads the server connector holds */
+    static int selectors()
+    {
+        return Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
     }
 
     /** Starts listening. */

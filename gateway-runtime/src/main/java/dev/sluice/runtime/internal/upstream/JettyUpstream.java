@@ -15,6 +15,9 @@ import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.Result;
+import org.eclipse.jetty.client.transport.HttpDestination;
+import org.eclipse.jetty.client.transport.HttpExchange;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
@@ -32,7 +35,14 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** {@link Upstream} over jetty-client: async send, response body as a demand-driven {@link BodySource}. */
+/**
+ * {@link Upstream} over jetty-client: async send, response body as a demand-driven {@link BodySource}.
+ *
+ * <p>The destination (Jetty's per-origin connection pool and request queue) is resolved once and kept: each send goes
+ * straight to it, with no per-request origin lookup. A request that finds {@link UpstreamOptions#maxQueued()} others
+ * already waiting for a connection is refused at once, and one that waits longer than
+ * {@link UpstreamOptions#queueTimeout()} is aborted by the {@link QueueSweep}; both answer 503.</p>
+ */
 final class JettyUpstream implements Upstream
 {
     private static final Logger LOG = LoggerFactory.getLogger(JettyUpstream.class);
@@ -41,21 +51,26 @@ final class JettyUpstream implements Upstream
     private final HttpClient client;
     private final UpstreamOptions options;
     private final Scheduler scheduler;
+    private final QueueSweep sweep;
     private final String base;
     // Client bindings send to one or two fixed paths: parse each URI once, not per request.
     private final Map<String, URI> uris = new java.util.concurrent.ConcurrentHashMap<>();
-    // Jetty's request idle timeout also covers the wait for the response headers, so a first-byte timeout equal
-    // to the idle timeout needs no timer of its own (the default: 60s both).
+    // Jetty's idle timeout (set once on the connector) also covers the wait for the response headers, so a
+    // first-byte timeout equal to the idle timeout needs no timer of its own (the default: 60s both).
     private final boolean firstByteTimer;
+    private final long queueTimeoutNanos;
+    private volatile HttpDestination destination;
 
-    JettyUpstream(String bindingName, HttpClient client, UpstreamOptions options, Scheduler scheduler)
+    JettyUpstream(String bindingName, HttpClient client, UpstreamOptions options, Scheduler scheduler, QueueSweep sweep)
     {
         this.bindingName = bindingName;
         this.client = client;
         this.options = options;
         this.scheduler = scheduler;
+        this.sweep = sweep;
         this.base = options.baseUrl().toString();
         this.firstByteTimer = !options.firstByteTimeout().equals(options.idleTimeout());
+        this.queueTimeoutNanos = options.queueTimeout().toNanos();
     }
 
     @Override
@@ -64,10 +79,15 @@ final class JettyUpstream implements Upstream
         return options;
     }
 
+    /** @return the destination once a request was sent, else {@code null} */
+    HttpDestination destination()
+    {
+        return destination;
+    }
+
     @Override
     public CompletionStage<UpstreamResponse> send(UpstreamRequest upstreamRequest, Exchange exchange)
     {
-        CompletableFuture<UpstreamResponse> result = new CompletableFuture<>();
         URI uri = uris.get(upstreamRequest.path());
         if (uri == null)
         {
@@ -76,9 +96,7 @@ final class JettyUpstream implements Upstream
             if (uris.size() < 64)
                 uris.put(upstreamRequest.path(), uri);
         }
-        Request request = client.newRequest(uri)
-            .method(upstreamRequest.method())
-            .idleTimeout(options.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        Request request = client.newRequest(uri).method(upstreamRequest.method());
         if (options.version() == HttpVersion.H2C)
             request.version(org.eclipse.jetty.http.HttpVersion.HTTP_2);
         if (options.totalTimeout() != null)
@@ -91,21 +109,115 @@ final class JettyUpstream implements Upstream
         if (upstreamRequest.body() != null)
             request.body(new BytesRequestContent(upstreamRequest.contentType(), upstreamRequest.body()));
 
-        // Only when the first-byte timeout differs from the idle one does it need a timer (and an object) of its own.
-        FirstByteTimeout firstByte = firstByteTimer ? new FirstByteTimeout(request) : null;
-        if (firstByte != null)
+        HttpDestination d = destination;
+        if (d == null)
+            destination = d = (HttpDestination)client.resolveDestination(request);
+        if (d.getQueuedRequestCount() >= options.maxQueued())
         {
-            firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            request.onResponseBegin(r -> firstByte.cancel());
+            if (LOG.isDebugEnabled())
+                LOG.debug("G2P {} {} refused: {} requests wait for a connection", exchange.id(), bindingName, options.maxQueued());
+            return CompletableFuture.failedFuture(busy(options.maxQueued() + " requests are already waiting for one of "
+                + options.maxConnections() + " connections"));
         }
-        request.onResponseContentSource((response, source) ->
+        Call call = new Call(request, exchange);
+        request.tag(call);
+        if (call.firstByte != null)
+            request.onResponseBegin(r -> call.firstByte.cancel());
+        exchange.onAbort(cause -> request.abort(cause));
+        exchange.mark(Stage.UPSTREAM_SEND);
+        call.queuedSince = System.nanoTime();
+        // Jetty registers the call for every listener interface it implements: completion and the content source.
+        d.send(request, call);
+        // Only a request that had to wait arms the sweep that enforces the queue timeout: no timer otherwise.
+        if (d.getQueuedRequestCount() > 0)
+            sweep.arm();
+        return call.result;
+    }
+
+    /**
+     * Aborts the requests that have waited for a connection longer than the queue timeout.
+     *
+     * @return whether requests are still waiting
+     */
+    boolean sweepQueue(long now)
+    {
+        HttpDestination d = destination;
+        if (d == null || d.getQueuedRequestCount() == 0)
+            return false;
+        boolean waiting = false;
+        for (HttpExchange queued : d.getHttpExchanges())
+        {
+
+            if (queued.getRequest().getTag() instanceof Call call && call.upstream() == this)
+            {
+                if (now - call.queuedSince >= queueTimeoutNanos)
+                    queued.getRequest().abort(new QueueTimeout());
+                else
+                    waiting = true;
+            }
+        }
+        return waiting;
+    }
+
+    private GatewayException busy(String why)
+    {
+        return new GatewayException(ErrorKind.UNAVAILABLE, "upstream " + bindingName + " is busy: " + why);
+    }
+
+    /** A queued request that waited too long for a connection. */
+    private static final class QueueTimeout extends java.util.concurrent.TimeoutException
+    {
+        private QueueTimeout()
+        {
+            super("queue timeout");
+        }
+
+        @Override
+        public Throwable fillInStackTrace()
+        {
+            return this;
+        }
+    }
+
+    /** One upstream request: its result, its first-byte timer if any, and when it started to wait. */
+    private final class Call implements Response.CompleteListener, Response.ContentSourceListener
+    {
+        private final CompletableFuture<UpstreamResponse> result = new CompletableFuture<>();
+        private final Request request;
+        private final Exchange exchange;
+        private final FirstByteTimeout firstByte;
+        private volatile long queuedSince;
+
+        private Call(Request request, Exchange exchange)
+        {
+            this.request = request;
+            this.exchange = exchange;
+            // Only when the first-byte timeout differs from the idle one does it need a timer (and an object).
+            if (firstByteTimer)
+            {
+                firstByte = new FirstByteTimeout(request);
+                firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            }
+            else
+            {
+                firstByte = null;
+            }
+        }
+
+        JettyUpstream upstream()
+        {
+            return JettyUpstream.this;
+        }
+
+        @Override
+        public void onContentSource(Response response, Content.Source source)
         {
             exchange.mark(Stage.UPSTREAM_HEADERS);
             result.complete(new JettyResponse(response, source, request, exchange));
-        });
-        exchange.onAbort(cause -> request.abort(cause));
-        exchange.mark(Stage.UPSTREAM_SEND);
-        request.send(r ->
+        }
+
+        @Override
+        public void onComplete(Result r)
         {
             if (firstByte != null)
                 firstByte.cancel();
@@ -121,14 +233,18 @@ final class JettyUpstream implements Upstream
                 // No content source was offered (a response without body): answer with an empty one.
                 result.complete(new JettyResponse(r.getResponse(), Content.Source.from(ByteBuffer.allocate(0)), request, exchange));
             }
-        });
-        return result;
+        }
     }
 
     private GatewayException map(Throwable failure, boolean firstByteFired)
     {
         if (failure instanceof GatewayException g)
             return g;
+        if (failure instanceof QueueTimeout)
+            return busy("no connection of " + options.maxConnections() + " was free within "
+                + options.queueTimeout().toMillis() + " ms");
+        if (failure instanceof java.util.concurrent.RejectedExecutionException)
+            return busy("too many requests are waiting for a connection");
         if (firstByteFired)
             return new GatewayException(ErrorKind.UPSTREAM_TIMEOUT,
                 "upstream did not answer within " + options.firstByteTimeout().toMillis() + " ms", failure);

@@ -3,32 +3,37 @@ package dev.sluice.runtime.internal.upstream;
 import dev.sluice.api.upstream.HttpVersion;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.runtime.internal.http.Execution;
 import org.eclipse.jetty.client.ConnectionPool;
 import org.eclipse.jetty.client.Destination;
 import org.eclipse.jetty.client.DuplexConnectionPool;
 import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.RoundRobinConnectionPool;
+import org.eclipse.jetty.client.HttpClientTransport;
 import org.eclipse.jetty.client.Origin;
-import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
-import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
+import org.eclipse.jetty.client.RoundRobinConnectionPool;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http2.client.HTTP2Client;
-import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
-import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
 import org.eclipse.jetty.util.thread.Invocable;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
-import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The runtime's outbound HTTP machinery: one jetty {@link HttpClient} speaking HTTP/1.1 and h2c through the dynamic
- * transport, shared by every client binding. Jetty sets the connect timeout per client, not per request, so a
- * binding asking for a connect timeout no other binding uses gets a client of its own (sharing the thread pool and
- * scheduler); with the defaults there is exactly one. Pool sizes are per upstream origin.
+ * The runtime's outbound HTTP machinery, on the process's {@link Execution} (its threads, scheduler and buffers).
+ *
+ * <p>Jetty keeps the connect and idle timeouts on the {@link ClientConnector}, and a connector serves one
+ * {@link HttpClient} (its transport configures it at start), so bindings share a client, and its one selector
+ * thread, when they share the protocol and both timeouts: HTTP/1.1 upstreams on Jetty's HTTP/1.1 transport, h2c
+ * upstreams on the HTTP/2 transport with prior knowledge — no per-request protocol negotiation. With the defaults
+ * there is one client. Timeouts are set once,
+ * here; no request changes them (a per-request idle timeout makes every pooled HTTP/1.1 connection reschedule its
+ * idle timer twice per request). Pool sizes and queue bounds are per upstream origin.</p>
  */
 public final class UpstreamClients extends ContainerLifeCycle
 {
@@ -41,37 +46,39 @@ public final class UpstreamClients extends ContainerLifeCycle
     /** Concurrent streams per h2c connection (the server's own limit still applies). */
     static final int H2C_STREAMS_PER_CONNECTION = 1024;
 
-    private final QueuedThreadPool executor;
-    private final ScheduledExecutorScheduler scheduler;
-    private final Map<Duration, HttpClient> clients = new ConcurrentHashMap<>();
-    private final Map<String, Integer> poolSizes = new ConcurrentHashMap<>();
-
-    private final ByteBufferPool bufferPool;
-
-    /**
-     * Creates the shared executor and scheduler; clients are created on demand and started with this container.
-     *
-     * @param bufferPool the buffer pool for upstream connections, or {@code null} for Jetty's default
-     */
-    public UpstreamClients(ByteBufferPool bufferPool)
+    private record Timeouts(Duration connect, Duration idle)
     {
-        this.bufferPool = bufferPool;
-        executor = new QueuedThreadPool(200, 8, 60_000);
-        executor.setName("sluice-upstream");
-        // No reserved threads, as on the server side: nothing here blocks.
-        executor.setReservedThreads(0);
-        scheduler = new ScheduledExecutorScheduler("sluice-upstream-scheduler", false);
-        addBean(executor);
-        addBean(scheduler);
+    }
+
+    private record ClientKey(Timeouts timeouts, HttpVersion version)
+    {
+    }
+
+    private final Execution execution;
+    private final Map<ClientKey, HttpClient> clients = new ConcurrentHashMap<>();
+    private final Map<String, Integer> poolSizes = new ConcurrentHashMap<>();
+    private final List<JettyUpstream> upstreams = new CopyOnWriteArrayList<>();
+    private final QueueSweep sweep;
+
+    /** Clients are created during chain assembly and started with this container, after the execution. */
+    public UpstreamClients(Execution execution)
+    {
+        this.execution = execution;
+        this.sweep = new QueueSweep(execution.scheduler(), upstreams);
     }
 
     /** @return an {@link Upstream} for {@code options}; call during chain assembly, before {@link #start()} */
     public Upstream upstream(String bindingName, UpstreamOptions options)
     {
-        HttpClient client = clients.computeIfAbsent(options.connectTimeout(), this::newClient);
+        Timeouts timeouts = new Timeouts(options.connectTimeout(), options.idleTimeout());
+        HttpClient client = clients.computeIfAbsent(new ClientKey(timeouts, options.version()), this::newClient);
         String key = poolKey(options.baseUrl().getScheme(), options.baseUrl().getHost(), port(options), options.version());
         poolSizes.merge(key, options.maxConnections(), Math::max);
-        return new JettyUpstream(bindingName, client, options, scheduler);
+        // Jetty's own bound: the largest queue any binding on this client allows (each upstream checks its own first).
+        client.setMaxRequestsQueuedPerDestination(Math.max(client.getMaxRequestsQueuedPerDestination(), options.maxQueued()));
+        JettyUpstream upstream = new JettyUpstream(bindingName, client, options, execution.scheduler(), sweep);
+        upstreams.add(upstream);
+        return upstream;
     }
 
     private static int port(UpstreamOptions options)
@@ -87,51 +94,63 @@ public final class UpstreamClients extends ContainerLifeCycle
         return scheme + "://" + host + ":" + port + "/" + version.configName();
     }
 
-    private HttpClient newClient(Duration connectTimeout)
+    private HttpClient newClient(ClientKey key)
     {
         ClientConnector connector = new ClientConnector();
-        connector.setExecutor(executor);
-        connector.setScheduler(scheduler);
-        if (bufferPool != null)
-            connector.setByteBufferPool(bufferPool);
-        HTTP2Client http2 = new HTTP2Client(connector);
-        HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector,
-            HttpClientConnectionFactory.HTTP11, new ClientConnectionFactoryOverHTTP2.HTTP2(http2));
-        transport.setConnectionPoolFactory(this::newPool);
-        // Response listeners and content demand run where the response was read, without a hand-off to another
-        // thread: everything downstream of them (relay, the client write) never blocks. Measured with wrk -c32 on
-        // the 2-core machine: about 470 -> 170-360 µs of gateway CPU per request, noisy (see the issue note).
-        transport.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
+        connector.setSelectors(1);
+        connector.setConnectTimeout(key.timeouts().connect());
+        connector.setIdleTimeout(key.timeouts().idle());
+        execution.reserve(1);
+        HttpClientTransport transport;
+        if (key.version() == HttpVersion.H2C)
+        {
+            HTTP2Client http2 = new HTTP2Client(connector);
+            HttpClientTransportOverHTTP2 h2 = new HttpClientTransportOverHTTP2(http2);
+            h2.setConnectionPoolFactory(destination -> new RoundRobinConnectionPool(destination,
+                Math.min(maxConnections(destination, HttpVersion.H2C), H2C_CONNECTIONS), H2C_STREAMS_PER_CONNECTION));
+            // Response listeners and content demand run where the response was read, without a hand-off to another
+            // thread: everything downstream of them (relay, the client write) never blocks.
+            h2.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
+            transport = h2;
+        }
+        else
+        {
+            HttpClientTransportOverHTTP h1 = new HttpClientTransportOverHTTP(connector);
+            h1.setConnectionPoolFactory(destination ->
+                new DuplexConnectionPool(destination, maxConnections(destination, HttpVersion.HTTP_1_1)));
+            // As for h2c. Measured with wrk -c32 on the 2-core machine: about 470 -> 170-360 µs of gateway CPU per
+            // request, noisy (issue 2's note).
+            h1.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
+            transport = h1;
+        }
         HttpClient client = new HttpClient(transport);
-        client.setExecutor(executor);
-        client.setScheduler(scheduler);
-        client.setConnectTimeout(connectTimeout.toMillis());
+        client.setExecutor(execution.threads());
+        client.setScheduler(execution.scheduler());
+        client.setByteBufferPool(execution.buffers());
         client.setFollowRedirects(false);
         client.setUserAgentField(null);
         client.setHttpCookieStore(new org.eclipse.jetty.http.HttpCookieStore.Empty());
         // A relay must not decode what it forwards; no Accept-Encoding is added either.
         client.getContentDecoderFactories().clear();
         client.setMaxConnectionsPerDestination(256);
-        client.setMaxRequestsQueuedPerDestination(65_536);
+        client.setMaxRequestsQueuedPerDestination(1);
+        // Destinations are never dropped while the gateway runs: each upstream resolves its own once and keeps it.
+        client.setDestinationIdleTimeout(0);
         addBean(client);
         return client;
     }
 
-    private ConnectionPool newPool(Destination destination)
+    private int maxConnections(Destination destination, HttpVersion version)
     {
         Origin origin = destination.getOrigin();
-        boolean h2c = origin.getProtocol() != null && origin.getProtocol().getProtocols().contains("h2c");
-        String key = poolKey(origin.getScheme(), origin.getAddress().getHost(), origin.getAddress().getPort(),
-            h2c ? HttpVersion.H2C : HttpVersion.HTTP_1_1);
-        int max = poolSizes.getOrDefault(key, destination.getHttpClient().getMaxConnectionsPerDestination());
-        if (h2c)
-            return new RoundRobinConnectionPool(destination, Math.min(max, H2C_CONNECTIONS), H2C_STREAMS_PER_CONNECTION);
-        return new DuplexConnectionPool(destination, max);
+        String key = poolKey(origin.getScheme(), origin.getAddress().getHost(), origin.getAddress().getPort(), version);
+        return poolSizes.getOrDefault(key, destination.getHttpClient().getMaxConnectionsPerDestination());
     }
 
-    /** @return the scheduler shared by all upstream clients */
-    public ScheduledExecutorScheduler scheduler()
+    @Override
+    protected void doStop() throws Exception
     {
-        return scheduler;
+        sweep.stop();
+        super.doStop();
     }
 }
