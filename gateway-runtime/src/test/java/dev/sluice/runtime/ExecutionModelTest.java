@@ -93,8 +93,8 @@ class ExecutionModelTest
             """.formatted(mock.baseUrl());
         harness = GatewayHarness.start(dir, yaml);
         Map<String, Integer> idle = gatewayThreads();
-        int selectors = Math.max(1, Runtime.getRuntime().availableProcessors() / 2) + 2;
-        assertThat(idle.get("sluice")).as("fixed pool: 3 workers + server selectors + 2 upstream selectors %s", idle)
+        int selectors = 1 + Math.max(1, Runtime.getRuntime().availableProcessors() / 2) + 2;
+        assertThat(idle.get("sluice")).as("fixed pool: 3 workers + acceptor + server selectors + 2 upstream selectors %s", idle)
             .isEqualTo(3 + selectors);
         assertThat(idle.get("sluice-scheduler")).as("one scheduler %s", idle).isEqualTo(1);
 
