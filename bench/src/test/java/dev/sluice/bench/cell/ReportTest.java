@@ -93,7 +93,7 @@ class ReportTest
             TargetRun gateway = new TargetRun(g.target(), g.url(), g.protocol(), g.offeredRate(), g.offered(), g.completed(),
                 g.succeeded(), g.seconds(), g.achievedRate(), g.successFraction(), g.errors(), g.latency(), g.ttft(), g.gaps(),
                 g.lateness(), g.lateFraction(), g.cpuUsPerRequest(), g.cpuCores(), g.rssIdleKiB(), g.rssPeakKiB(), g.rssHwmKiB(),
-                g.gc(), g.mockCpuCores(), g.generatorCpuCores(), null, stages, g.flags(), null);
+                g.gc(), g.mockCpuCores(), g.generatorCpuCores(), null, stages, g.flags(), null, null);
             TargetRun nginx = Fixtures.run("nginx", 225, 700, 30.0, List.of());
             reps.add(new Rep(i, List.of(Fixtures.step(gateway, direct, nginx)), Map.of(), Map.of(), null, null));
         }
