@@ -142,9 +142,15 @@ public final class Report
             String p999;
             if ("SAT".equals(c.cell()))
             {
-                Double nginx = c.saturation().get("nginx");
+                List<String> refs = new ArrayList<>();
+                for (String ref : List.of("nginx", "haproxy", "jetty-proxy"))
+                {
+                    Double rate = c.saturation().get(ref);
+                    if (rate != null)
+                        refs.add(ref + " " + Fmt.ladder(rate, Cells.SAT_LADDER));
+                }
                 achieved = "saturates at " + Fmt.ladder(c.saturation().get("gateway"), Cells.SAT_LADDER) +
-                    (nginx == null ? "" : " (nginx " + Fmt.ladder(nginx, Cells.SAT_LADDER) + ")");
+                    (refs.isEmpty() ? "" : " (" + String.join(", ", refs) + ")");
             }
             else if ("R404".equals(c.cell()))
                 achieved = "holds " + Fmt.ladder(c.saturation().get("gateway"), Cells.R404_LADDER);

@@ -158,6 +158,9 @@ public final class JettyProxyMain
         ProxyHandler.Reverse proxy = new ProxyHandler.Reverse(request ->
             HttpURI.build(request.getHttpURI()).scheme("http").host(host).port(upstreamPort));
         proxy.setHttpClient(client);
+        // The upstream's authority as Host (as nginx's proxy_pass does): an HTTP/2 upstream refuses a request whose Host
+        // (here the proxy's own address, copied from an HTTP/1.1 client) differs from its :authority.
+        proxy.setProxyToServerHost(host + ":" + upstreamPort);
         // A fixed Via host: the default resolves the local host name at start.
         proxy.setViaHost("jetty-proxy");
         server.setHandler(proxy);

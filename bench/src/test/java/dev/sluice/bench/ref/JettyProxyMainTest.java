@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 
+import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -18,6 +19,8 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -43,8 +46,9 @@ class JettyProxyMainTest
         assertThat(JettyProxyMain.poolSize(JettyProxyMain.workers(1))).isEqualTo(7);
     }
 
-    @Test
-    void forwardsPathAndBodyAndAddsNoDateOrServerHeader() throws Exception
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void forwardsPathAndBodyAndAddsNoDateOrServerHeader(boolean h2cUpstream) throws Exception
     {
         QueuedThreadPool upstreamThreads = new QueuedThreadPool();
         upstreamThreads.setName("test-upstream");
@@ -53,7 +57,8 @@ class JettyProxyMainTest
         HttpConfiguration quiet = new HttpConfiguration();
         quiet.setSendDateHeader(false);
         quiet.setSendServerVersion(false);
-        ServerConnector connector = new ServerConnector(upstream, new HttpConnectionFactory(quiet));
+        ServerConnector connector = new ServerConnector(upstream, new HttpConnectionFactory(quiet),
+            new HTTP2CServerConnectionFactory(quiet));
         connector.setHost("127.0.0.1");
         upstream.addConnector(connector);
         upstream.setHandler(new Handler.Abstract()
@@ -67,7 +72,8 @@ class JettyProxyMainTest
                     public void succeeded(String body)
                     {
                         response.getHeaders().put("content-type", "text/plain");
-                        Content.Sink.write(response, true, request.getHttpURI().getPathQuery() + " " + body, callback);
+                        Content.Sink.write(response, true, request.getHttpURI().getPathQuery() + " " + body + " " +
+                            request.getConnectionMetaData().getProtocol(), callback);
                     }
 
                     @Override
@@ -81,7 +87,8 @@ class JettyProxyMainTest
         });
         upstream.start();
 
-        proxy = JettyProxyMain.create(0, URI.create("http://127.0.0.1:" + connector.getLocalPort()), false, 16);
+        // An HTTP/1.1 client in front of an h2c upstream: the bench's readiness check in S1-h2c.
+        proxy = JettyProxyMain.create(0, URI.create("http://127.0.0.1:" + connector.getLocalPort()), h2cUpstream, 16);
         JettyProxyMain.start(proxy);
         int port = ((ServerConnector)proxy.getConnectors()[0]).getLocalPort();
         assertThat(((QueuedThreadPool)proxy.getThreadPool()).getMaxThreads())
@@ -91,7 +98,7 @@ class JettyProxyMainTest
                 URI.create("http://127.0.0.1:" + port + "/v1/chat/completions?x=1"))
             .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\"}")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.body()).isEqualTo("/v1/chat/completions?x=1 {\"model\":\"m\"}");
+        assertThat(r.body()).isEqualTo("/v1/chat/completions?x=1 {\"model\":\"m\"} " + (h2cUpstream ? "HTTP/2.0" : "HTTP/1.1"));
         assertThat(r.headers().firstValue("date")).isEmpty();
         assertThat(r.headers().firstValue("server")).isEmpty();
     }
