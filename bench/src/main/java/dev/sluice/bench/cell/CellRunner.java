@@ -28,12 +28,16 @@ import dev.sluice.bench.load.LoadResult;
 import dev.sluice.bench.load.LoadSpec;
 
 /**
- * Runs cells: starts the mock once per cell, a fresh gateway (and nginx) per repetition, drives the load generator
- * against each target in turn — gateway, then direct, then nginx, repetitions interleaved — and watches the
- * processes from {@code /proc} while it does.
+ * Runs cells: starts the mock once per cell, a fresh gateway (and each reference: nginx, HAProxy, the Jetty proxy) per
+ * repetition, drives the load generator against each target in turn — gateway, then direct, then the references,
+ * repetitions interleaved — and watches the processes from {@code /proc} while it does: the window's figures, the
+ * cold start and, after the window, the per-request evidence spans ({@link EvidenceProbe}).
+ *
+ * <p>When pinning, every target runs on core 1 and the mock on core 0 with this JVM ({@link Pinning}), and a target
+ * JVM gets {@code --jvm-warmup} of load before its window.</p>
  *
  * <p>Everything is bounded: processes must become ready within a timeout, a generator run that does not return
- * within warm-up + window + its request timeout + 30 s is abandoned, and every process is stopped in a
+ * within warm-up + window + its request timeout + 75 s is abandoned, and every process is stopped in a
  * {@code finally} block (and by {@link ChildProcess}'s shutdown hook if the bench itself is killed).</p>
  */
 final class CellRunner implements AutoCloseable

@@ -162,16 +162,15 @@ final class EvidenceProbe
             return;
         }
         Map<String, Long> perf = Map.of();
-        if (failure == null)
+        try
         {
-            try
-            {
-                perf = PerfStat.parse(Files.readString(out, StandardCharsets.UTF_8));
-            }
-            catch (IOException x)
-            {
-                failure = x.getMessage();
-            }
+            // perf exits non-zero when a thread it listed ended before it could open a counter for it (a pool
+            // shrinking), yet counts the others: its file decides, not its exit status.
+            perf = PerfStat.parse(Files.readString(out, StandardCharsets.UTF_8));
+        }
+        catch (IOException x)
+        {
+            failure = failure == null ? x.getMessage() : failure;
         }
         if (perf.containsKey("context-switches"))
         {
@@ -338,16 +337,18 @@ final class EvidenceProbe
         {
             series.add(java.util.Arrays.asList(Math.round(s.endMs() / 100) / 10.0, s.cpuUsPerRequest()));
         }
-        if (run.ok() && run.cpuUsPerRequest() != null)
+        // A ladder calls this once per step, without sampling: its notes must not pile up, nor claim a cold start.
+        List<String> all = new ArrayList<>(notes);
+        if (run.ok() && run.cpuUsPerRequest() != null && !copy.isEmpty())
         {
             settled = ColdStart.settledMs(copy, run.cpuUsPerRequest());
             if (settled == null)
-                notes.add("CPU per request never stayed within 10% of the window's " + Fmt.us(run.cpuUsPerRequest()));
+                all.add("CPU per request never stayed within 10% of the window's " + Fmt.us(run.cpuUsPerRequest()));
         }
         return new Evidence(cpus, target.activeProcessorCount(), target.firstAnswerMs(), settled, series, syscalls,
             topSyscalls, contextSwitches, migrations, contextSwitchSource, allocated,
             target.jvm() ? probe.gcCount("young") : null, target.jvm() ? probe.gcCount("full") : null,
-            threadsIdle < 0 ? null : threadsIdle, threadsAfter, Map.copyOf(spanRequests), List.copyOf(notes));
+            threadsIdle < 0 ? null : threadsIdle, threadsAfter, Map.copyOf(spanRequests), List.copyOf(all));
     }
 
     // The target's own threads: those the measurement itself made it start (JFR's, the attach listener) are not its.
@@ -387,8 +388,9 @@ final class EvidenceProbe
             if (p.exitValue() != 0)
             {
                 String text = Files.readString(log, StandardCharsets.UTF_8).trim();
-                return command.get(0) + " exited " + p.exitValue() + (text.isEmpty() ? "" : ": " +
-                    text.substring(0, Math.min(200, text.length())));
+                String first = text.isEmpty() ? "" : text.lines().findFirst().orElse("");
+                return command.get(0) + " exited " + p.exitValue() + (first.isEmpty() ? "" : ": " +
+                    first.substring(0, Math.min(160, first.length())));
             }
             return null;
         }

@@ -45,8 +45,8 @@ final class NginxProcess implements TargetProcess
         String user = "root".equals(System.getProperty("user.name")) ? "root" : null;
         Path conf = prefix.resolve("nginx.conf");
         Files.writeString(conf, NginxConf.render(prefix, port, mockPort, workers, user), StandardCharsets.UTF_8);
-        List<String> command = pinning.target(List.of(binary, "-p", prefix.toAbsolutePath() + "/", "-c", conf.toAbsolutePath().toString(),
-            "-g", "daemon off;"));
+        List<String> command = pinning.target(List.of(binary, "-p", prefix.toAbsolutePath() + "/", "-c",
+            conf.toAbsolutePath().toString(), "-g", "daemon off;"));
         ChildProcess child = ChildProcess.start("nginx", command, Map.of(), prefix.resolve("logs/stdout.log"));
         if (!Http.awaitOk(URI.create("http://127.0.0.1:" + port + "/_mock/stats"), Duration.ofSeconds(15), child::isAlive))
         {
