@@ -152,7 +152,9 @@ public final class BenchCommand
             durations.put("JVM warm-up", seconds(options.jvmWarmup().toMillis()));
         durations.put("reps", Integer.toString(options.reps()));
         String target = needsGateway ? "the distribution " + options.root().relativize(options.dist()) +
-            " (bin/sluice, default JVM flags + GC log), a fresh process per repetition" : options.targetUrl() +
+            " (bin/sluice, default JVM flags + GC log" + (options.pin() ? " + -XX:ActiveProcessorCount=" +
+            Pinning.TARGET_ACTIVE_PROCESSORS + ", under taskset -c " + Pinning.TARGET_CPUS : "") +
+            "), a fresh process per repetition" : options.targetUrl() +
             (options.targetPid() != 0 ? " (pid " + options.targetPid() + ")" : " (no pid: no CPU/RSS figures)");
         // The machine's cores, not the bench JVM's: bench/run pins it to one.
         int online = ProcFs.onlineCpus();
