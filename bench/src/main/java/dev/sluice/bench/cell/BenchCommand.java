@@ -90,6 +90,31 @@ public final class BenchCommand
                     ", keep-alive upstream (keepalive 256), proxy_buffering off, access_log off, 127.0.0.1 only";
         }
 
+        String haproxy = options.haproxy() ? findBinary("haproxy") : null;
+        if (options.haproxy())
+        {
+            nginxNote += "; HAProxy: " + (haproxy == null ? "unavailable (not installed; bench/run installs Debian's " +
+                "haproxy when it can)" : haproxyVersion(haproxy) + ", nbthread 1, mode http, http-reuse always, no " +
+                "logging, h2c to the mock in S1-h2c");
+        }
+        else
+            nginxNote += "; HAProxy: off (--no-haproxy)";
+        nginxNote += options.jettyProxy() ? "; Jetty proxy: jetty-proxy ProxyHandler.Reverse (dev.sluice.bench.ref." +
+            "JettyProxyMain), one fixed thread pool, the distribution's JVM flags" : "; Jetty proxy: off (--no-jetty-proxy)";
+
+        Pinning pinning = new Pinning(options.pin());
+        String selfPin = pinning.pinSelf();
+        if (selfPin != null)
+            notes.add(selfPin);
+        if (options.pin())
+            notes.add("pinned: the gateway and each reference ran on core " + Pinning.TARGET_CPUS + " (taskset -c " +
+                Pinning.TARGET_CPUS + "; JVM targets with -XX:ActiveProcessorCount=" + Pinning.TARGET_ACTIVE_PROCESSORS +
+                "), the mock and the load generator (this JVM, cores " + Pinning.cpus(ProcessHandle.current().pid()) +
+                ") on core " + Pinning.HARNESS_CPUS + "; each target JVM got " + options.jvmWarmup().toSeconds() +
+                " s of load before its window (--jvm-warmup); every process' cores are in its evidence row");
+        else
+            notes.add("not pinned (--no-pin or fewer than 2 cores): every process shares every core");
+
         boolean stages = false;
         String stagesNote;
         if (!needsGateway)
@@ -123,17 +148,24 @@ public final class BenchCommand
         durations.put("window", seconds(options.window().toMillis()));
         durations.put("ladder step warm-up", seconds(options.stepWarmup().toMillis()));
         durations.put("ladder step window", seconds(options.stepWindow().toMillis()));
+        if (options.pin())
+            durations.put("JVM warm-up", seconds(options.jvmWarmup().toMillis()));
         durations.put("reps", Integer.toString(options.reps()));
         String target = needsGateway ? "the distribution " + options.root().relativize(options.dist()) +
-            " (bin/sluice, default JVM flags + GC log), a fresh process per repetition" : options.targetUrl() +
+            " (bin/sluice, default JVM flags + GC log" + (options.pin() ? " + -XX:ActiveProcessorCount=" +
+            Pinning.TARGET_ACTIVE_PROCESSORS + ", under taskset -c " + Pinning.TARGET_CPUS : "") +
+            "), a fresh process per repetition" : options.targetUrl() +
             (options.targetPid() != 0 ? " (pid " + options.targetPid() + ")" : " (no pid: no CPU/RSS figures)");
-        RunInfo info = new RunInfo(started.toString(), started.toString(), host, Runtime.getRuntime().availableProcessors(),
+        // The machine's cores, not the bench JVM's: bench/run pins it to one.
+        int online = ProcFs.onlineCpus();
+        RunInfo info = new RunInfo(started.toString(), started.toString(), host,
+            online > 0 ? online : Runtime.getRuntime().availableProcessors(),
             memoryMiB(), System.getProperty("java.version"), read("/proc/sys/kernel/osrelease"), git(options.root()),
             "bench/run " + String.join(" ", shown(args)), target, durations, nginxNote, stagesNote, ProcFs.clockTicks(),
             options.generator(), notes);
 
         Session session = new Session(options, dir, Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            System.getProperty("java.class.path"), nginx, stages);
+            System.getProperty("java.class.path"), nginx, stages, haproxy, pinning);
         System.out.println("bench: " + cells.size() + " cell(s), " + options.reps() + " rep(s), results in " + dir);
         List<CellResult> results = new ArrayList<>();
         Map<String, CellResult> done = new LinkedHashMap<>();
@@ -221,18 +253,32 @@ public final class BenchCommand
 
     private static String findNginx()
     {
+        return findBinary("nginx");
+    }
+
+    private static String haproxyVersion(String haproxy)
+    {
+        String v = command(List.of(haproxy, "-v"));
+        if (v == null)
+            return haproxy;
+        String first = v.split("\n")[0];
+        return first.replaceAll(" - https?://\\S+", "").replace("HAProxy version ", "HAProxy ");
+    }
+
+    private static String findBinary(String name)
+    {
         List<String> candidates = new ArrayList<>();
         String path = System.getenv("PATH");
         if (path != null)
         {
             for (String d : path.split(File.pathSeparator))
             {
-                candidates.add(d + "/nginx");
+                candidates.add(d + "/" + name);
             }
         }
-        candidates.add("/usr/sbin/nginx");
-        candidates.add("/usr/local/sbin/nginx");
-        candidates.add("/usr/local/nginx/sbin/nginx");
+        candidates.add("/usr/sbin/" + name);
+        candidates.add("/usr/local/sbin/" + name);
+        candidates.add("/usr/local/nginx/sbin/" + name);
         for (String c : candidates)
         {
             if (Files.isExecutable(Path.of(c)))

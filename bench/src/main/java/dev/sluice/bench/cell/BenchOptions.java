@@ -23,16 +23,26 @@ import java.util.List;
  * @param targetPid    the pid of the process behind {@code targetUrl} for CPU/RSS figures, or 0
  * @param mockPort     the mock's port; 0 for an ephemeral one
  * @param nginx        whether to measure the nginx byte pipe
- * @param nginxWorkers nginx's {@code worker_processes}
+ * @param nginxWorkers nginx's {@code worker_processes}, or null for the mode's default (1 pinned, {@code auto} not)
  * @param stages       {@code auto}, {@code on} or {@code off}: the gateway's per-stage table
  * @param generator    the load generator class
  * @param list         only list the cells
+ * @param pin          whether to pin: the gateway and each reference on core 1, the mock, the generator and the bench on
+ *                     core 0 ({@code --pin}; the default on a machine with 2 or more cores; {@code --no-pin})
+ * @param jvmWarmup    pinned: the least load each target JVM (gateway, Jetty proxy) gets before its measured window
+ * @param haproxy      whether to measure the HAProxy byte pipe
+ * @param jettyProxy   whether to measure the bare Jetty reverse proxy
+ * @param evidence     the cells that get the per-request evidence spans (syscalls, context switches, allocation)
  */
 public record BenchOptions(List<String> cells, int reps, boolean quick, Duration warmup, Duration window,
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
-                           String generator, boolean list)
+                           String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
+                           boolean jettyProxy, List<String> evidence)
 {
+    /** The cells whose repetitions get evidence spans unless {@code --evidence} says otherwise: the cheap ones. */
+    public static final List<String> DEFAULT_EVIDENCE = List.of("S1-1k", "S1-5k", "S1-h2c", "S3-stream");
+
     /** The load generator used unless {@code --generator} names another. */
     public static final String DEFAULT_GENERATOR = "dev.sluice.bench.load.JettyLoadGenerator";
 
@@ -51,8 +61,15 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             (point that gateway at the mock: --mock-port, default 9999 with --target-url)
           --target-pid PID  the process behind --target-url, for its CPU and RSS figures
           --mock-port P     the mock's port (default: a free ephemeral port)
+          --pin / --no-pin  pin the gateway and each reference to core 1 (taskset -c 1, -XX:ActiveProcessorCount=1 for
+                            JVMs), the mock, the generator and the bench to core 0 (default: --pin on 2 or more cores)
+          --jvm-warmup S    pinned: load each target JVM gets before its window, closed then open loop (default 60)
+          --evidence CELLS  cells with per-request evidence spans after the window, comma-separated, all or none
+                            (default S1-1k,S1-5k,S1-h2c,S3-stream): syscalls, context switches, allocation, threads
           --no-nginx        do not measure the nginx byte pipe
-          --nginx-workers N nginx worker_processes (default auto = one per core)
+          --nginx-workers N nginx worker_processes (default 1 when pinned, else auto = one per core)
+          --no-haproxy      do not measure the HAProxy byte pipe
+          --no-jetty-proxy  do not measure the bare Jetty 12 reverse proxy
           --stages auto|on|off  the gateway's per-stage table (default auto: on if the config key is accepted)
           --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)
           --root DIR        the repository root (default: the working directory)
@@ -82,7 +99,12 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         long targetPid = 0;
         Integer mockPort = null;
         boolean nginx = true;
-        String nginxWorkers = "auto";
+        String nginxWorkers = null;
+        Boolean pin = null;
+        Double jvmWarmup = null;
+        boolean haproxy = true;
+        boolean jettyProxy = true;
+        List<String> evidence = DEFAULT_EVIDENCE;
         String stages = "auto";
         String generator = DEFAULT_GENERATOR;
         boolean list = false;
@@ -98,6 +120,10 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
             {
                 case "--quick" -> quick = true;
                 case "--no-nginx" -> nginx = false;
+                case "--no-haproxy" -> haproxy = false;
+                case "--no-jetty-proxy" -> jettyProxy = false;
+                case "--pin" -> pin = true;
+                case "--no-pin" -> pin = false;
                 case "--no-stages" -> stages = "off";
                 case "--list" -> list = true;
                 case "--no-build" ->
@@ -135,6 +161,9 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             stages = v;
                         }
                         case "--generator" -> generator = v;
+                        case "--jvm-warmup" -> jvmWarmup = seconds(a, v.endsWith("s") ? v.substring(0, v.length() - 1) : v,
+                            true);
+                        case "--evidence" -> evidence = evidence(a, v);
                         default -> throw new IllegalArgumentException(a + ": unknown option");
                     }
                 }
@@ -150,9 +179,47 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         Duration sw = Duration.ofMillis(Math.round(1000 * (stepWarmup != null ? stepWarmup : quick ? 1 : 2)));
         Duration sm = Duration.ofMillis(Math.round(1000 * (stepWindow != null ? stepWindow : quick ? 3 : 4)));
         int mock = mockPort != null ? mockPort : targetUrl != null ? 9999 : 0;
+        // Without an explicit choice, pin when there are two cores to split; bench/run always passes one, since the
+        // bench JVM it starts is already pinned and sees a single core.
+        boolean pinned = pin != null ? pin : Runtime.getRuntime().availableProcessors() >= 2;
+        Duration jw = Duration.ofMillis(Math.round(1000 * (jvmWarmup != null ? jvmWarmup : 60)));
         return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root,
             dist != null ? dist : root.resolve("gateway-runtime/target/sluice"), out, targetUrl, targetPid, mock, nginx,
-            nginxWorkers, stages, generator, list);
+            nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list, pinned, jw, haproxy,
+            jettyProxy, evidence);
+    }
+
+    /**
+     * @param cell a cell name
+     * @return whether its repetitions get evidence spans
+     */
+    public boolean evidenceFor(String cell)
+    {
+        return evidence.stream().anyMatch(e -> e.equalsIgnoreCase(cell) || e.equalsIgnoreCase("all"));
+    }
+
+    private static List<String> evidence(String option, String value)
+    {
+        if (value.equalsIgnoreCase("none"))
+            return List.of();
+        List<String> names = new ArrayList<>();
+        for (String name : value.split(","))
+        {
+            if (!name.isBlank())
+                names.add(name.trim());
+        }
+        if (!names.contains("all"))
+        {
+            try
+            {
+                Cells.select(names);
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(option + ": " + x.getMessage());
+            }
+        }
+        return List.copyOf(names);
     }
 
     private static int positiveInt(String option, String value)

@@ -28,12 +28,16 @@ import dev.sluice.bench.load.LoadResult;
 import dev.sluice.bench.load.LoadSpec;
 
 /**
- * Runs cells: starts the mock once per cell, a fresh gateway (and nginx) per repetition, drives the load generator
- * against each target in turn — gateway, then direct, then nginx, repetitions interleaved — and watches the
- * processes from {@code /proc} while it does.
+ * Runs cells: starts the mock once per cell, a fresh gateway (and each reference: nginx, HAProxy, the Jetty proxy) per
+ * repetition, drives the load generator against each target in turn — gateway, then direct, then the references,
+ * repetitions interleaved — and watches the processes from {@code /proc} while it does: the window's figures, the
+ * cold start and, after the window, the per-request evidence spans ({@link EvidenceProbe}).
+ *
+ * <p>When pinning, every target runs on core 1 and the mock on core 0 with this JVM ({@link Pinning}), and a target
+ * JVM gets {@code --jvm-warmup} of load before its window.</p>
  *
  * <p>Everything is bounded: processes must become ready within a timeout, a generator run that does not return
- * within warm-up + window + its request timeout + 30 s is abandoned, and every process is stopped in a
+ * within warm-up + window + its request timeout + 75 s is abandoned, and every process is stopped in a
  * {@code finally} block (and by {@link ChildProcess}'s shutdown hook if the bench itself is killed).</p>
  */
 final class CellRunner implements AutoCloseable
@@ -116,7 +120,7 @@ final class CellRunner implements AutoCloseable
         int mockPort = o.mockPort() != 0 ? o.mockPort() : Ports.free();
         log(cell, "starting the mock (" + cell.mock().name() + ") on port " + mockPort);
         try (MockProcess mock = MockProcess.start(session.java(), session.classpath(), mockPort, cell.mock(),
-            session.raw().resolve("logs/mock-" + cell.name() + ".log")))
+            session.raw().resolve("logs/mock-" + cell.name() + ".log"), session.pinning()))
         {
             if (cell.kind() != Cell.Kind.IDLE)
                 prime(cell, mock);
@@ -172,6 +176,16 @@ final class CellRunner implements AutoCloseable
         if (cell.nginx() && session.nginxBinary() != null && cell.h2c())
             notes.add("nginx does not speak h2c to an upstream: its run here is HTTP/1.1 on both sides, so it is " +
                 "the HTTP/1.1 floor, not an h2c one");
+        if (cell.nginx() && o.haproxy() && session.haproxyBinary() == null)
+            notes.add("HAProxy unavailable: no HAProxy byte-pipe figures for this cell");
+        if (cell.nginx() && session.haproxyBinary() != null && cell.h2c())
+            notes.add("HAProxy and the Jetty proxy speak h2c on both sides here (HAProxy: h2c preface detected on its " +
+                "bind, `proto h2` to the mock; Jetty: HTTP/2 prior-knowledge client transport)");
+        if (session.pinning().enabled() && cell.kind() != Cell.Kind.IDLE)
+            notes.add("pinned: each target on core " + Pinning.TARGET_CPUS + " (JVMs with -XX:ActiveProcessorCount=" +
+                Pinning.TARGET_ACTIVE_PROCESSORS + "), mock and generator on core " + Pinning.HARNESS_CPUS + "; each " +
+                "target JVM had " + o.jvmWarmup().toSeconds() + " s of load (closed-loop priming, then open loop at " +
+                "the cell's rate) before its window");
         if (cell.upstreamMaxConnections() != 512)
             notes.add("the gateway's upstream pool is " + cell.upstreamMaxConnections() + " connections (not 512): " +
                 "every request in flight needs its own HTTP/1.1 connection to the mock");
@@ -230,16 +244,159 @@ final class CellRunner implements AutoCloseable
         runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
         runs.put("direct", measure(cell, rep, "direct", spec, new RunProbe(null, mock.process().handle(), null, null),
             null));
-        if (cell.nginx() && session.nginxBinary() != null)
-            runs.put("nginx", nginxRun(cell, rep, mock, spec));
-        Map<String, Overhead> overhead = new LinkedHashMap<>();
-        for (String t : List.of("gateway", "nginx"))
+        for (String ref : references(cell))
         {
+            runs.put(ref, processRun(cell, rep, mock, referenceSpec(ref, spec), ref,
+                () -> startReference(ref, cell, rep, mock)));
+        }
+        Map<String, Overhead> overhead = new LinkedHashMap<>();
+        for (String t : runs.keySet())
+        {
+            if ("direct".equals(t))
+                continue;
             Overhead over = Overhead.of(runs.get(t), runs.get("direct"));
             if (over != null)
                 overhead.put(t, over);
         }
         return new Step(cell.rate(), runs, overhead, Map.of(), Map.of());
+    }
+
+    /**
+     * @param cell a cell
+     * @return the references measured next to the gateway in it, in the order they run
+     */
+    private List<String> references(Cell cell)
+    {
+        List<String> refs = new ArrayList<>();
+        if (!cell.nginx())
+            return refs;
+        if (session.nginxBinary() != null)
+            refs.add("nginx");
+        if (session.haproxyBinary() != null)
+            refs.add("haproxy");
+        if (session.options().jettyProxy())
+            refs.add("jetty-proxy");
+        return refs;
+    }
+
+    // nginx speaks HTTP/1.1 to its upstream: an h2c cell measures it over HTTP/1.1 on both sides.
+    private static LoadSpec referenceSpec(String ref, LoadSpec spec)
+    {
+        return "nginx".equals(ref) && spec.h2c() ? http11(spec, 512) : spec;
+    }
+
+    private TargetProcess startReference(String ref, Cell cell, int rep, MockProcess mock) throws IOException
+    {
+        return switch (ref)
+        {
+            case "nginx" -> startNginx(cell, rep, mock);
+            case "haproxy" -> HaproxyProcess.start(session.haproxyBinary(), session.raw().resolve("haproxy-" + cell.name() +
+                "-r" + rep), Ports.free(), mock.port(), cell.h2c(), session.pinning());
+            case "jetty-proxy" -> JettyProxyProcess.start(session.java(), session.classpath(),
+                DistFlags.read(session.options().dist()), Ports.free(), mock.port(), cell.h2c(), cell.upstreamMaxConnections(),
+                session.raw().resolve("gc-jetty-proxy-" + cell.name() + "-" + rep + ".log"),
+                session.raw().resolve("logs/jetty-proxy-" + cell.name() + "-r" + rep + ".log"), session.pinning());
+            default -> throw new IllegalArgumentException(ref);
+        };
+    }
+
+    /** Starts a target process. */
+    @FunctionalInterface
+    private interface Starter
+    {
+        TargetProcess start() throws IOException;
+    }
+
+    /**
+     * One measured run of a fresh target process: start it, warm it (JVMs), run the window, then the evidence spans
+     * when the cell asks for them, and stop it. Never throws.
+     */
+    private TargetRun processRun(Cell cell, int rep, MockProcess mock, LoadSpec spec, String name, Starter starter)
+    {
+        try (TargetProcess t = starter.start())
+        {
+            Path dir = session.raw().resolve("evidence/" + cell.name() + "-r" + rep);
+            Files.createDirectories(dir);
+            EvidenceProbe evidence = new EvidenceProbe(t, mock, dir);
+            evidence.startSampling(scheduler);
+            LoadSpec s = spec.withTarget(t.uri(pathOf(spec.target())));
+            if (t.jvm())
+                s = warmJvm(cell, rep, t, s);
+            RunProbe probe = targetProbe(t, mock);
+            TargetRun run = measure(cell, rep, name, s, probe, null);
+            evidence.stopSampling();
+            boolean spans = run.ok() && session.options().evidenceFor(cell.name());
+            if (spans)
+                evidenceSpans(cell, rep, t, s, evidence);
+            Evidence e = evidence.finish(run, probe, spans);
+            log(cell, "rep " + rep + " " + name + ": " + e.summary());
+            return run.withEvidence(e);
+        }
+        catch (IOException x)
+        {
+            log(cell, "rep " + rep + " " + name + ": " + message(x));
+            return TargetRun.failed(name, "", "nginx".equals(name) ? "HTTP/1.1" : cell.protocol(), message(x));
+        }
+    }
+
+    /**
+     * Warms a fresh target JVM: the closed-loop priming ({@link #primeJvm}), then, when pinned, an open-loop warm-up at
+     * the cell's rate long enough that the JVM had {@code --jvm-warmup} of load in all before its window.
+     *
+     * @return the spec of the measured run, its warm-up lengthened when pinned
+     */
+    private LoadSpec warmJvm(Cell cell, int rep, TargetProcess t, LoadSpec spec)
+    {
+        BenchOptions o = session.options();
+        Duration primed = primeJvm(cell, rep, t, spec, primeLength());
+        if (!session.pinning().enabled())
+            return spec;
+        Duration rest = o.jvmWarmup().minus(primed);
+        Duration warmup = rest.compareTo(spec.warmup()) > 0 ? rest : spec.warmup();
+        return new LoadSpec(spec.target(), spec.method(), spec.headers(), spec.body(), spec.stream(), spec.h2c(),
+            spec.connections(), spec.rate(), spec.closedLoopWorkers(), warmup, spec.measure(), spec.timeout());
+    }
+
+    /**
+     * Keeps the cell's load on a target while {@link EvidenceProbe#spans()} takes its per-request spans; bounded like
+     * every run.
+     */
+    private void evidenceSpans(Cell cell, int rep, TargetProcess t, LoadSpec spec, EvidenceProbe evidence)
+    {
+        Duration length = EvidenceProbe.spansLength(t.jvm());
+        LoadSpec load = new LoadSpec(spec.target(), spec.method(), spec.headers(), spec.body(), spec.stream(), spec.h2c(),
+            spec.connections(), spec.rate(), spec.closedLoopWorkers(), Duration.ZERO, length, spec.timeout());
+        LoadGenerator generator;
+        try
+        {
+            generator = newGenerator(session.options().generator());
+        }
+        catch (ReflectiveOperationException | RuntimeException | LinkageError x)
+        {
+            log(cell, "rep " + rep + " " + t.name() + ": no evidence spans: " + message(x));
+            return;
+        }
+        Future<LoadResult> run = driver.submit(() -> generator.run(load));
+        try
+        {
+            evidence.spans();
+            run.get(length.toMillis() + load.timeout().toMillis() + RUN_SLACK.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            run.cancel(true);
+        }
+        catch (ExecutionException | TimeoutException x)
+        {
+            run.cancel(true);
+            log(cell, "rep " + rep + " " + t.name() + ": the evidence load failed: " + message(x));
+        }
+        finally
+        {
+            if (generator instanceof AutoCloseable closeable)
+                closeQuietly(closeable);
+        }
     }
 
     private TargetRun gatewayRun(Cell cell, int rep, MockProcess mock, LoadSpec spec)
@@ -251,44 +408,24 @@ final class CellRunner implements AutoCloseable
             return measure(cell, rep, "gateway", spec.withTarget(o.targetUrl()),
                 new RunProbe(external, mock.process().handle(), null, null), null);
         }
-        try (GatewayProcess gw = startGateway(cell, rep, mock, true))
-        {
-            return measure(cell, rep, "gateway", spec.withTarget(gw.uri(Dialects.path(cell.client()))), gatewayProbe(gw, mock),
-                null);
-        }
-        catch (IOException x)
-        {
-            log(cell, "rep " + rep + " gateway: " + message(x));
-            return TargetRun.failed("gateway", "", cell.protocol(), message(x));
-        }
-    }
-
-    private TargetRun nginxRun(Cell cell, int rep, MockProcess mock, LoadSpec spec)
-    {
-        // nginx speaks HTTP/1.1 to its upstream: an h2c cell measures it over HTTP/1.1 on both sides.
-        LoadSpec s = spec.h2c() ? http11(spec, 512) : spec;
-        try (NginxProcess nginx = startNginx(cell, rep, mock))
-        {
-            return measure(cell, rep, "nginx", s.withTarget(nginx.chatUri()),
-                new RunProbe(nginx.process().handle(), mock.process().handle(), null, null), null);
-        }
-        catch (IOException x)
-        {
-            log(cell, "rep " + rep + " nginx: " + message(x));
-            return TargetRun.failed("nginx", "", "HTTP/1.1", message(x));
-        }
+        // The gateway is asked on the client's dialect's path (the spec's target is the provider's, for the direct run).
+        LoadSpec s = spec.withTarget(URI.create("http://127.0.0.1" + Dialects.path(cell.client())));
+        return processRun(cell, rep, mock, s, "gateway", () -> startGateway(cell, rep, mock, true));
     }
 
     private void sat(Cell cell, int rep, MockProcess mock, List<Step> steps, Map<String, Double> saturation,
                      Map<String, String> stops) throws IOException
     {
         BenchOptions o = session.options();
-        GatewayProcess gw = null;
-        NginxProcess nginx = null;
+        List<TargetProcess> started = new ArrayList<>();
         try
         {
             Map<String, URI> active = new LinkedHashMap<>();
             Map<String, RunProbeFactory> probes = new LinkedHashMap<>();
+            Map<String, EvidenceProbe> evidence = new LinkedHashMap<>();
+            LoadSpec first = loadSpec(cell, Cells.SAT_LADDER.get(0), Cells.MODEL, mock.chatUri(), false, cell.connections(),
+                o.stepWarmup(), o.stepWindow());
+            List<String> names = new ArrayList<>();
             if (o.targetUrl() != null)
             {
                 active.put("gateway", o.targetUrl());
@@ -296,24 +433,30 @@ final class CellRunner implements AutoCloseable
                 probes.put("gateway", () -> new RunProbe(external, mock.process().handle(), null, null));
             }
             else
-            {
-                gw = startGateway(cell, rep, mock, true);
-                GatewayProcess g = gw;
-                active.put("gateway", gw.chatUri());
-                probes.put("gateway", () -> gatewayProbe(g, mock));
-            }
-            if (session.nginxBinary() != null)
+                names.add("gateway");
+            names.addAll(references(cell));
+            for (String name : names)
             {
                 try
                 {
-                    nginx = startNginx(cell, rep, mock);
-                    NginxProcess n = nginx;
-                    active.put("nginx", nginx.chatUri());
-                    probes.put("nginx", () -> new RunProbe(n.process().handle(), mock.process().handle(), null, null));
+                    TargetProcess t = "gateway".equals(name) ? startGateway(cell, rep, mock, true) :
+                        startReference(name, cell, rep, mock);
+                    started.add(t);
+                    Path dir = session.raw().resolve("evidence/" + cell.name() + "-r" + rep);
+                    Files.createDirectories(dir);
+                    evidence.put(name, new EvidenceProbe(t, mock, dir));
+                    // A ladder has no single window to warm up to: JVMs get their whole warm-up as closed-loop load.
+                    if (t.jvm())
+                        primeJvm(cell, rep, t, first.withTarget(t.uri(pathOf(first.target()))),
+                            session.pinning().enabled() ? o.jvmWarmup() : primeLength());
+                    active.put(name, t.uri(pathOf(mock.chatUri())));
+                    probes.put(name, () -> targetProbe(t, mock));
                 }
                 catch (IOException x)
                 {
-                    stops.put("nginx", "did not start: " + message(x));
+                    if ("gateway".equals(name))
+                        throw x;
+                    stops.put(name, "did not start: " + message(x));
                 }
             }
             for (String t : active.keySet())
@@ -354,7 +497,10 @@ final class CellRunner implements AutoCloseable
                 saturation.put("direct", rate);
                 for (String t : List.copyOf(active.keySet()))
                 {
-                    TargetRun run = measure(cell, rep, t, spec.withTarget(active.get(t)), probes.get(t).create(), rate);
+                    RunProbe probe = probes.get(t).create();
+                    TargetRun run = measure(cell, rep, t, spec.withTarget(active.get(t)), probe, rate);
+                    if (evidence.containsKey(t))
+                        run = run.withEvidence(evidence.get(t).finish(run, probe, false));
                     runs.put(t, run);
                     Overhead over = Overhead.of(run, direct);
                     if (over != null)
@@ -379,10 +525,10 @@ final class CellRunner implements AutoCloseable
         }
         finally
         {
-            if (nginx != null)
-                nginx.close();
-            if (gw != null)
-                gw.close();
+            for (TargetProcess t : started)
+            {
+                t.close();
+            }
         }
     }
 
@@ -428,7 +574,11 @@ final class CellRunner implements AutoCloseable
                 gw = startGateway(cell, rep, mock, false);
                 GatewayProcess g = gw;
                 target = gw.chatUri();
-                probe = () -> gatewayProbe(g, mock);
+                probe = () -> targetProbe(g, mock);
+                // R404 measures rejections: warm that path, and send the mock nothing its upstream-call count could see.
+                primeJvm(cell, rep, gw, loadSpec(cell, cell.client(), 1, Cells.UNKNOWN_MODEL, target, false,
+                    cell.connections(), Duration.ZERO, Duration.ofSeconds(1)),
+                    session.pinning().enabled() ? o.jvmWarmup() : primeLength());
             }
             saturation.put("gateway", 0.0);
             double top = 0;
@@ -518,33 +668,37 @@ final class CellRunner implements AutoCloseable
             session.stages(), cell.client(), cell.provider()), StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
         Files.deleteIfExists(gc);
-        GatewayProcess gw = GatewayProcess.start(session.options().dist(), config, port, gc,
-            session.raw().resolve("logs/gateway-" + cell.name() + "-r" + rep + ".log"));
-        if (cell.kind() != Cell.Kind.IDLE)
-            primeGateway(cell, rep, gw);
-        return gw;
+        return GatewayProcess.start(session.options().dist(), config, port, gc,
+            session.raw().resolve("logs/gateway-" + cell.name() + "-r" + rep + ".log"), session.pinning());
+    }
+
+    /** @return how long the closed-loop priming of a fresh JVM lasts: the warm-up, at least {@link #PRIME_GATEWAY_MIN} */
+    private Duration primeLength()
+    {
+        Duration warmup = session.options().warmup();
+        return warmup.compareTo(PRIME_GATEWAY_MIN) < 0 ? PRIME_GATEWAY_MIN : warmup;
     }
 
     /**
-     * Warms a fresh gateway's JIT with an unmeasured closed-loop run (as many workers as the cell has connections,
-     * {@value #PRIME_WORKERS} to 128, the cell's
-     * request, at least {@link #PRIME_GATEWAY_MIN}) before its open-loop warm-up. Without it, a cold JVM at the full offered
-     * rate builds a backlog of seconds during warm-up (interpreted code, C2 busy) that the measured window inherits,
-     * and the figures then describe JIT warm-up, not the gateway. The process is still fresh per repetition.
+     * Warms a fresh target JVM's JIT (the gateway's, the Jetty proxy's) with an unmeasured closed-loop run (as many
+     * workers as the cell has connections, {@value #PRIME_WORKERS} to 128, the cell's request) before its open-loop
+     * warm-up. Without it, a cold JVM at the full offered rate builds a backlog of seconds during warm-up (interpreted
+     * code, C2 busy) that the measured window inherits, and the figures then describe JIT warm-up, not the target.
+     * The process is still fresh per repetition.
+     *
+     * @param open the cell's load aimed at the target (its target, headers and body are used)
+     * @param length how long
+     * @return how long it ran
      */
-    private void primeGateway(Cell cell, int rep, GatewayProcess gw)
+    private Duration primeJvm(Cell cell, int rep, TargetProcess t, LoadSpec open, Duration length)
     {
         BenchOptions o = session.options();
-        Duration length = o.warmup().compareTo(PRIME_GATEWAY_MIN) < 0 ? PRIME_GATEWAY_MIN : o.warmup();
-        // R404 measures rejections: warm that path, and send the mock nothing its upstream-call count could see.
-        String model = cell.kind() == Cell.Kind.R404 ? Cells.UNKNOWN_MODEL : Cells.MODEL;
-        LoadSpec open = loadSpec(cell, cell.client(), 1, model, gw.uri(Dialects.path(cell.client())), cell.h2c(),
-            cell.connections(), Duration.ZERO, length);
-        // As many workers as the cell keeps connections (up to 128): the gateway's upstream pool then holds the
-        // connections the window will need, instead of opening them on demand inside the window.
+        // As many workers as the cell keeps connections (up to 128): an upstream pool then holds the connections the
+        // window will need, instead of opening them on demand inside the window.
         int workers = Math.max(PRIME_WORKERS, Math.min(open.connections(), 128));
         LoadSpec spec = new LoadSpec(open.target(), open.method(), open.headers(), open.body(), open.stream(), open.h2c(),
             workers, 1, workers, Duration.ZERO, length, open.timeout());
+        long t0 = System.nanoTime();
         try
         {
             LoadGenerator generator = newGenerator(o.generator());
@@ -552,8 +706,8 @@ final class CellRunner implements AutoCloseable
             LoadResult r = run.get(length.toMillis() + spec.timeout().toMillis() + RUN_SLACK.toMillis(), TimeUnit.MILLISECONDS);
             if (generator instanceof AutoCloseable closeable)
                 closeQuietly(closeable);
-            log(cell, "rep " + rep + ": primed the gateway (" + length.toSeconds() + " s closed loop, " + r.completed()
-                + " requests, not measured)");
+            log(cell, "rep " + rep + ": primed " + t.name() + " (" + length.toSeconds() + " s closed loop, " + r.completed() +
+                " requests, not measured)");
         }
         catch (InterruptedException x)
         {
@@ -561,20 +715,27 @@ final class CellRunner implements AutoCloseable
         }
         catch (Exception x)
         {
-            log(cell, "rep " + rep + ": gateway priming failed (" + message(x) + "); the run starts cold");
+            log(cell, "rep " + rep + ": priming " + t.name() + " failed (" + message(x) + "); the run starts cold");
         }
+        return Duration.ofNanos(System.nanoTime() - t0);
+    }
+
+    private static String pathOf(URI uri)
+    {
+        return uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
     }
 
     private NginxProcess startNginx(Cell cell, int rep, MockProcess mock) throws IOException
     {
         Path prefix = session.raw().resolve("nginx-" + cell.name() + "-r" + rep);
-        return NginxProcess.start(session.nginxBinary(), prefix, Ports.free(), mock.port(), session.options().nginxWorkers());
+        return NginxProcess.start(session.nginxBinary(), prefix, Ports.free(), mock.port(), session.options().nginxWorkers(),
+            session.pinning());
     }
 
-    private RunProbe gatewayProbe(GatewayProcess gw, MockProcess mock)
+    private RunProbe targetProbe(TargetProcess t, MockProcess mock)
     {
-        return new RunProbe(gw.process().handle(), mock.process().handle(), gw.gcLog(),
-            session.stages() ? gw.uri("/_sluice/stages") : null);
+        return new RunProbe(t.process().handle(), mock.process().handle(), t.gcLog(),
+            session.stages() && t instanceof GatewayProcess gw ? gw.uri("/_sluice/stages") : null);
     }
 
     /** Creates a fresh probe per step of a ladder. */
@@ -708,7 +869,7 @@ final class CellRunner implements AutoCloseable
             Percentiles.of(result.latency()), Percentiles.of(result.ttft()), Percentiles.of(result.gaps()),
             Percentiles.of(result.lateness()), Stats.fractionAbove(result.lateness(), Flags.LATE_MICROS), cpuPerRequest,
             cpuCores, kib(probe.rssIdleKiB()), kib(probe.rssPeakKiB()), kib(probe.rssHwmKiB()), probe.gc(), mockCores,
-            generatorCores, null, probe.stages(), List.of(), null);
+            generatorCores, null, probe.stages(), List.of(), null, null);
     }
 
     private static Long kib(long v)

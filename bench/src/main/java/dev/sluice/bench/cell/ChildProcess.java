@@ -35,12 +35,14 @@ final class ChildProcess implements AutoCloseable
     private final String name;
     private final Process process;
     private final Path log;
+    private final long startedNanos;
 
-    private ChildProcess(String name, Process process, Path log)
+    private ChildProcess(String name, Process process, Path log, long startedNanos)
     {
         this.name = name;
         this.process = process;
         this.log = log;
+        this.startedNanos = startedNanos;
     }
 
     /**
@@ -57,7 +59,8 @@ final class ChildProcess implements AutoCloseable
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).redirectInput(ProcessBuilder.Redirect.PIPE);
         builder.environment().putAll(env);
-        ChildProcess child = new ChildProcess(name, builder.start(), log);
+        long started = System.nanoTime();
+        ChildProcess child = new ChildProcess(name, builder.start(), log, started);
         LIVE.add(child);
         return child;
     }
@@ -66,6 +69,18 @@ final class ChildProcess implements AutoCloseable
     long pid()
     {
         return process.pid();
+    }
+
+    /** @return {@link System#nanoTime()} right before the process was started */
+    long startedNanos()
+    {
+        return startedNanos;
+    }
+
+    /** @return milliseconds since the process was started */
+    double millisSinceStart()
+    {
+        return (System.nanoTime() - startedNanos) / 1e6;
     }
 
     /** @return the process handle (for /proc reads over it and its descendants) */

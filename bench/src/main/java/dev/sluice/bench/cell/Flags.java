@@ -38,8 +38,8 @@ final class Flags
     {
         MEANING.put(GENERATOR_LATE, "more than 0.1% of requests left more than 1 ms after their scheduled time: the " +
             "offered load was not the one scheduled (latency still counts from the schedule)");
-        MEANING.put(GENERATOR_CPU_BOUND, "the load generator's JVM used ≥ 0.9 cores over the window: it competes with " +
-            "the target for the 2 cores and may be the bottleneck");
+        MEANING.put(GENERATOR_CPU_BOUND, "the load generator's JVM used ≥ 0.9 cores over the window: it competes for " +
+            "CPU (unpinned: with the target; pinned: with the mock on core 0) and may be the bottleneck");
         MEANING.put(MOCK_CPU_BOUND, "the mock provider used ≥ 0.9 cores over the window: it may be the bottleneck");
         MEANING.put(DIRECT_P99_HIGH, "the direct run's p99 is more than 1 ms above the mock's scripted delay: the " +
             "machine, the generator or the mock adds noise of that order to every figure");

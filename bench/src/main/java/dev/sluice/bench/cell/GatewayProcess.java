@@ -9,19 +9,24 @@ import java.util.Map;
 
 /**
  * A gateway started from the distribution, {@code bin/sluice run --config FILE --port P}, with the distribution's
- * default JVM flags plus a GC log ({@code SLUICE_EXTRA_OPTS}). A fresh one per repetition.
+ * default JVM flags plus a GC log ({@code SLUICE_EXTRA_OPTS}), and when pinning, {@code taskset -c 1} in front and
+ * {@code -XX:ActiveProcessorCount=1} added. A fresh one per repetition.
  */
-final class GatewayProcess implements AutoCloseable
+final class GatewayProcess implements TargetProcess
 {
     private final ChildProcess process;
     private final int port;
     private final GcLog gcLog;
+    private final Integer activeProcessors;
+    private final double firstAnswerMs;
 
-    private GatewayProcess(ChildProcess process, int port, GcLog gcLog)
+    private GatewayProcess(ChildProcess process, int port, GcLog gcLog, Integer activeProcessors, double firstAnswerMs)
     {
         this.process = process;
         this.port = port;
         this.gcLog = gcLog;
+        this.activeProcessors = activeProcessors;
+        this.firstAnswerMs = firstAnswerMs;
     }
 
     /**
@@ -30,31 +35,60 @@ final class GatewayProcess implements AutoCloseable
      * @param port the port
      * @param gcLogFile where the JVM writes its GC log
      * @param log where its output goes
+     * @param pinning where it runs
      * @return the started gateway, answering {@code GET /readyz} with 200
      * @throws IOException if it did not become ready within 60 s
      */
-    static GatewayProcess start(Path dist, Path config, int port, Path gcLogFile, Path log) throws IOException
+    static GatewayProcess start(Path dist, Path config, int port, Path gcLogFile, Path log, Pinning pinning)
+        throws IOException
     {
-        List<String> command = List.of(dist.resolve("bin/sluice").toString(), "run", "--config", config.toString(),
-            "--port", Integer.toString(port));
+        // taskset execs bin/sluice, which execs java: the child's pid is the JVM's.
+        List<String> command = pinning.target(List.of(dist.resolve("bin/sluice").toString(), "run", "--config",
+            config.toString(), "--port", Integer.toString(port)));
         // bin/sluice appends SLUICE_EXTRA_OPTS to its default flags (or to SLUICE_JAVA_OPTS if the user set those).
-        Map<String, String> env = Map.of("SLUICE_EXTRA_OPTS", "-Xlog:gc*:file=" + gcLogFile.toAbsolutePath());
+        Map<String, String> env = Map.of("SLUICE_EXTRA_OPTS", extraOpts(gcLogFile, pinning));
         ChildProcess child = ChildProcess.start("gateway", command, env, log);
-        GatewayProcess gateway = new GatewayProcess(child, port, new GcLog(gcLogFile));
-        if (!Http.awaitOk(gateway.uri("/readyz"), Duration.ofSeconds(60), child::isAlive))
+        if (!Http.awaitOk(URI.create("http://127.0.0.1:" + port + "/readyz"), Duration.ofSeconds(60), child::isAlive))
         {
             String tail = child.tail();
             child.close();
             throw new IOException("the gateway did not become ready on port " + port + " within 60 s:\n" + tail);
         }
-        return gateway;
+        return new GatewayProcess(child, port, new GcLog(gcLogFile), pinning.activeProcessorCount(),
+            child.millisSinceStart());
     }
 
     /**
-     * @param path a path on the gateway
-     * @return its URL
+     * @param gcLogFile the GC log
+     * @param pinning where it runs
+     * @return what the bench adds to the distribution's JVM flags through {@code SLUICE_EXTRA_OPTS}
      */
-    URI uri(String path)
+    static String extraOpts(Path gcLogFile, Pinning pinning)
+    {
+        String pin = pinning.jvmFlags();
+        return "-Xlog:gc*:file=" + gcLogFile.toAbsolutePath() + (pin.isEmpty() ? "" : " " + pin);
+    }
+
+    @Override
+    public String name()
+    {
+        return "gateway";
+    }
+
+    @Override
+    public Integer activeProcessorCount()
+    {
+        return activeProcessors;
+    }
+
+    @Override
+    public double firstAnswerMs()
+    {
+        return firstAnswerMs;
+    }
+
+    @Override
+    public URI uri(String path)
     {
         return URI.create("http://127.0.0.1:" + port + path);
     }
@@ -65,14 +99,14 @@ final class GatewayProcess implements AutoCloseable
         return uri("/v1/chat/completions");
     }
 
-    /** @return the process */
-    ChildProcess process()
+    @Override
+    public ChildProcess process()
     {
         return process;
     }
 
-    /** @return its GC log */
-    GcLog gcLog()
+    @Override
+    public GcLog gcLog()
     {
         return gcLog;
     }

@@ -54,6 +54,52 @@ final class GcLog
     }
 
     /**
+     * @return the kinds of the pauses logged so far ({@link #kind(String)}), in the order of {@link #pauses()}
+     */
+    List<String> kinds()
+    {
+        try
+        {
+            if (!Files.exists(file))
+                return List.of();
+            return kinds(Files.readAllLines(file, StandardCharsets.UTF_8));
+        }
+        catch (IOException x)
+        {
+            return List.of();
+        }
+    }
+
+    /**
+     * @param lines lines of a unified GC log
+     * @return each pause's kind, in log order: {@code young} (also G1's mixed), {@code full} or {@code other}
+     * (remark, cleanup)
+     */
+    static List<String> kinds(List<String> lines)
+    {
+        List<String> kinds = new ArrayList<>();
+        for (String line : lines)
+        {
+            if (PAUSE.matcher(line).matches())
+                kinds.add(kind(line));
+        }
+        return kinds;
+    }
+
+    /**
+     * @param pauseLine a pause line
+     * @return {@code young}, {@code full} or {@code other}
+     */
+    static String kind(String pauseLine)
+    {
+        if (pauseLine.contains("Pause Young"))
+            return "young";
+        if (pauseLine.contains("Pause Full"))
+            return "full";
+        return "other";
+    }
+
+    /**
      * @param lines lines of a unified GC log
      * @return the pause durations in ms, in log order
      */

@@ -37,17 +37,19 @@ final class MockProcess implements AutoCloseable
      * @param port the port to listen on
      * @param profile the latency profile
      * @param log where its output goes
+     * @param pinning where it runs (the harness' core when pinning)
      * @return the started, answering mock
      * @throws IOException if it did not start or answer within 30 s
      */
-    static MockProcess start(String java, String classpath, int port, MockProfile profile, Path log) throws IOException
+    static MockProcess start(String java, String classpath, int port, MockProfile profile, Path log, Pinning pinning)
+        throws IOException
     {
         List<String> command = new ArrayList<>();
         command.add(java);
         command.addAll(JVM_FLAGS);
         command.addAll(List.of("-cp", classpath, "dev.sluice.bench.mock.MockProvider", "--port", Integer.toString(port)));
         command.addAll(profile.args());
-        ChildProcess child = ChildProcess.start("mock", command, Map.of(), log);
+        ChildProcess child = ChildProcess.start("mock", pinning.harness(command), Map.of(), log);
         MockProcess mock = new MockProcess(child, port);
         if (!Http.awaitOk(mock.statsUri(), Duration.ofSeconds(30), child::isAlive))
         {

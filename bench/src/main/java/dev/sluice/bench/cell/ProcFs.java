@@ -141,6 +141,144 @@ final class ProcFs
         return any ? kib : -1;
     }
 
+    /**
+     * @param root a process
+     * @return the threads of it and its descendants ({@code /proc/<pid>/task} entries), or -1 if none could be read
+     */
+    static int treeThreads(ProcessHandle root)
+    {
+        int threads = 0;
+        boolean any = false;
+        for (ProcessHandle p : tree(root))
+        {
+            String[] tasks = Path.of("/proc", Long.toString(p.pid()), "task").toFile().list();
+            if (tasks == null)
+                continue;
+            threads += tasks.length;
+            any = true;
+        }
+        return any ? threads : -1;
+    }
+
+    /**
+     * @param root a process
+     * @return the names ({@code /proc/<pid>/task/<tid>/comm}) of every thread of it and its descendants, or null if
+     * none could be read
+     */
+    static List<String> treeThreadNames(ProcessHandle root)
+    {
+        List<String> names = new ArrayList<>();
+        boolean any = false;
+        for (ProcessHandle p : tree(root))
+        {
+            Path dir = Path.of("/proc", Long.toString(p.pid()), "task");
+            String[] tasks = dir.toFile().list();
+            if (tasks == null)
+                continue;
+            any = true;
+            for (String tid : tasks)
+            {
+                String comm = read(dir.resolve(tid).resolve("comm"));
+                names.add(comm == null ? "" : comm.trim());
+            }
+        }
+        return any ? names : null;
+    }
+
+    /**
+     * @param list a kernel CPU list, e.g. {@code 0-1} or {@code 0,2-3} ({@code /sys/devices/system/cpu/online})
+     * @return how many CPUs it names
+     * @throws IllegalArgumentException if it is not a CPU list
+     */
+    static int cpuCount(String list)
+    {
+        int n = 0;
+        for (String part : list.trim().split(","))
+        {
+            if (part.isBlank())
+                continue;
+            String[] range = part.trim().split("-");
+            try
+            {
+                int first = Integer.parseInt(range[0].trim());
+                n += range.length == 1 ? 1 : Integer.parseInt(range[1].trim()) - first + 1;
+            }
+            catch (NumberFormatException x)
+            {
+                throw new IllegalArgumentException("not a CPU list: " + list, x);
+            }
+        }
+        return n;
+    }
+
+    /** @return the machine's online CPUs (not this process' share of them: a pinned bench sees one), or -1 */
+    static int onlineCpus()
+    {
+        String online = read(Path.of("/sys/devices/system/cpu/online"));
+        try
+        {
+            return online == null ? -1 : cpuCount(online);
+        }
+        catch (IllegalArgumentException x)
+        {
+            return -1;
+        }
+    }
+
+    /**
+     * Context switches so far of every thread of a process tree: {@code voluntary_ctxt_switches} +
+     * {@code nonvoluntary_ctxt_switches} of each {@code /proc/<pid>/task/<tid>/status} (a process' own status counts
+     * only its main thread). Threads that ended are not counted, so a delta is exact only for a fixed set of threads.
+     *
+     * @param root a process
+     * @return the sum, or -1 if nothing could be read
+     */
+    static long treeContextSwitches(ProcessHandle root)
+    {
+        long n = 0;
+        boolean any = false;
+        for (ProcessHandle p : tree(root))
+        {
+            Path dir = Path.of("/proc", Long.toString(p.pid()), "task");
+            String[] tasks = dir.toFile().list();
+            if (tasks == null)
+                continue;
+            for (String tid : tasks)
+            {
+                String status = read(dir.resolve(tid).resolve("status"));
+                if (status == null)
+                    continue;
+                n += contextSwitches(status);
+                any = true;
+            }
+        }
+        return any ? n : -1;
+    }
+
+    /**
+     * @param status the content of a {@code /proc/.../status}
+     * @return voluntary + nonvoluntary context switches in it (0 for a missing line)
+     */
+    static long contextSwitches(String status)
+    {
+        long n = 0;
+        for (String line : status.split("\n"))
+        {
+            if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:"))
+                n += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+        }
+        return n;
+    }
+
+    /**
+     * @param root a process
+     * @return its pid and its descendants'
+     */
+    static List<Long> treePids(ProcessHandle root)
+    {
+        return tree(root).stream().map(ProcessHandle::pid).toList();
+    }
+
     private static List<ProcessHandle> tree(ProcessHandle root)
     {
         List<ProcessHandle> all = new ArrayList<>();

@@ -18,7 +18,7 @@ import java.util.Map;
  * @param command    the bench command line
  * @param target     what "gateway" means in this session (the distribution, or a URL)
  * @param durations  warm-up/window settings
- * @param nginx      nginx's version and worker setting, or why it is unavailable
+ * @param nginx      the references: nginx's version and workers, HAProxy's, the Jetty proxy's, or why unavailable
  * @param stages     whether the per-stage table was enabled, and why not
  * @param clockTicks CLK_TCK
  * @param generator  the load generator class

@@ -36,6 +36,7 @@ final class RunProbe
     private volatile long mockCpu1 = -1;
     private volatile int gcMark = -1;
     private volatile List<Double> gcPauses;
+    private volatile List<String> gcKinds;
     private volatile String stagesResetError;
     private volatile Stages stages;
 
@@ -105,6 +106,8 @@ final class RunProbe
         {
             List<Double> all = gcLog.pauses();
             gcPauses = all.subList(Math.min(gcMark, all.size()), all.size());
+            List<String> kinds = gcLog.kinds();
+            gcKinds = kinds.subList(Math.min(gcMark, kinds.size()), kinds.size());
         }
         if (stagesUri != null)
             stages = readStages();
@@ -184,6 +187,16 @@ final class RunProbe
     {
         List<Double> pauses = gcPauses;
         return pauses == null ? null : GcLog.stats(pauses);
+    }
+
+    /**
+     * @param kind {@code young} or {@code full}
+     * @return the collections of that kind between the marks, or null without a GC log
+     */
+    Integer gcCount(String kind)
+    {
+        List<String> kinds = gcKinds;
+        return kinds == null ? null : (int)kinds.stream().filter(kind::equals).count();
     }
 
     /** @return the stage table, or null when it is off */

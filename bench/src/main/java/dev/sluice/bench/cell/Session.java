@@ -11,8 +11,11 @@ import java.nio.file.Path;
  * @param classpath   the bench classpath for the mock
  * @param nginxBinary the nginx executable, or null when the byte pipe is unavailable or off
  * @param stages      whether generated gateway configs enable the per-stage table
+ * @param haproxyBinary the haproxy executable, or null when that reference is unavailable or off
+ * @param pinning     where the processes run
  */
-record Session(BenchOptions options, Path dir, String java, String classpath, String nginxBinary, boolean stages)
+record Session(BenchOptions options, Path dir, String java, String classpath, String nginxBinary, boolean stages,
+               String haproxyBinary, Pinning pinning)
 {
     /** @return where raw histograms, GC logs, process logs and generated configs go */
     Path raw()

@@ -15,7 +15,7 @@ import java.util.function.Function;
 final class Summaries
 {
     /** The targets a cell may have, in report order. */
-    static final List<String> TARGETS = List.of("gateway", "direct", "nginx");
+    static final List<String> TARGETS = List.of("gateway", "direct", "nginx", "haproxy", "jetty-proxy");
 
     private Summaries()
     {

@@ -37,13 +37,14 @@ import dev.sluice.bench.load.LoadSpec;
  * @param stages       the gateway's per-stage table, or null
  * @param flags        validity flags (see {@link Flags})
  * @param failure      why the run failed, or null
+ * @param evidence     the target process' cold start and per-request costs, or null (direct run, not measured)
  */
 record TargetRun(String target, String url, String protocol, double offeredRate, long offered, long completed,
                  long succeeded, double seconds, double achievedRate, double successFraction, Map<String, Long> errors,
                  Percentiles latency, Percentiles ttft, Percentiles gaps, Percentiles lateness, double lateFraction,
                  Double cpuUsPerRequest, Double cpuCores, Long rssIdleKiB, Long rssPeakKiB, Long rssHwmKiB,
                  GcLog.GcStats gc, Double mockCpuCores, Double generatorCpuCores, Long upstreamCalls, Stages stages,
-                 List<String> flags, String failure)
+                 List<String> flags, String failure, Evidence evidence)
 {
     /**
      * @param target the target's name
@@ -55,7 +56,7 @@ record TargetRun(String target, String url, String protocol, double offeredRate,
     static TargetRun failed(String target, String url, String protocol, String failure)
     {
         return new TargetRun(target, url, protocol, 0, 0, 0, 0, 0, 0, 0, Map.of(), null, null, null, null, 0, null, null,
-            null, null, null, null, null, null, null, null, List.of(), failure);
+            null, null, null, null, null, null, null, null, List.of(), failure, null);
     }
 
     /** @return the total number of errors, over the classes of {@link LoadSpec#ERROR_CLASSES} (not double counting statuses) */
@@ -85,7 +86,7 @@ record TargetRun(String target, String url, String protocol, double offeredRate,
         return new TargetRun(target, url, protocol, offeredRate, offered, completed, succeeded, seconds, achievedRate,
             successFraction, errors, latency, ttft, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
             rssPeakKiB, rssHwmKiB, gc, mockCpuCores, generatorCpuCores, upstreamCalls, stages, List.copyOf(newFlags),
-            failure);
+            failure, evidence);
     }
 
     /**
@@ -96,7 +97,18 @@ record TargetRun(String target, String url, String protocol, double offeredRate,
     {
         return new TargetRun(target, url, protocol, offeredRate, offered, completed, succeeded, seconds, achievedRate,
             successFraction, errors, latency, ttft, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
-            rssPeakKiB, rssHwmKiB, gc, mockCpuCores, generatorCpuCores, calls, stages, flags, failure);
+            rssPeakKiB, rssHwmKiB, gc, mockCpuCores, generatorCpuCores, calls, stages, flags, failure, evidence);
+    }
+
+    /**
+     * @param newEvidence the target process' evidence
+     * @return a copy with it
+     */
+    TargetRun withEvidence(Evidence newEvidence)
+    {
+        return new TargetRun(target, url, protocol, offeredRate, offered, completed, succeeded, seconds, achievedRate,
+            successFraction, errors, latency, ttft, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
+            rssPeakKiB, rssHwmKiB, gc, mockCpuCores, generatorCpuCores, upstreamCalls, stages, flags, failure, newEvidence);
     }
 
     /** @return whether this run measured anything */

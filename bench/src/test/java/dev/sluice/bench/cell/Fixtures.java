@@ -38,7 +38,7 @@ final class Fixtures
         return new TargetRun(target, "http://127.0.0.1:1/v1/chat/completions", "HTTP/1.1", 5000, 50_000, 50_000, 50_000, 10,
             5000, 1.0, errors(0), pcts(p50, p99), null, null, pcts(5, 40), 0, cpuUs, cpuUs == null ? null : 0.25,
             cpuUs == null ? null : 60_000L, cpuUs == null ? null : 90_000L, cpuUs == null ? null : 95_000L,
-            cpuUs == null ? null : new GcLog.GcStats(2, 3.5, 2.0), 0.3, 0.6, null, null, flags, null);
+            cpuUs == null ? null : new GcLog.GcStats(2, 3.5, 2.0), 0.3, 0.6, null, null, flags, null, null);
     }
 
     /** @return every error class with {@code n} in status */

@@ -98,6 +98,6 @@ class FlagsTest
         return new TargetRun(r.target(), r.url(), r.protocol(), r.offeredRate(), r.offered(), r.completed(),
             Math.round(r.offered() * success), r.seconds(), r.achievedRate() * success, success, r.errors(), r.latency(),
             r.ttft(), r.gaps(), r.lateness(), late, r.cpuUsPerRequest(), r.cpuCores(), r.rssIdleKiB(), r.rssPeakKiB(),
-            r.rssHwmKiB(), r.gc(), mock, generator, r.upstreamCalls(), r.stages(), r.flags(), r.failure());
+            r.rssHwmKiB(), r.gc(), mock, generator, r.upstreamCalls(), r.stages(), r.flags(), r.failure(), null);
     }
 }

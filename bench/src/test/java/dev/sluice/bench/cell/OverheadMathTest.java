@@ -118,6 +118,6 @@ class OverheadMathTest
             r.seconds(), r.achievedRate(), r.successFraction(), r.errors(), r.latency(), Fixtures.pcts(ttftP50, ttftP50 + 500),
             Fixtures.pcts(gapP50, gapP50 + 200), r.lateness(), r.lateFraction(), r.cpuUsPerRequest(), r.cpuCores(),
             r.rssIdleKiB(), r.rssPeakKiB(), r.rssHwmKiB(), r.gc(), r.mockCpuCores(), r.generatorCpuCores(), r.upstreamCalls(),
-            r.stages(), r.flags(), r.failure());
+            r.stages(), r.flags(), r.failure(), null);
     }
 }

@@ -50,6 +50,10 @@ class ReportTest
             .contains("`mock-saturated`: ")
             .contains("<details><summary>Repetitions</summary>")
             .contains("| r2 | 5,000/s | nginx |")
+            .contains("| gateway | 1 | 1 | 2.50 s | 31.0 s | 11.0 | 3.80 (perf) | 0.001 | 2.0 KiB | 2 / 0 | 22 → 22 |")
+            .contains("| nginx | 1 | — | 77 ms | — | 4.7 | 1.30 (/proc) | — | — | — | 2 → 2 |")
+            .contains("- gateway: read 3.00")
+            .contains("- nginx: perf stat could not count here")
             .contains("- r1 gateway stopped: failed at 8,000/s: p99 overhead 7.00 ms");
     }
 
@@ -93,8 +97,12 @@ class ReportTest
             TargetRun gateway = new TargetRun(g.target(), g.url(), g.protocol(), g.offeredRate(), g.offered(), g.completed(),
                 g.succeeded(), g.seconds(), g.achievedRate(), g.successFraction(), g.errors(), g.latency(), g.ttft(), g.gaps(),
                 g.lateness(), g.lateFraction(), g.cpuUsPerRequest(), g.cpuCores(), g.rssIdleKiB(), g.rssPeakKiB(), g.rssHwmKiB(),
-                g.gc(), g.mockCpuCores(), g.generatorCpuCores(), null, stages, g.flags(), null);
-            TargetRun nginx = Fixtures.run("nginx", 225, 700, 30.0, List.of());
+                g.gc(), g.mockCpuCores(), g.generatorCpuCores(), null, stages, g.flags(), null, null)
+                .withEvidence(new Evidence("1", 1, 2_500.0 + i, 31_000.0, List.of(java.util.Arrays.asList(3.0, 400.0)), 11.0,
+                    Map.of("read", 3.0), 3.8, 0.001, "perf", 2_048.0, 2, 0, 22, 22, Map.of("strace", 3_000L), List.of()));
+            TargetRun nginx = Fixtures.run("nginx", 225, 700, 30.0, List.of())
+                .withEvidence(new Evidence("1", null, 77.0, null, List.of(), 4.7, Map.of("writev", 1.9), 1.3, null, "/proc",
+                    null, null, null, 2, 2, Map.of(), List.of("perf stat could not count here")));
             reps.add(new Rep(i, List.of(Fixtures.step(gateway, direct, nginx)), Map.of(), Map.of(), null, null));
         }
         CellResult c = Summaries.summarize(Fixtures.cell("S1-5k"), "ok", List.of(), Map.of("rate", "5,000/s"), reps);
