@@ -1,9 +1,11 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.binding.ClientBinding;
 import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.BodySource;
+import dev.sluice.api.upstream.Upstream;
 
 import java.util.function.Consumer;
 
@@ -13,7 +15,8 @@ import java.util.function.Consumer;
  * but in the bench module, which is never shipped; on the benchmark class path both jars are one class loader, so
  * the split package is harmless there (the gateway's plugin class loader never sees this class).
  *
- * <p>Each stream is what {@code OpenAiClient.onResponse} builds: the same-dialect raw relay, or the translated
+ * <p>{@link #client} is the binding {@code OpenAiClientFactory} creates, over a given {@link Upstream}. Each stream is
+ * what {@code OpenAiClient.onResponse} builds: the same-dialect raw relay, or the translated
  * one with a fresh {@link OpenAiStreamDecoder}. Not thread-safe, like the streams themselves.
  *
  * <pre>{@code
@@ -46,5 +49,15 @@ public final class BenchAccess
     public static EventStream translatedRelay(BodySource body, Consumer<Usage> usage)
     {
         return new UpstreamEventStream.Translated(body, new OpenAiStreamDecoder(), usage);
+    }
+
+    /**
+     * @param options  the binding's options, as the factory binds them
+     * @param upstream the upstream it sends to
+     * @return the {@code openai} client binding, as {@code OpenAiClientFactory} creates it
+     */
+    public static ClientBinding client(OpenAiClientOptions options, Upstream upstream)
+    {
+        return new OpenAiClient(options, upstream);
     }
 }
