@@ -34,6 +34,9 @@ public final class UpstreamReplies
     }
 
     /**
+     * Builds the request headers anew for each call; a binding that sends many requests prepares them once with
+     * {@link UpstreamHeaders} instead, which gives the same headers.
+     *
      * @param fixed   the binding's own headers (its credentials, version headers)
      * @param accept  the {@code Accept} value
      * @param forward lower-case names of client headers to copy (already checked against {@link ForwardHeaders})
