@@ -13,8 +13,11 @@ import java.util.concurrent.CompletionStage;
  * known in time: every chunk read is released before the helper reads the next.
  *
  * <p>The result array is allocated once when the length is known up front ({@code expectedLength}, e.g.
- * {@link UpstreamResponse#contentLength()}) or when the first chunk is also the last; otherwise it grows by doubling
- * and, if it ends up larger than the body, is trimmed by one more copy. Its length is always exactly the bytes read.
+ * {@link UpstreamResponse#contentLength()}); otherwise it is allocated at the size of the first chunk (often the whole
+ * body: an HTTP/2 DATA frame, or one HTTP/1.1 chunk before the empty last one) and grows by doubling if more arrives,
+ * to exactly the final size if the last chunk needs room. Its length is always exactly the bytes read: one more
+ * copy trims it only when it grew past the end of a body of unknown length in several data chunks, or when the body
+ * ended shorter than declared.
  *
  * <pre>{@code
  * Bodies.readAll(response.body(), response.contentLength(), MAX_RESPONSE_BYTES)
@@ -23,8 +26,6 @@ import java.util.concurrent.CompletionStage;
  */
 public final class Bodies
 {
-    /** The first allocation for a body of unknown length that arrives in more than one chunk. */
-    private static final int INITIAL_CAPACITY = 4096;
     private static final byte[] EMPTY = new byte[0];
 
     private Bodies()
@@ -172,7 +173,8 @@ public final class Bodies
                     if (prefix && length == maxBytes)
                     {
                         // Enough to report the error; stop reading and let the connection go.
-                        source.fail(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream body over " + maxBytes + " bytes"));
+                        source.fail(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                            "upstream body over " + maxBytes + " bytes"));
                         complete();
                         return;
                     }
@@ -190,13 +192,8 @@ public final class Bodies
             int needed = length + n;
             if (bytes == null)
             {
-                int capacity;
-                if (expectedLength >= 0)
-                    capacity = (int)Math.min(expectedLength, maxBytes);
-                else if (last)
-                    capacity = needed;
-                else
-                    capacity = Math.min(INITIAL_CAPACITY, maxBytes);
+                // Unknown length: bet that the first chunk is the whole body; doubling keeps a longer one linear.
+                int capacity = expectedLength >= 0 ? (int)Math.min(expectedLength, maxBytes) : needed;
                 // A body longer than declared: room for this chunk now, the rest by growing.
                 bytes = new byte[Math.max(capacity, needed)];
                 allocations++;

@@ -68,6 +68,19 @@ class BodiesTest
     }
 
     @Test
+    void aBodyOfUnknownLengthInOneChunkBeforeTheEmptyLastOneIsCopiedOnce()
+    {
+        byte[] answer = bytes(370);
+        // As jetty-client delivers a small chunked HTTP/1.1 answer: one data chunk, then the empty last one.
+        body = TestBody.of(answer, new byte[0]);
+
+        Bodies.Reader reader = Bodies.read(body, -1, UpstreamReplies.MAX_RESPONSE_BYTES, false);
+
+        assertThat(done(reader)).isEqualTo(answer);
+        assertThat(reader.allocations()).isEqualTo(1);
+    }
+
+    @Test
     void aBodyOfUnknownLengthInManyChunksIsReturnedExact()
     {
         byte[] answer = bytes(10_000);
