@@ -26,9 +26,9 @@ import java.util.function.Consumer;
  * <p>Every chunk read is released exactly once, before {@code read} returns, unless a subclass
  * {@linkplain #relay relays} it without a copy: then its buffer goes to the consumer in a {@link RetainedFrame},
  * which that {@code read} returns, and the consumer's {@link RetainedFrame#release()} releases the chunk. The stream
- * ends with
- * {@link StreamItem#END} if the upstream's explicit end (OpenAI {@code [DONE]}, Anthropic {@code message_stop}) was seen, else with a {@code StreamEvent.Error}
- * ({@code UPSTREAM_UNAVAILABLE}: a stream cut short is never passed off as complete). When a terminal item is
+ * ends with {@link StreamItem#END} if the upstream's explicit end (OpenAI {@code [DONE]}, Anthropic
+ * {@code message_stop}) was seen, else with a {@code StreamEvent.Error} ({@code UPSTREAM_UNAVAILABLE}: a stream cut
+ * short is never passed off as complete). When a terminal item is
  * produced before the body ended (an error event), the body is failed, which aborts the upstream request.
  *
  * <p>Threading: {@code read} and {@code demand} by one consumer at a time, per {@link EventStream};
