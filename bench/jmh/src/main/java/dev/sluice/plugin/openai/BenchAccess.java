@@ -31,10 +31,11 @@ public final class BenchAccess
     }
 
     /**
-     * @param body  the upstream body; chunks are released before {@code read} returns
+     * @param body  the upstream body; chunks are released before {@code read} returns, unless lent
      * @param usage receives usage as soon as an event carries it
-     * @return the same-dialect fast path: each chunk copied once into a {@code RawFrame}, scanned for
-     *         {@code [DONE]}, usage and error events
+     * @return the same-dialect fast path, scanned for {@code [DONE]}, usage and error events: each chunk copied
+     *         once into a {@code RawFrame}, or, once {@code acceptRetainedFrames()} was called, a chunk of whole
+     *         events lent in a {@code RetainedFrame} (released by the caller)
      */
     public static EventStream rawRelay(BodySource body, Consumer<Usage> usage)
     {
