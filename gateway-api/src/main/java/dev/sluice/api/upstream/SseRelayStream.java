@@ -83,7 +83,7 @@ public abstract class SseRelayStream extends UpstreamEventStream
         int boundary = parse(data, start, end);
         if (carried == 0)
         {
-            relay(data, boundary, true);
+            relay(data, start, boundary, true);
         }
         else if (boundary > start)
         {

@@ -149,35 +149,36 @@ public abstract class UpstreamEventStream implements EventStream
     }
 
     /**
-     * Queues {@code data}'s bytes from its position to {@code end} as a raw frame for the client, lending rather than
-     * copying them when it can: when called from {@link #onData} with the {@code data} it received, the consumer
-     * {@linkplain #acceptRetainedFrames() accepted} retained frames and nothing is queued yet, the chunk's own
-     * buffer goes out in a {@link RetainedFrame} (the whole of {@code data} if {@code end} is its limit, else a
+     * Queues {@code data[from, to)} as a raw frame for the client, lending rather than copying the bytes when it
+     * can: when called from {@link #onData} with the {@code data} it received, the consumer
+     * {@linkplain #acceptRetainedFrames() accepted} retained frames and nothing is queued yet, the chunk's own buffer
+     * goes out in a {@link RetainedFrame} ({@code data} itself if the range is all of its remaining bytes, else a
      * slice), which the {@code read} in progress returns at once, and the chunk is released by the consumer after its
      * write instead of when {@code onData} returns. Otherwise the bytes are copied into a {@link RawFrame}. At most
      * one frame per chunk is lent; nothing is queued once the terminal item is. Does not move {@code data}'s
-     * position or limit; after a lending call, the subclass must not move them either.
+     * position or limit; after a call that lent {@code data} itself, the subclass must not move them either.
      *
-     * @param end        where the bytes end, between {@code data}'s position and limit
+     * @param from       where the bytes start, at or after {@code data}'s position (an absolute index)
+     * @param to         where they end, at or before its limit
      * @param atBoundary whether they end on an event boundary
      */
-    protected final void relay(ByteBuffer data, int end, boolean atBoundary)
+    protected final void relay(ByteBuffer data, int from, int to, boolean atBoundary)
     {
-        int from = data.position();
-        if (end < from || end > data.limit())
-            throw new IndexOutOfBoundsException("end " + end + " outside [" + from + ", " + data.limit() + "]");
-        if (end == from || terminalQueued)
+        if (from < data.position() || to < from || to > data.limit())
+            throw new IndexOutOfBoundsException(
+                "[" + from + ", " + to + ") outside [" + data.position() + ", " + data.limit() + ")");
+        if (to == from || terminalQueued)
             return;
         // Lent only when it is the first item of this read: read() returns it before anything else can happen, so
         // the chunk never sits lent in the queue where a cancel from another thread could not release it.
         if (lend && data == currentData && !lent && pending.isEmpty())
         {
-            ByteBuffer bytes = end == data.limit() ? data : data.slice(from, end - from);
+            ByteBuffer bytes = from == data.position() && to == data.limit() ? data : data.slice(from, to - from);
             lent = true;
             pending.add(new RetainedFrame(bytes, atBoundary, current::release));
             return;
         }
-        byte[] copy = new byte[end - from];
+        byte[] copy = new byte[to - from];
         data.get(from, copy);
         pending.add(new RawFrame(ByteBuffer.wrap(copy), atBoundary));
     }
