@@ -28,8 +28,8 @@ import java.util.function.Consumer;
  * which that {@code read} returns, and the consumer's {@link RetainedFrame#release()} releases the chunk. The stream
  * ends with {@link StreamItem#END} if the upstream's explicit end (OpenAI {@code [DONE]}, Anthropic
  * {@code message_stop}) was seen, else with a {@code StreamEvent.Error} ({@code UPSTREAM_UNAVAILABLE}: a stream cut
- * short is never passed off as complete). When a terminal item is
- * produced before the body ended (an error event), the body is failed, which aborts the upstream request.
+ * short is never passed off as complete). When a terminal item is produced before the body ended (an error event),
+ * the body is failed, which aborts the upstream request.
  *
  * <p>Threading: {@code read} and {@code demand} by one consumer at a time, per {@link EventStream};
  * {@code cancel} from any thread.
