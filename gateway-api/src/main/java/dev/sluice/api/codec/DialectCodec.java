@@ -80,6 +80,21 @@ public interface DialectCodec
     {
         if (peek.modelStart() < 0)
             return body;
+        if (JsonStrings.isPlainAscii(model))
+        {
+            // The usual model name needs no escaping: write it straight into the copy, with no String or array on
+            // the way (this runs for every aliased request).
+            int length = model.length() + 2;
+            byte[] out = new byte[body.length - (peek.modelEnd() - peek.modelStart()) + length];
+            System.arraycopy(body, 0, out, 0, peek.modelStart());
+            int at = peek.modelStart();
+            out[at++] = '"';
+            for (int i = 0; i < model.length(); i++)
+                out[at++] = (byte)model.charAt(i);
+            out[at++] = '"';
+            System.arraycopy(body, peek.modelEnd(), out, at, body.length - peek.modelEnd());
+            return out;
+        }
         byte[] value = JsonStrings.quote(model).getBytes(StandardCharsets.UTF_8);
         byte[] out = new byte[body.length - (peek.modelEnd() - peek.modelStart()) + value.length];
         System.arraycopy(body, 0, out, 0, peek.modelStart());

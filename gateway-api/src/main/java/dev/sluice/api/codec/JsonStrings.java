@@ -9,6 +9,21 @@ public final class JsonStrings
     {
     }
 
+    /**
+     * @return whether {@code s} is printable ASCII without {@code "} or {@code \}: its JSON literal is then the
+     *         string between two quotes, one byte per char, with nothing to escape
+     */
+    static boolean isPlainAscii(String s)
+    {
+        for (int i = 0; i < s.length(); i++)
+        {
+            char c = s.charAt(i);
+            if (c < 0x20 || c > 0x7E || c == '"' || c == '\\')
+                return false;
+        }
+        return true;
+    }
+
     /** @return {@code s} as a quoted, escaped JSON string literal */
     public static String quote(String s)
     {

@@ -1,5 +1,7 @@
 package dev.sluice.api.exchange;
 
+import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamItem;
 
 /**
@@ -31,6 +33,34 @@ public interface EventStream
     /** Asks to have {@code onAvailable} run once when {@link #read()} may return an item. */
     void demand(Runnable onAvailable);
 
-    /** Abandons the stream: releases resources and aborts the producer. Idempotent. */
+    /**
+     * Abandons the stream: releases resources and aborts the producer. Idempotent. A {@link RetainedFrame} that
+     * {@link #read()} already returned is not among them: it stays the consumer's to release.
+     */
     void cancel(Throwable cause);
+
+    /**
+     * Offers to take {@link RetainedFrame}s: raw bytes whose buffer the stream lends instead of copying. A consumer
+     * calls it at most once, before its first {@link #read()}, and only if it keeps {@code RetainedFrame}'s contract
+     * for every item it reads from then on: each one released exactly once, after the write that consumed it
+     * completed (or at once if it is never written). Threading as {@link #read()}.
+     *
+     * <p>A stream that wraps another (a proxy binding transforming a reply) passes the offer on only if it keeps the
+     * same contract towards the inner stream: it hands each {@code RetainedFrame} on to its own consumer, who then
+     * releases it, or releases it itself once done with the bytes. Not passing it on is always safe: the inner
+     * stream then copies.
+     *
+     * <pre>{@code
+     * boolean lent = stream.acceptRetainedFrames();   // before the first read
+     * StreamItem item = stream.read();
+     * if (item instanceof RetainedFrame frame) { write frame.bytes(), then frame.release() }
+     * }</pre>
+     *
+     * @return whether the stream may return {@code RetainedFrame}s from now on; the default, {@code false}, means it
+     *         never does: its raw bytes keep coming as {@link RawFrame}s, which need no release
+     */
+    default boolean acceptRetainedFrames()
+    {
+        return false;
+    }
 }

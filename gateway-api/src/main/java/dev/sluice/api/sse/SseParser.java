@@ -54,6 +54,9 @@ public final class SseParser
     private byte[] data = new byte[256];
     private int dataLength = -1;
     private int eventBytes;
+    /** Recent ASCII event names: a stream repeats a handful of them, so each becomes a String only once. */
+    private final String[] names = new String[8];
+    private int nextName;
 
     /**
      * @param maxEventBytes the largest event accepted; a larger one fails with {@link IllegalStateException}
@@ -139,10 +142,41 @@ public final class SseParser
         else if (isField(EVENT))
         {
             int start = valueStart(EVENT.length);
-            event = new String(line, start, lineLength - start, StandardCharsets.UTF_8);
+            event = name(start, lineLength - start);
         }
         // Comments (":..."), id and retry are irrelevant to a relay; unknown fields are ignored as the spec says.
         lineLength = 0;
+    }
+
+    /** @return the event name at {@code line[from, from + length)}, a cached String if it was seen recently */
+    private String name(int from, int length)
+    {
+        for (String name : names)
+        {
+            if (name != null && isAscii(name, from, length))
+                return name;
+        }
+        String name = new String(line, from, length, StandardCharsets.UTF_8);
+        if (length <= 64 && isAscii(name, from, length))
+        {
+            names[nextName] = name;
+            nextName = (nextName + 1) % names.length;
+        }
+        return name;
+    }
+
+    /** @return whether {@code line[from, from + length)} is ASCII and equals {@code name} */
+    private boolean isAscii(String name, int from, int length)
+    {
+        if (name.length() != length)
+            return false;
+        for (int i = 0; i < length; i++)
+        {
+            // A byte over 0x7F is negative: it never matches, so only ASCII names are reused.
+            if (line[from + i] < 0 || name.charAt(i) != line[from + i])
+                return false;
+        }
+        return true;
     }
 
     /** @return whether the line is the field {@code name}: the name then ':' or the end of the line */

@@ -12,12 +12,17 @@ import java.util.Arrays;
 import java.util.function.Consumer;
 
 /**
- * The same-dialect relay of an SSE stream: the upstream's bytes go to the client as {@link RawFrame}s, each made of
- * whole events, while an {@link SseParser} shows every event to {@link #onEvent} (for the end marker, usage and
- * errors). Each chunk is copied once; an event split across chunks is held back (at most {@code maxEventBytes})
- * until it is complete, so the client never receives half an event: a stream cut mid-event, or an error event,
- * ends after the last whole event and the client sees the error rendered by its own dialect's codec, then an
- * abnormal end.
+ * The same-dialect relay of an SSE stream: the upstream's bytes go to the client as raw frames, each made of whole
+ * events, while an {@link SseParser} shows every event to {@link #onEvent} (for the end marker, usage and errors).
+ * An event split across chunks is held back (at most {@code maxEventBytes}) until it is complete, so the client never
+ * receives half an event: a stream cut or failed mid-event, or an error event, ends after the last whole event and
+ * the client sees the error rendered by its own dialect's codec, then an abnormal end.
+ *
+ * <p>Copies: the whole events at the start of a chunk, when nothing is carried over from the chunk before, are
+ * {@linkplain #relay relayed} without a copy to a consumer that {@linkplain #acceptRetainedFrames() accepts}
+ * retained frames (a chunk that ends on an event boundary, the usual case, goes out as it came), and copied once
+ * into a {@link RawFrame} otherwise. The unfinished event at the end of a chunk is copied into a carry buffer, and
+ * goes out, copied once more with the whole events of the chunk that completes it, in one frame.
  *
  * <p>A subclass reports an upstream error event with {@link #fail}: the bytes before that event are relayed, the
  * event itself is not, and the error becomes the terminal item. Threading as {@link UpstreamEventStream}.
@@ -25,11 +30,14 @@ import java.util.function.Consumer;
 public abstract class SseRelayStream extends UpstreamEventStream
 {
     private static final byte[] NONE = new byte[0];
+    /** A carry buffer grown past this is dropped once emptied, rather than kept for the rest of the stream. */
+    private static final int KEPT_CARRY_BYTES = 16 << 10;
 
     private final SseParser parser;
     private final int maxEventBytes;
-    /** The start of an event whose end has not arrived yet; already fed to the parser. */
+    /** The start of an event whose end has not arrived yet, {@code carry[0, carried)}; already fed to the parser. */
     private byte[] carry = NONE;
+    private int carried;
     private GatewayException error;
 
     /**
@@ -70,45 +78,87 @@ public abstract class SseRelayStream extends UpstreamEventStream
     @Override
     protected final void onData(ByteBuffer data)
     {
-        int kept = carry.length;
-        byte[] bytes = new byte[kept + data.remaining()];
-        System.arraycopy(carry, 0, bytes, 0, kept);
-        data.get(data.position(), bytes, kept, data.remaining());
-        ByteBuffer view = ByteBuffer.wrap(bytes);
-        // Feed line by line (the carried bytes were fed before) and remember where the last whole event ends.
-        int boundary = 0;
-        int lineStart = kept;
+        int start = data.position();
+        int end = data.limit();
+        int boundary = parse(data, start, end);
+        if (carried == 0)
+        {
+            relay(data, start, boundary, true);
+        }
+        else if (boundary > start)
+        {
+            // The carried event ends in this chunk: it and the whole events after it go out in one frame.
+            byte[] frame = new byte[carried + boundary - start];
+            System.arraycopy(carry, 0, frame, 0, carried);
+            data.get(start, frame, carried, boundary - start);
+            emit(new RawFrame(ByteBuffer.wrap(frame), true));
+            carried = 0;
+            if (carry.length > KEPT_CARRY_BYTES)
+                carry = NONE;
+        }
+        if (error != null)
+        {
+            carried = 0;
+            carry = NONE;
+            finish(new StreamEvent.Error(error));
+            return;
+        }
+        if (boundary < end)
+            keep(data, boundary, end - boundary);
+    }
+
+    /**
+     * Feeds {@code data[start, end)} to the parser line by line, stopping after an event that {@linkplain #fail
+     * failed} the stream; {@code data}'s position and limit are restored before returning.
+     *
+     * @return the index just past the last whole event, {@code start} if none ended in this chunk
+     */
+    private int parse(ByteBuffer data, int start, int end)
+    {
+        int boundary = start;
+        int lineStart = start;
         try
         {
-            for (int i = kept; i < bytes.length && error == null; i++)
+            for (int i = start; i < end && error == null; i++)
             {
-                if (bytes[i] != '\n' && bytes[i] != '\r')
+                byte b = data.get(i);
+                if (b != '\n' && b != '\r')
                     continue;
-                view.limit(i + 1).position(lineStart);
-                parser.feed(view);
+                // The parser reads from position to limit: narrow them to the line, then widen back for the scan.
+                data.limit(i + 1);
+                data.position(lineStart);
+                parser.feed(data);
+                data.limit(end);
                 lineStart = i + 1;
                 if (error == null && parser.atBoundary())
                     boundary = lineStart;
             }
-            if (error == null && lineStart < bytes.length)
+            if (error == null && lineStart < end)
             {
-                view.limit(bytes.length).position(lineStart);
-                parser.feed(view);
+                data.position(lineStart);
+                parser.feed(data);
             }
+            return boundary;
         }
         catch (IllegalStateException e)
         {
             throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
                 "upstream sent a stream event over " + maxEventBytes + " bytes", e);
         }
-        if (boundary > 0)
-            emit(new RawFrame(ByteBuffer.wrap(bytes, 0, boundary), true));
-        if (error != null)
+        finally
         {
-            carry = NONE;
-            finish(new StreamEvent.Error(error));
-            return;
+            data.limit(end);
+            data.position(start);
         }
-        carry = boundary == bytes.length ? NONE : Arrays.copyOfRange(bytes, boundary, bytes.length);
+    }
+
+    /** Appends {@code data[from, from + n)}, the start of an unfinished event, to the carry. */
+    private void keep(ByteBuffer data, int from, int n)
+    {
+        int needed = carried + n;
+        if (needed > carry.length)
+            carry = Arrays.copyOf(carry, Math.max(needed, Math.min(2 * carry.length, maxEventBytes)));
+        data.get(from, carry, carried, n);
+        carried = needed;
     }
 }

@@ -34,6 +34,9 @@ public final class UpstreamReplies
     }
 
     /**
+     * Builds the request headers anew for each call; a binding that sends many requests prepares them once with
+     * {@link UpstreamHeaders} instead, which gives the same headers.
+     *
      * @param fixed   the binding's own headers (its credentials, version headers)
      * @param accept  the {@code Accept} value
      * @param forward lower-case names of client headers to copy (already checked against {@link ForwardHeaders})
@@ -61,7 +64,8 @@ public final class UpstreamReplies
      * Turns a provider's answer into a reply. Non-2xx: up to {@link #MAX_ERROR_BYTES} of the body are read and
      * {@link DialectCodec#decodeError} becomes the failure. Streams: {@code rawStream} relays the same dialect's
      * bytes, else the codec's stream decoder translates them. Complete answers (up to {@link #MAX_RESPONSE_BYTES}):
-     * relayed as bytes scanned only for usage, or decoded. Usage is recorded on the exchange as soon as it is known.
+     * relayed as bytes scanned only for usage, or decoded. Bodies are read with {@link Bodies}, sized from
+     * {@link UpstreamResponse#contentLength()}. Usage is recorded on the exchange as soon as it is known.
      *
      * @param relayRaw  whether the client speaks the provider's dialect (its bytes go out as they are)
      * @param rawStream the dialect's same-dialect stream relay, given the body and the usage sink
@@ -73,7 +77,7 @@ public final class UpstreamReplies
         int status = response.status();
         if (status < 200 || status > 299)
         {
-            return Bodies.readPrefix(response.body(), MAX_ERROR_BYTES)
+            return Bodies.readPrefix(response.body(), response.contentLength(), MAX_ERROR_BYTES)
                 .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
         }
         if (stream)
@@ -82,7 +86,7 @@ public final class UpstreamReplies
                 : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
             return CompletableFuture.completedFuture(new Reply.Stream(events));
         }
-        return Bodies.readAll(response.body(), MAX_RESPONSE_BYTES).thenApply(bytes ->
+        return Bodies.readAll(response.body(), response.contentLength(), MAX_RESPONSE_BYTES).thenApply(bytes ->
         {
             if (relayRaw)
             {

@@ -134,6 +134,27 @@ public final class TestBody implements BodySource
         return reads;
     }
 
+    /** @return how many chunks were read and not released yet (a relay that lends a chunk's buffer holds one) */
+    public int unreleased()
+    {
+        int n = 0;
+        for (Chunk c : all)
+        {
+            if (c.read && c.releases == 0)
+                n++;
+        }
+        return n;
+    }
+
+    /**
+     * @return the buffer chunk {@code index} (counting from 0) last handed out by {@link BodyChunk#buffer()}, so a
+     *         test can tell a relayed buffer from a copy by identity; {@code null} if none was
+     */
+    public ByteBuffer buffer(int index)
+    {
+        return all.get(index).handedOut;
+    }
+
     /** @throws AssertionError unless every chunk read was released exactly once and no other was */
     public void assertAllReleasedOnce()
     {
@@ -153,6 +174,7 @@ public final class TestBody implements BodySource
         private final Throwable failure;
         private boolean read;
         private int releases;
+        private ByteBuffer handedOut;
 
         Chunk(byte[] bytes, boolean last, Throwable failure)
         {
@@ -167,7 +189,8 @@ public final class TestBody implements BodySource
             read = true;
             if (releases != 0)
                 throw new AssertionError("chunk used after its release");
-            return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
+            handedOut = ByteBuffer.wrap(bytes).asReadOnlyBuffer();
+            return handedOut;
         }
 
         @Override
@@ -186,7 +209,8 @@ public final class TestBody implements BodySource
         @Override
         public void release()
         {
-            releases++;
+            if (++releases > 1)
+                throw new AssertionError("chunk released " + releases + " times");
         }
     }
 }

@@ -5,6 +5,7 @@ import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
@@ -32,8 +33,10 @@ import java.util.concurrent.TimeUnit;
  * classes exactly as {@code OpenAiClient} builds them, and drained the way the runtime's stream pump does
  * ({@code read()} until {@code null}):
  * <ul>
- *   <li>{@code relayRaw}: the same-dialect fast path; one copy of the chunk into a {@code RawFrame} and an SSE scan
- *       for {@code [DONE]}, usage and errors.</li>
+ *   <li>{@code relayRaw}: the same-dialect fast path for a consumer that does not take retained frames; one copy of
+ *       the chunk into a {@code RawFrame} and an SSE scan for {@code [DONE]}, usage and errors.</li>
+ *   <li>{@code relayRawLent}: the same, for a consumer that called {@code acceptRetainedFrames()} (the runtime's
+ *       stream pump): the chunk's own buffer goes out in a {@code RetainedFrame}, released after the "write".</li>
  *   <li>{@code relayTranslated}: the chunk decoded into canonical events by the OpenAI stream decoder, and each
  *       event encoded again by the OpenAI stream encoder (the cost shape of a cross-dialect stream).</li>
  * </ul>
@@ -56,6 +59,8 @@ public class StreamBenchmark
 
     private ChunkSource rawSource;
     private EventStream raw;
+    private ChunkSource lentSource;
+    private EventStream lent;
     private ChunkSource translatedSource;
     private EventStream translated;
     private StreamEncoder encoder;
@@ -68,6 +73,9 @@ public class StreamBenchmark
         byte[] bytes = Fixtures.bytes("chunk-" + chunk + ".sse");
         rawSource = new ChunkSource(bytes);
         raw = BenchAccess.rawRelay(rawSource, this::onUsage);
+        lentSource = new ChunkSource(bytes);
+        lent = BenchAccess.rawRelay(lentSource, this::onUsage);
+        Fixtures.check(lent.acceptRetainedFrames(), "the raw relay takes the offer of retained frames");
         translatedSource = new ChunkSource(bytes);
         translated = BenchAccess.translatedRelay(translatedSource, this::onUsage);
         // A streamed request that asked for usage, as the translated path sees it.
@@ -80,6 +88,14 @@ public class StreamBenchmark
         Fixtures.check(item instanceof RawFrame frame && frame.atBoundary() && frame.bytes().remaining() == bytes.length,
             "the raw relay emits the chunk as one frame at an event boundary, got " + item);
         Fixtures.check(raw.read() == null, "one frame per chunk");
+
+        lentSource.arm();
+        item = lent.read();
+        Fixtures.check(item instanceof RetainedFrame frame && frame.bytes() == lentSource.buffer() && frame.atBoundary(),
+            "the lending relay hands on the chunk's own buffer, got " + item);
+        Fixtures.check(lentSource.released() == lentSource.handedOut() - 1, "a lent chunk is held until its release");
+        ((RetainedFrame)item).release();
+        Fixtures.check(lent.read() == null, "one frame per chunk");
 
         translatedSource.arm();
         int events = 0;
@@ -98,11 +114,12 @@ public class StreamBenchmark
         Fixtures.check((usageReports > before) == "usage".equals(chunk), "usage is reported only for the usage chunk");
     }
 
-    /** Checks no chunk was leaked: the relays release each chunk they read before {@code read} returns. */
+    /** Checks no chunk was leaked: the relays release each chunk they read before {@code read} returns, or lend it. */
     @TearDown
     public void tearDown()
     {
         Fixtures.check(rawSource.released() == rawSource.handedOut(), "the raw relay released every chunk");
+        Fixtures.check(lentSource.released() == lentSource.handedOut(), "every lent chunk was released once");
         Fixtures.check(translatedSource.released() == translatedSource.handedOut(), "the translated relay released every chunk");
     }
 
@@ -119,6 +136,20 @@ public class StreamBenchmark
         StreamItem item;
         while ((item = raw.read()) != null)
             bh.consume(((RawFrame)item).bytes());
+    }
+
+    /** The same-dialect relay of one chunk to a consumer that takes retained frames: written, then released. */
+    @Benchmark
+    public void relayRawLent(Blackhole bh)
+    {
+        lentSource.arm();
+        StreamItem item;
+        while ((item = lent.read()) != null)
+        {
+            RetainedFrame frame = (RetainedFrame)item;
+            bh.consume(frame.bytes());
+            frame.release();
+        }
     }
 
     /** The translated relay of one chunk: decode into canonical events, encode each as the client's dialect. */

@@ -1,9 +1,11 @@
 package dev.sluice.plugin.openai;
 
+import dev.sluice.api.binding.ClientBinding;
 import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.BodySource;
+import dev.sluice.api.upstream.Upstream;
 
 import java.util.function.Consumer;
 
@@ -13,7 +15,8 @@ import java.util.function.Consumer;
  * but in the bench module, which is never shipped; on the benchmark class path both jars are one class loader, so
  * the split package is harmless there (the gateway's plugin class loader never sees this class).
  *
- * <p>Each stream is what {@code OpenAiClient.onResponse} builds: the same-dialect raw relay, or the translated
+ * <p>{@link #client} is the binding {@code OpenAiClientFactory} creates, over a given {@link Upstream}. Each stream is
+ * what {@code OpenAiClient.onResponse} builds: the same-dialect raw relay, or the translated
  * one with a fresh {@link OpenAiStreamDecoder}. Not thread-safe, like the streams themselves.
  *
  * <pre>{@code
@@ -28,10 +31,11 @@ public final class BenchAccess
     }
 
     /**
-     * @param body  the upstream body; chunks are released before {@code read} returns
+     * @param body  the upstream body; chunks are released before {@code read} returns, unless lent
      * @param usage receives usage as soon as an event carries it
-     * @return the same-dialect fast path: each chunk copied once into a {@code RawFrame}, scanned for
-     *         {@code [DONE]}, usage and error events
+     * @return the same-dialect fast path, scanned for {@code [DONE]}, usage and error events: each chunk copied
+     *         once into a {@code RawFrame}, or, once {@code acceptRetainedFrames()} was called, a chunk of whole
+     *         events lent in a {@code RetainedFrame} (released by the caller)
      */
     public static EventStream rawRelay(BodySource body, Consumer<Usage> usage)
     {
@@ -46,5 +50,15 @@ public final class BenchAccess
     public static EventStream translatedRelay(BodySource body, Consumer<Usage> usage)
     {
         return new UpstreamEventStream.Translated(body, new OpenAiStreamDecoder(), usage);
+    }
+
+    /**
+     * @param options  the binding's options, as the factory binds them
+     * @param upstream the upstream it sends to
+     * @return the {@code openai} client binding, as {@code OpenAiClientFactory} creates it
+     */
+    public static ClientBinding client(OpenAiClientOptions options, Upstream upstream)
+    {
+        return new OpenAiClient(options, upstream);
     }
 }

@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Sampling;
+import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
 
@@ -47,8 +48,7 @@ final class AnthropicClient implements ClientBinding
     private final Upstream upstream;
     private final String path;
     private final int defaultMaxTokens;
-    private final List<Map.Entry<String, String>> fixedHeaders;
-    private final Set<String> forwardHeaders;
+    private final UpstreamHeaders headers;
     private final Set<String> droppable;
 
     AnthropicClient(AnthropicClientOptions options, Upstream upstream)
@@ -60,11 +60,10 @@ final class AnthropicClient implements ClientBinding
         if (options.apiKey() != null)
             fixed.add(Map.entry("x-api-key", options.apiKey()));
         fixed.add(Map.entry("anthropic-version", options.anthropicVersion()));
-        this.fixedHeaders = List.copyOf(fixed);
         Set<String> forward = new HashSet<>();
         for (String name : options.forwardHeaders())
             forward.add(name.toLowerCase(Locale.ROOT));
-        this.forwardHeaders = Set.copyOf(forward);
+        this.headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 
@@ -95,9 +94,7 @@ final class AnthropicClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
-        List<Map.Entry<String, String>> headers = UpstreamReplies.headers(fixedHeaders,
-            stream ? "text/event-stream" : "application/json", forwardHeaders, exchange);
-        UpstreamRequest request = new UpstreamRequest("POST", path, headers, body,
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers.of(stream, exchange), body,
             "application/json");
         return upstream.send(request, exchange)
             .thenCompose(response ->

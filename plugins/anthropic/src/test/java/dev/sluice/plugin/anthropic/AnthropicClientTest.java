@@ -16,6 +16,7 @@ import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.Role;
 import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.StreamEvent;
@@ -245,6 +246,35 @@ class AnthropicClientTest
         assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
         assertThat(exchange.usage()).isEqualTo(new Usage(1401, 65, 1024, 0, 0));
         assertThat(upstream.response.body.failure()).isNull();
+    }
+
+    @Test
+    void aRawStreamLendsEachChunkOfWholeEventsToAConsumerThatTakesThem()
+    {
+        byte[] sse = Fixtures.bytes("stream-tool-use.sse");
+        // One event per chunk, as a provider that flushes per event sends them: every chunk ends on a boundary.
+        List<byte[]> events = new ArrayList<>();
+        for (String event : Fixtures.string("stream-tool-use.sse").split("(?<=\n\n)"))
+            events.add(Fixtures.utf8(event));
+        upstream.answer(200, events.toArray(new byte[0][]));
+        TestExchange exchange = anthropicExchange(true);
+        EventStream stream = ((Reply.Stream)reply(client().handle(exchange))).events();
+        assertThat(stream.acceptRetainedFrames()).isTrue();
+
+        ByteArrayOutputStream relayed = new ByteArrayOutputStream();
+        int lent = 0;
+        StreamItem item;
+        while ((item = stream.read()) instanceof RetainedFrame frame)
+        {
+            assertThat(frame.bytes()).as("the chunk's own buffer").isSameAs(upstream.response.body.buffer(lent++));
+            relayed.writeBytes(Fixtures.bytes(frame.bytes()));
+            frame.release();
+        }
+
+        assertThat(item).isSameAs(StreamItem.END);
+        assertThat(lent).isEqualTo(events.size());
+        assertThat(relayed.toByteArray()).isEqualTo(sse);
+        assertThat(exchange.usage()).isEqualTo(new Usage(1401, 65, 1024, 0, 0));
     }
 
     @Test

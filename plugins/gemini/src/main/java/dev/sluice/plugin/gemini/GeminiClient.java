@@ -6,6 +6,7 @@ import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
 
@@ -47,8 +48,7 @@ final class GeminiClient implements ClientBinding
 
     private final GeminiCodec codec = GeminiCodec.INSTANCE;
     private final Upstream upstream;
-    private final List<Map.Entry<String, String>> fixedHeaders;
-    private final Set<String> forwardHeaders;
+    private final UpstreamHeaders headers;
     private final Set<String> droppable;
 
     GeminiClient(GeminiClientOptions options, Upstream upstream)
@@ -60,8 +60,7 @@ final class GeminiClient implements ClientBinding
         Set<String> forward = new HashSet<>();
         for (String name : options.forwardHeaders())
             forward.add(name.toLowerCase(Locale.ROOT));
-        this.fixedHeaders = List.copyOf(fixed);
-        this.forwardHeaders = Set.copyOf(forward);
+        this.headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 
@@ -98,10 +97,8 @@ final class GeminiClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
-        List<Map.Entry<String, String>> headers = UpstreamReplies.headers(fixedHeaders,
-            stream ? "text/event-stream" : "application/json", forwardHeaders, exchange);
         UpstreamRequest request = new UpstreamRequest("POST", path(exchange.targetModel(), stream),
-            headers, body, "application/json");
+            headers.of(stream, exchange), body, "application/json");
         return upstream.send(request, exchange)
             .thenCompose(response ->
                 UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, GeminiRawStream::new));

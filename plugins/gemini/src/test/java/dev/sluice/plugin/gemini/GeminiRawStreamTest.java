@@ -4,6 +4,7 @@ import dev.sluice.api.testing.TestBody;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
@@ -55,6 +56,34 @@ class GeminiRawStreamTest
         assertThat(usages).as("only the final count, not every chunk's running one")
             .containsExactly(new Usage(112, 168, 0, 0, 117));
         assertThat(body.failure()).isNull();
+    }
+
+    @Test
+    void lendsEachChunkOfWholeEventsToAConsumerThatTakesThem()
+    {
+        byte[] sse = Fixtures.bytes("stream-tools.sse");
+        List<byte[]> events = new ArrayList<>();
+        for (String event : new String(sse, StandardCharsets.UTF_8).split("(?<=\r\n\r\n)"))
+            events.add(Fixtures.utf8(event));
+        body = TestBody.of(events.toArray(new byte[0][]));
+        GeminiRawStream stream = new GeminiRawStream(body, usages::add);
+        assertThat(stream.acceptRetainedFrames()).isTrue();
+
+        StringBuilder relayed = new StringBuilder();
+        int lent = 0;
+        StreamItem item;
+        while ((item = stream.read()) instanceof RetainedFrame frame)
+        {
+            assertThat(frame.bytes()).as("the chunk's own buffer").isSameAs(body.buffer(lent++));
+            relayed.append(Fixtures.string(frame.bytes()));
+            assertThat(body.unreleased()).isEqualTo(1);
+            frame.release();
+        }
+
+        assertThat(item).isSameAs(StreamItem.END);
+        assertThat(lent).isEqualTo(events.size());
+        assertThat(relayed.toString()).isEqualTo(new String(sse, StandardCharsets.UTF_8));
+        assertThat(usages).containsExactly(new Usage(112, 168, 0, 0, 117));
     }
 
     @Test

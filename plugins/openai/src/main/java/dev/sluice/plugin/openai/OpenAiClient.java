@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Sampling;
+import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamRequest;
@@ -43,8 +44,7 @@ final class OpenAiClient implements ClientBinding
     private final OpenAiCodec codec = OpenAiCodec.INSTANCE;
     private final Upstream upstream;
     private final String path;
-    private final List<Map.Entry<String, String>> fixedHeaders;
-    private final Set<String> forwardHeaders;
+    private final UpstreamHeaders headers;
     private final Set<String> droppable;
 
     OpenAiClient(OpenAiClientOptions options, Upstream upstream)
@@ -67,8 +67,7 @@ final class OpenAiClient implements ClientBinding
             fixed.add(Map.entry("OpenAI-Project", options.project()));
             forward.remove("openai-project");
         }
-        this.fixedHeaders = List.copyOf(fixed);
-        this.forwardHeaders = Set.copyOf(forward);
+        this.headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 
@@ -99,9 +98,7 @@ final class OpenAiClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
-        List<Map.Entry<String, String>> headers = UpstreamReplies.headers(fixedHeaders,
-            stream ? "text/event-stream" : "application/json", forwardHeaders, exchange);
-        UpstreamRequest request = new UpstreamRequest("POST", path, headers, body, "application/json");
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers.of(stream, exchange), body, "application/json");
         return upstream.send(request, exchange).thenCompose(response ->
             UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, OpenAiRawStream::new));
     }

@@ -114,26 +114,22 @@ public final class OpenAiCodec implements DialectCodec
     {
         if (body == null || body.length == 0)
             return null;
-        try (JsonParser parser = Json.FACTORY.createParser(body))
+        return scanUsage(body, 0, body.length);
+    }
+
+    /**
+     * Scans JSON at {@code data[offset, offset + length)} (a body, or one stream event's data, read in place: no
+     * String) for its top-level {@code usage}; {@code null} if absent or unreadable.
+     */
+    static Usage scanUsage(byte[] data, int offset, int length)
+    {
+        try (JsonParser parser = Json.FACTORY.createParser(data, offset, length))
         {
             return scanUsage(parser);
         }
         catch (IOException e)
         {
             // A scan feeds accounting only; a body it cannot read is relayed as it is.
-            return null;
-        }
-    }
-
-    /** Scans one stream event's JSON for its top-level {@code usage}; {@code null} if absent or unreadable. */
-    static Usage scanUsage(String json)
-    {
-        try (JsonParser parser = Json.FACTORY.createParser(json))
-        {
-            return scanUsage(parser);
-        }
-        catch (IOException e)
-        {
             return null;
         }
     }

@@ -61,7 +61,7 @@ final class OpenAiRawStream extends SseRelayStream
         // With include_usage every chunk carries "usage":null; only an object is worth a parse.
         if (hasUsageObject(data, offset, length))
         {
-            Usage u = OpenAiCodec.scanUsage(new String(data, offset, length, StandardCharsets.UTF_8));
+            Usage u = OpenAiCodec.scanUsage(data, offset, length);
             if (u != null)
                 usage.accept(u);
         }

@@ -82,6 +82,19 @@ class OpenAiPeekTest
     }
 
     @Test
+    void rewriteModelWritesPlainNamesByteForByteAndEscapesOrEncodesTheRest()
+    {
+        byte[] body = utf8("{\"model\":\"x\",\"n\":1}");
+        RequestPeek peek = codec.peek(body);
+
+        assertThat(new String(codec.rewriteModel(body, peek, "gpt-4o-2024-08-06 ~{}"), StandardCharsets.UTF_8))
+            .isEqualTo("{\"model\":\"gpt-4o-2024-08-06 ~{}\",\"n\":1}");
+        assertThat(new String(codec.rewriteModel(body, peek, "modèle\\1\t\u007f"), StandardCharsets.UTF_8))
+            .isEqualTo("{\"model\":\"modèle\\\\1\\t\u007f\",\"n\":1}");
+        assertThat(codec.peek(codec.rewriteModel(body, peek, "modèle\\1\t\u007f")).model()).isEqualTo("modèle\\1\t\u007f");
+    }
+
+    @Test
     void rewriteModelOnFixtureLeavesTheRestOfTheDocumentEqual()
     {
         byte[] body = Fixtures.bytes("request-tools.json");

@@ -6,6 +6,7 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
@@ -229,6 +230,156 @@ class UpstreamEventStreamTest
         assertThat(body.failure()).isSameAs(gone);
         assertThat(body.failCalls()).isEqualTo(1);
         assertThat(stream.read()).isInstanceOf(StreamEvent.Error.class);
+    }
+
+    @Test
+    void aChunkOfWholeEventsIsLentAsItsOwnBufferAndReleasedOnceAfterTheWrite()
+    {
+        String first = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        String second = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there\"}}]}\n\n"
+            + "data: [DONE]\n\n";
+        body = TestBody.of(utf8(first), utf8(second));
+        EventStream stream = new OpenAiRawStream(body, usages::add);
+        assertThat(stream.acceptRetainedFrames()).isTrue();
+
+        RetainedFrame frame = (RetainedFrame)stream.read();
+        assertThat(frame.bytes()).as("the chunk's own buffer, not a copy").isSameAs(body.buffer(0));
+        assertThat(frame.atBoundary()).isTrue();
+        assertThat(body.unreleased()).as("held until the write completes").isEqualTo(1);
+        // The write consumes the buffer; only then does the consumer release it.
+        assertThat(new String(bytes(frame.bytes()), StandardCharsets.UTF_8)).isEqualTo(first);
+        frame.bytes().position(frame.bytes().limit());
+        frame.release();
+        assertThat(body.unreleased()).isZero();
+
+        RetainedFrame last = (RetainedFrame)stream.read();
+        assertThat(last.bytes()).isSameAs(body.buffer(1));
+        last.release();
+        assertThat(stream.read()).isSameAs(StreamItem.END);
+        assertThat(body.reads()).isEqualTo(2);
+    }
+
+    @Test
+    void aChunkEndingMidEventLendsItsWholeEventsAndHoldsTheRestBackUntilComplete()
+    {
+        String first = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        String split = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there\"}}]}\n\n";
+        String done = "data: [DONE]\n\n";
+        body = TestBody.of(utf8(first + split.substring(0, 30)), utf8(split.substring(30, 50)), utf8(split.substring(50) + done));
+        EventStream stream = new OpenAiRawStream(body, usages::add);
+        stream.acceptRetainedFrames();
+
+        List<StreamItem> items = drainReleasing(stream);
+
+        assertThat(items).hasSize(3);
+        assertThat(items.get(0)).isInstanceOf(RetainedFrame.class);
+        assertThat(text(items.get(0))).isEqualTo(first);
+        // The carried event and the whole events after it go out together, in a copy: the chunk is released by read.
+        assertThat(items.get(1)).isInstanceOf(RawFrame.class);
+        assertThat(text(items.get(1))).isEqualTo(split + done);
+        assertThat(items.get(2)).isSameAs(StreamItem.END);
+    }
+
+    @Test
+    void lentFramesCarryEveryByteOfTheStreamWhateverTheChunking()
+    {
+        byte[] sse = Fixtures.bytes("stream-parallel-tools.sse");
+        for (int size : new int[]{7, 50, 4096})
+        {
+            body = TestBody.split(sse, size);
+            usages.clear();
+            EventStream stream = new OpenAiRawStream(body, usages::add);
+            stream.acceptRetainedFrames();
+
+            List<StreamItem> items = drainReleasing(stream);
+
+            ByteArrayOutputStream relayed = new ByteArrayOutputStream();
+            items.stream().filter(i -> !(i instanceof StreamItem.End)).forEach(i -> relayed.writeBytes(utf8(text(i))));
+            assertThat(relayed.toByteArray()).as("chunks of %d bytes", size).isEqualTo(sse);
+            assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
+            assertThat(usages).containsExactly(new Usage(112, 51, 64, 0, 0));
+            body.assertAllReleasedOnce();
+        }
+    }
+
+    @Test
+    void anErrorEventAfterWholeEventsEndsTheStreamAfterTheLentFrame()
+    {
+        String content = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        String error = "data: {\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\","
+            + "\"code\":\"rate_limit_exceeded\"}}\n\n";
+        body = TestBody.of(utf8(content + error), utf8("never read"));
+        EventStream stream = new OpenAiRawStream(body, usages::add);
+        stream.acceptRetainedFrames();
+
+        List<StreamItem> items = drainReleasing(stream);
+
+        assertThat(items).hasSize(2);
+        assertThat(items.get(0)).isInstanceOf(RetainedFrame.class);
+        assertThat(text(items.get(0))).isEqualTo(content);
+        assertThat(((StreamEvent.Error)items.get(1)).error().kind()).isEqualTo(ErrorKind.RATE_LIMITED);
+        assertThat(body.failure()).as("the upstream is aborted").isNotNull();
+    }
+
+    @Test
+    void aLentFrameStaysTheConsumersToReleaseAfterItCancels()
+    {
+        body = TestBody.of(utf8("data: {\"choices\":[]}\n\n"), utf8("data: [DONE]\n\n"));
+        EventStream stream = new OpenAiRawStream(body, usages::add);
+        stream.acceptRetainedFrames();
+        RetainedFrame frame = (RetainedFrame)stream.read();
+
+        // The client went away while the frame was being written: the write fails, then the consumer cancels.
+        IOException gone = new IOException("client went away");
+        stream.cancel(gone);
+        assertThat(body.unreleased()).as("cancel leaves the lent chunk alone").isEqualTo(1);
+        frame.release();
+
+        assertThat(body.failure()).isSameAs(gone);
+        assertThat(stream.read()).isInstanceOf(StreamEvent.Error.class);
+        assertThat(body.reads()).isEqualTo(1);
+    }
+
+    @Test
+    void aStreamNotOfferedRetainedFramesCopiesAndReleasesBeforeReadReturns()
+    {
+        body = TestBody.of(utf8("data: {\"choices\":[]}\n\n"), utf8("data: [DONE]\n\n"));
+        EventStream stream = new OpenAiRawStream(body, usages::add);
+
+        StreamItem item = stream.read();
+
+        assertThat(item).isInstanceOf(RawFrame.class);
+        assertThat(((RawFrame)item).bytes()).isNotSameAs(body.buffer(0));
+        assertThat(body.unreleased()).isZero();
+    }
+
+    /** Like {@link #drain}, as a consumer that accepted retained frames: each one "written" (read whole), then released. */
+    private static List<StreamItem> drainReleasing(EventStream stream)
+    {
+        List<StreamItem> items = new ArrayList<>();
+        for (int guard = 0; guard < 100_000; guard++)
+        {
+            StreamItem item = stream.read();
+            if (item == null)
+                throw new AssertionError("stream stalled");
+            if (item instanceof RetainedFrame frame)
+            {
+                // Keep a copy to assert on: the buffer is not ours after the release.
+                items.add(new RetainedFrame(ByteBuffer.wrap(bytes(frame.bytes())), frame.atBoundary(), () -> { }));
+                frame.release();
+                continue;
+            }
+            items.add(item);
+            if (item == StreamItem.END || item instanceof StreamEvent.Error)
+                return items;
+        }
+        throw new AssertionError("stream did not end");
+    }
+
+    private static String text(StreamItem item)
+    {
+        ByteBuffer bytes = item instanceof RetainedFrame r ? r.bytes() : ((RawFrame)item).bytes();
+        return new String(bytes(bytes), StandardCharsets.UTF_8);
     }
 
     /** Reads until a terminal item, demanding when nothing is available (the stand-in makes everything available). */

@@ -1,0 +1,97 @@
+package dev.sluice.api.upstream;
+
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Headers;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The request headers of one client binding, prepared once when the binding is created: its fixed headers (its
+ * credentials, version headers), then {@code Accept}, then the client headers the operator forwards. The same
+ * headers, in the same order, as {@link UpstreamReplies#headers}, without its per-request work: a request that
+ * carries none of the forwarded headers gets a shared immutable list (which {@link UpstreamRequest} keeps without a
+ * copy), and header names are matched without lower-casing them. Immutable and thread-safe.
+ *
+ * <pre>{@code
+ * // when the binding is created
+ * this.headers = new UpstreamHeaders(List.of(Map.entry("Authorization", "Bearer " + key)),
+ *     "application/json", "text/event-stream", forwardNames);
+ * // per request
+ * new UpstreamRequest("POST", path, headers.of(stream, exchange), body, "application/json");
+ * }</pre>
+ */
+public final class UpstreamHeaders
+{
+    private final List<Map.Entry<String, String>> plain;
+    private final List<Map.Entry<String, String>> streamed;
+    private final String[] forward;
+
+    /**
+     * @param fixed        the binding's own headers, in order
+     * @param accept       the {@code Accept} value for a complete answer
+     * @param streamAccept the {@code Accept} value for a stream
+     * @param forward      names of client headers to copy, any case (already checked against {@link ForwardHeaders})
+     */
+    public UpstreamHeaders(List<Map.Entry<String, String>> fixed, String accept, String streamAccept, Set<String> forward)
+    {
+        this.plain = withAccept(fixed, accept);
+        this.streamed = withAccept(fixed, streamAccept);
+        this.forward = forward.stream().map(name -> name.toLowerCase(Locale.ROOT)).distinct().toArray(String[]::new);
+    }
+
+    private static List<Map.Entry<String, String>> withAccept(List<Map.Entry<String, String>> fixed, String accept)
+    {
+        List<Map.Entry<String, String>> headers = new ArrayList<>(fixed.size() + 1);
+        headers.addAll(fixed);
+        headers.add(Map.entry("Accept", accept));
+        return List.copyOf(headers);
+    }
+
+    /**
+     * @param stream   whether the request asks for a stream (which {@code Accept} to send)
+     * @param exchange the exchange whose client headers are read
+     * @return the fixed headers, {@code Accept}, then each client header whose name is forwarded, with every value,
+     *         in the client's order and spelling; immutable
+     */
+    public List<Map.Entry<String, String>> of(boolean stream, Exchange exchange)
+    {
+        List<Map.Entry<String, String>> base = stream ? streamed : plain;
+        if (forward.length == 0)
+            return base;
+        Headers client = exchange.headers();
+        boolean any = false;
+        for (String name : forward)
+        {
+            // A lookup per forwarded name allocates nothing; only a request that has one pays for the copy below.
+            if (client.get(name) != null)
+            {
+                any = true;
+                break;
+            }
+        }
+        if (!any)
+            return base;
+        List<Map.Entry<String, String>> headers = new ArrayList<>(base.size() + forward.length);
+        headers.addAll(base);
+        client.forEach((name, value) ->
+        {
+            if (forwarded(name))
+                headers.add(Map.entry(name, value));
+        });
+        return List.copyOf(headers);
+    }
+
+    private boolean forwarded(String name)
+    {
+        for (String f : forward)
+        {
+            if (f.equalsIgnoreCase(name))
+                return true;
+        }
+        return false;
+    }
+}

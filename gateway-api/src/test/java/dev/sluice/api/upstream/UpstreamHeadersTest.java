@@ -1,0 +1,57 @@
+package dev.sluice.api.upstream;
+
+import dev.sluice.api.testing.TestExchange;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class UpstreamHeadersTest
+{
+    private static final List<Map.Entry<String, String>> FIXED = List.of(Map.entry("Authorization", "Bearer sk"),
+        Map.entry("X-Version", "2"));
+
+    @Test
+    void withoutForwardedHeadersEveryRequestSharesOneImmutableList()
+    {
+        UpstreamHeaders headers = new UpstreamHeaders(FIXED, "application/json", "text/event-stream", Set.of());
+        TestExchange exchange = new TestExchange("m").header("X-Request-Id", "r1");
+
+        List<Map.Entry<String, String>> plain = headers.of(false, exchange);
+
+        assertThat(plain).containsExactly(Map.entry("Authorization", "Bearer sk"), Map.entry("X-Version", "2"),
+            Map.entry("Accept", "application/json"));
+        assertThat(headers.of(false, new TestExchange("n"))).isSameAs(plain);
+        assertThat(headers.of(true, exchange)).endsWith(Map.entry("Accept", "text/event-stream"));
+        assertThat(new UpstreamRequest("POST", "/", plain, null, null).headers()).as("kept without a copy").isSameAs(plain);
+    }
+
+    @Test
+    void forwardedHeadersAreTheSameAsUpstreamRepliesHeadersGives()
+    {
+        Set<String> forward = Set.of("x-request-id", "x-trace");
+        UpstreamHeaders headers = new UpstreamHeaders(FIXED, "application/json", "text/event-stream", forward);
+        TestExchange exchange = new TestExchange("m").header("X-Request-Id", "r1").header("User-Agent", "sdk")
+            .header("x-trace", "a").header("X-Trace", "b");
+
+        List<Map.Entry<String, String>> sent = headers.of(true, exchange);
+
+        assertThat(sent).isEqualTo(UpstreamReplies.headers(FIXED, "text/event-stream", forward, exchange));
+        assertThat(sent).containsSubsequence(Map.entry("Accept", "text/event-stream"), Map.entry("x-request-id", "r1"));
+        assertThat(sent).contains(Map.entry("x-trace", "a"), Map.entry("x-trace", "b")).hasSize(6);
+        assertThat(headers.of(true, new TestExchange("m").header("User-Agent", "sdk")))
+            .as("none of them present: the shared list").isSameAs(headers.of(true, new TestExchange("n")));
+    }
+
+    @Test
+    void forwardedNamesMatchInAnyCase()
+    {
+        UpstreamHeaders headers = new UpstreamHeaders(List.of(), "a", "b", Set.of("X-Request-ID"));
+
+        assertThat(headers.of(false, new TestExchange("m").header("x-request-id", "r1")))
+            .containsExactly(Map.entry("Accept", "a"), Map.entry("x-request-id", "r1"));
+    }
+}
