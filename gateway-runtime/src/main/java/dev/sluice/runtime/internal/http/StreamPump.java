@@ -4,6 +4,7 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.RawFrame;
+import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import org.eclipse.jetty.server.Response;
@@ -19,6 +20,10 @@ import java.nio.ByteBuffer;
  * succeeded: this is our back-pressure, all the way to the upstream socket. The terminal write carries the
  * handler's callback, so completion happens in one place. A failed write (client gone) cancels the stream, which
  * aborts the upstream request.
+ *
+ * <p>Raw relays lend their upstream chunks ({@link RetainedFrame}) instead of copying them: a lent frame is written as
+ * it is and released exactly once, when its write completed — {@link #onSuccess()} before the next item is read, or
+ * {@link #onCompleted(Throwable)} once a failed write can no longer touch the buffer.</p>
  */
 final class StreamPump extends IteratingCallback
 {
@@ -35,6 +40,7 @@ final class StreamPump extends IteratingCallback
     private boolean rawAtBoundary = true;
     private boolean canonical;
     private boolean done;
+    private RetainedFrame inFlight;
 
     /** Renders an error as a whole response while nothing has been written yet. */
     interface ErrorRenderer
@@ -51,6 +57,8 @@ final class StreamPump extends IteratingCallback
         this.response = response;
         this.handlerCallback = handlerCallback;
         this.beforeCommit = beforeCommit;
+        // Before the first read: the stream may then lend its chunks instead of copying them.
+        events.acceptRetainedFrames();
     }
 
     @Override
@@ -65,6 +73,18 @@ final class StreamPump extends IteratingCallback
             {
                 events.demand(this::iterate);
                 return Action.IDLE;
+            }
+            if (item instanceof RetainedFrame frame)
+            {
+                rawAtBoundary = frame.atBoundary();
+                if (!frame.bytes().hasRemaining())
+                {
+                    frame.release();
+                    continue;
+                }
+                inFlight = frame;
+                write(frame.bytes());
+                return Action.SCHEDULED;
             }
             if (item instanceof RawFrame frame)
             {
@@ -134,6 +154,29 @@ final class StreamPump extends IteratingCallback
         }
         // Emit the dialect's error event, then end abnormally so the client cannot mistake it for a clean end.
         response.write(false, bytes, Callback.from(() -> handlerCallback.failed(error), handlerCallback::failed));
+    }
+
+    @Override
+    protected void onSuccess()
+    {
+        releaseInFlight();
+    }
+
+    @Override
+    protected void onCompleted(Throwable causeOrNull)
+    {
+        // After a failure Jetty calls this only when no write is pending: the buffer is no longer in use.
+        releaseInFlight();
+    }
+
+    private void releaseInFlight()
+    {
+        RetainedFrame frame = inFlight;
+        if (frame != null)
+        {
+            inFlight = null;
+            frame.release();
+        }
     }
 
     @Override

@@ -326,6 +326,19 @@ final class JettyUpstream implements Upstream
         }
 
         @Override
+        public long contentLength()
+        {
+            try
+            {
+                return response.getHeaders().getLongField(org.eclipse.jetty.http.HttpHeader.CONTENT_LENGTH);
+            }
+            catch (NumberFormatException e)
+            {
+                return -1;
+            }
+        }
+
+        @Override
         public BodySource body()
         {
             return this;
