@@ -60,7 +60,8 @@ final class Pacer
             }
             if (stop.getAsBoolean() || Thread.currentThread().isInterrupted())
                 return;
-            // Without spinning, aiming early would only buy a second park: wake up once, at the deadline or after.
+            // Without spinning, aiming early would only buy a second park: wake up once, at the deadline or after
+            // (the loop parks again only if the park returned early).
             boolean last = spinNanos == 0 || remaining <= overshootNanos;
             long park = Math.min(MAX_PARK_NANOS, last ? remaining : remaining - overshootNanos);
             LockSupport.parkNanos(park);
@@ -69,8 +70,6 @@ final class Pacer
             overshoot = Math.max(MIN_OVERSHOOT_NANOS, Math.min(MAX_OVERSHOOT_NANOS, overshoot));
             // A moving average over ~8 parks: it follows a machine that gets busier without chasing single outliers.
             overshootNanos += (overshoot - overshootNanos) / 8;
-            if (last && park == remaining)
-                return;
         }
     }
 
