@@ -400,6 +400,30 @@ class MockProviderTest
 
     @ParameterizedTest
     @EnumSource(Transport.class)
+    void aRepeatedBodyIsAnsweredLikeTheFirstAndAChangedOneAfresh(Transport transport) throws Exception
+    {
+        start();
+        String first = "{\"model\":\"model-a\",\"messages\":[]}";
+        String second = "{\"model\":\"model-b\",\"messages\":[],\"stream\":true}";
+        List<String> bodies = new ArrayList<>();
+        for (String request : List.of(first, first, second, first, "{\"model\":\"model-a\"", first))
+        {
+            Exchange exchange = exchange(chat(transport, request));
+            Response response = completed(exchange).getResponse();
+            bodies.add(response.getStatus() + " " + exchange.body());
+        }
+
+        assertThat(bodies.get(0)).startsWith("200 ").contains("\"model\":\"model-a\"");
+        assertThat(bodies.get(1)).startsWith("200 ").contains("\"model\":\"model-a\"").doesNotContain("data:");
+        assertThat(bodies.get(2)).startsWith("200 data: ").contains("\"model\":\"model-b\"").endsWith("data: [DONE]\n\n");
+        assertThat(bodies.get(3)).startsWith("200 {").contains("\"model\":\"model-a\"");
+        // A prefix of the body it saw before is a different body, and not JSON.
+        assertThat(bodies.get(4)).startsWith("400 ");
+        assertThat(bodies.get(5)).startsWith("200 {").contains("\"model\":\"model-a\"");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
     void cutStreamIsAFailureForTheClientNotACleanEnd(Transport transport) throws Exception
     {
         start();
