@@ -11,8 +11,9 @@ import java.util.function.Predicate;
  * generator's own lean transport (the request encoded once, written by the sending thread, responses parsed by
  * one I/O thread with Jetty's {@code HttpParser}; no cookies, redirects, decoding or {@code User-Agent}) and opens
  * at most {@link LoadSpec#connections()} connections (1024 when 0) as the schedule needs them; requests beyond wait
- * in a queue and are still measured from their schedule. h2c uses Jetty's {@code HttpClient}, opens that many
- * connections (1 when 0) up front and spreads requests over them round robin.</p>
+ * in a queue and are still measured from their schedule. h2c opens streams straight on Jetty's HTTP/2 sessions
+ * (no {@code HttpClient}): that many connections (1 when 0) opened up front, requests spread over them round
+ * robin up to the server's stream limit, then queued.</p>
  *
  * <p>What it measures, all over the requests due inside the window: latency from the schedule to the last byte of
  * every response read to the end, whatever its status; how late each request left (the generator's own health);
@@ -41,7 +42,7 @@ public final class JettyLoadGenerator implements LoadGenerator
 
     private final Predicate<String> streamEnd;
     private final long spinNanos;
-    private final boolean jettyHttp11;
+    private final boolean jettyClient;
 
     /** A generator that recognizes OpenAI and Anthropic stream ends. */
     public JettyLoadGenerator()
@@ -72,16 +73,16 @@ public final class JettyLoadGenerator implements LoadGenerator
     /**
      * @param streamEnd see {@link #JettyLoadGenerator(Predicate)}
      * @param spinNanos see {@link #JettyLoadGenerator(Predicate, long)}
-     * @param jettyHttp11 send HTTP/1.1 with Jetty's {@code HttpClient} too, instead of the generator's own
-     * transport (several times the CPU per request): to compare the two
+     * @param jettyClient send with Jetty's {@code HttpClient} instead of the generator's own transports (several
+     * times the CPU per request): to compare the two
      */
-    public JettyLoadGenerator(Predicate<String> streamEnd, long spinNanos, boolean jettyHttp11)
+    public JettyLoadGenerator(Predicate<String> streamEnd, long spinNanos, boolean jettyClient)
     {
         this.streamEnd = Objects.requireNonNull(streamEnd, "streamEnd");
         if (spinNanos < 0)
             throw new IllegalArgumentException("spinNanos: " + spinNanos + " (expected: >= 0)");
         this.spinNanos = spinNanos;
-        this.jettyHttp11 = jettyHttp11;
+        this.jettyClient = jettyClient;
     }
 
     /**
@@ -94,6 +95,6 @@ public final class JettyLoadGenerator implements LoadGenerator
     @Override
     public LoadResult run(LoadSpec spec) throws Exception
     {
-        return new LoadRun(spec, streamEnd, spinNanos, jettyHttp11).execute();
+        return new LoadRun(spec, streamEnd, spinNanos, jettyClient).execute();
     }
 }

@@ -27,9 +27,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The h2c transport: Jetty's {@code HttpClient} (a {@code bench-load} thread pool, no cookies, no redirects, no
+ * The transport on Jetty's {@code HttpClient}, kept to compare the generator's own transports with (LoadMain
+ * {@code --jetty-client}): Jetty's {@code HttpClient} (a {@code bench-load} thread pool, no cookies, no redirects, no
  * content decoding, no {@code User-Agent}) over a fixed number of HTTP/2 connections opened up front, requests
- * spread over them round robin. Also used for HTTP/1.1 when asked for (see {@link LoadRun}).
+ * spread over them round robin; HTTP/1.1 through a pool that opens connections as requests need them.
  */
 final class JettyTransport implements Transport
 {

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One execution of a {@link LoadSpec}: its own {@link Transport} ({@link Http11Transport} for HTTP/1.1,
- * {@link JettyTransport} for h2c), its schedule, its tally. Used once.
+ * {@link H2cTransport} for h2c, or {@link JettyTransport} for either when asked), its schedule, its tally. Used
+ * once.
  *
  * <p>Open loop: one scheduler thread sends request {@code i} at {@code start + i / rate}, whatever the earlier
  * requests are doing, and sends overdue requests at once when it falls behind. Closed loop: each worker sends its
@@ -63,7 +64,7 @@ final class LoadRun
     private long maxSendNanos;
     private long sends;
 
-    LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyHttp11)
+    LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient)
     {
         this.spec = spec;
         this.streamEnd = streamEnd;
@@ -74,8 +75,10 @@ final class LoadRun
         int connections = wanted > 0 ? wanted : spec.h2c() ? DEFAULT_H2C_CONNECTIONS : DEFAULT_HTTP11_CONNECTIONS;
         Duration timeout = spec.timeout() != null ? spec.timeout() : DEFAULT_TIMEOUT;
         this.timeoutNanos = timeout.toNanos();
-        if (spec.h2c() || jettyHttp11)
+        if (jettyClient)
             this.transport = new JettyTransport(this, spec, method, connections, timeoutNanos);
+        else if (spec.h2c())
+            this.transport = new H2cTransport(this, spec, method, connections, timeoutNanos);
         else
             this.transport = new Http11Transport(this, spec, method, connections, timeoutNanos);
     }
