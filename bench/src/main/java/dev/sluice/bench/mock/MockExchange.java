@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -151,20 +150,7 @@ final class MockExchange implements Consumer<Throwable>
 
     private void onBody(ByteBuffer body)
     {
-        byte[] array;
-        int offset;
         int length = body.remaining();
-        if (body.hasArray())
-        {
-            array = body.array();
-            offset = body.arrayOffset() + body.position();
-        }
-        else
-        {
-            array = BufferUtil.toArray(body);
-            offset = 0;
-        }
-
         String method = request.getMethod();
         String path = request.getHttpURI().getPath();
         MockDialect dialect = MockDialect.ofPath(decodedPath());
@@ -172,13 +158,12 @@ final class MockExchange implements Consumer<Throwable>
         boolean post = HttpMethod.POST.is(method);
         ChatRequest chat = null;
         if (dialect != null && post)
-            chat = handler.scan(array, offset, length);
+            chat = handler.scan(body);
         String model = gemini != null ? gemini.model() : chat == null ? null : chat.model();
         boolean stream = gemini != null ? gemini.stream() : chat != null && chat.stream();
         if (handler.recorder().enabled())
         {
-            RecordedRequest recorded = record(method, path, Arrays.copyOfRange(array, offset, offset + length), dialect,
-                model, stream);
+            RecordedRequest recorded = record(method, path, BufferUtil.toArray(body), dialect, model, stream);
             record = recorded;
             handler.recorder().record(recorded);
         }
