@@ -175,9 +175,10 @@ final class H2cTransport implements Transport
         for (int i = 0; i < slots.length; i++)
         {
             Slot slot = slots[Math.floorMod(start + i, slots.length)];
-            if (slot.tryAcquire())
+            int generation = slot.tryAcquire();
+            if (generation >= 0)
             {
-                slot.send(exchange);
+                slot.send(exchange, generation);
                 return;
             }
         }
@@ -198,11 +199,13 @@ final class H2cTransport implements Transport
         while (!waiting.isEmpty())
         {
             Slot free = null;
+            int generation = -1;
             int start = next.getAndIncrement();
             for (int i = 0; i < slots.length && free == null; i++)
             {
                 Slot slot = slots[Math.floorMod(start + i, slots.length)];
-                if (slot.tryAcquire())
+                generation = slot.tryAcquire();
+                if (generation >= 0)
                     free = slot;
             }
             if (free == null)
@@ -210,13 +213,13 @@ final class H2cTransport implements Transport
             Exchange exchange = waiting.poll();
             if (exchange == null)
             {
-                free.release();
+                free.release(generation);
                 return;
             }
             if (exchange.done.get())
-                free.release();
+                free.release(generation);
             else
-                free.send(exchange);
+                free.send(exchange, generation);
         }
     }
 
@@ -244,37 +247,46 @@ final class H2cTransport implements Transport
         }
     }
 
-    /** One connection: its session (or none while it is being opened) and how many streams it carries. */
+    /**
+     * One connection: its session (or none while it is being opened) and how many streams it carries. Each session
+     * it opens is a new generation with its own count: streams of a session that died give nothing back to the next.
+     */
     private final class Slot implements Session.Listener, Promise<Session>
     {
         private final AtomicInteger streams = new AtomicInteger();
         private final AtomicBoolean connecting = new AtomicBoolean();
         private volatile Session session;
+        private volatile int generation;
         private volatile int maxStreams = INITIAL_MAX_STREAMS;
 
-        /** @return whether it took a stream slot on an open session; a closed one starts reopening instead */
-        boolean tryAcquire()
+        /**
+         * @return the generation of the open session in which it took a stream slot, or -1 for none (a closed
+         * session starts reopening instead)
+         */
+        int tryAcquire()
         {
             Session current = session;
+            int taken = generation;
             if (current == null || current.isClosed())
             {
                 session = null;
                 connect();
-                return false;
+                return -1;
             }
             while (true)
             {
                 int count = streams.get();
                 if (count >= maxStreams)
-                    return false;
+                    return -1;
                 if (streams.compareAndSet(count, count + 1))
-                    return true;
+                    return taken;
             }
         }
 
-        void release()
+        void release(int taken)
         {
-            streams.decrementAndGet();
+            if (taken == generation)
+                streams.decrementAndGet();
         }
 
         void connect()
@@ -284,15 +296,16 @@ final class H2cTransport implements Transport
             client.connect(address, this, this);
         }
 
-        void send(Exchange exchange)
+        void send(Exchange exchange, int taken)
         {
             Session current = session;
             if (current == null)
             {
-                release();
+                release(taken);
                 exchange.end(ErrorClass.OTHER);
                 return;
             }
+            exchange.generation = taken;
             exchange.slot = this;
             current.newStream(new HeadersFrame(metaData, null, body == null), exchange, exchange);
         }
@@ -300,6 +313,8 @@ final class H2cTransport implements Transport
         @Override
         public void succeeded(Session opened)
         {
+            generation++;
+            streams.set(0);
             session = opened;
             connecting.set(false);
             drainWaiting();
@@ -358,6 +373,7 @@ final class H2cTransport implements Transport
         private final SseScanner sse;
         private final LoadRun.EventClock events;
         private volatile Slot slot;
+        private volatile int generation;
         private volatile Stream opened;
         private volatile int status;
         private volatile boolean headersReceived;
@@ -378,7 +394,7 @@ final class H2cTransport implements Transport
             opened = result;
             if (done.get())
             {
-                result.reset(new ResetFrame(result.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.from(this::releaseSlot));
+                result.reset(new ResetFrame(result.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.from(this::releaseSlot, x -> releaseSlot()));
                 return;
             }
             if (body != null)
@@ -403,7 +419,7 @@ final class H2cTransport implements Transport
             {
                 LOG.debug("retrying a stream that could not be opened", failure);
                 slot = null;
-                current.release();
+                current.release(generation);
                 waiting.offer(this);
                 drainWaiting();
                 return;
@@ -507,7 +523,7 @@ final class H2cTransport implements Transport
                 return;
             Stream current = opened;
             if (current != null)
-                current.reset(new ResetFrame(current.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.from(this::releaseSlot));
+                current.reset(new ResetFrame(current.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.from(this::releaseSlot, x -> releaseSlot()));
             else
                 releaseSlot();
         }
@@ -517,7 +533,7 @@ final class H2cTransport implements Transport
             Slot current = slot;
             if (current != null && released.compareAndSet(false, true))
             {
-                current.release();
+                current.release(generation);
                 drainWaiting();
             }
         }
