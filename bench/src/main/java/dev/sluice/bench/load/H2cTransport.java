@@ -394,7 +394,7 @@ final class H2cTransport implements Transport
             opened = result;
             if (done.get())
             {
-                result.reset(new ResetFrame(result.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.from(this::releaseSlot, x -> releaseSlot()));
+                reset(result);
                 return;
             }
             if (body != null)
@@ -523,9 +523,15 @@ final class H2cTransport implements Transport
                 return;
             Stream current = opened;
             if (current != null)
-                current.reset(new ResetFrame(current.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.from(this::releaseSlot, x -> releaseSlot()));
+                reset(current);
             else
                 releaseSlot();
+        }
+
+        private void reset(Stream stream)
+        {
+            ResetFrame frame = new ResetFrame(stream.getId(), ErrorCode.CANCEL_STREAM_ERROR.code);
+            stream.reset(frame, Callback.from(this::releaseSlot, x -> releaseSlot()));
         }
 
         private void releaseSlot()

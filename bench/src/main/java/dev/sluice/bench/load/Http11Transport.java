@@ -291,6 +291,11 @@ final class Http11Transport implements Transport, Runnable
             connection.expire(now);
     }
 
+    private long timeoutMillis()
+    {
+        return TimeUnit.NANOSECONDS.toMillis(timeoutNanos);
+    }
+
     /** A request waiting for a connection. */
     private record Waiting(long scheduledNanos, boolean measured, LoadRun.Worker worker)
     {
@@ -524,9 +529,9 @@ final class Http11Transport implements Transport, Runnable
         {
             int current = state.get();
             if (current == BUSY && now - (scheduledNanos + timeoutNanos) >= 0)
-                fail(ErrorClass.TIMEOUT, new TimeoutException("no complete response " + timeoutNanos / 1_000_000 + " ms after the schedule"));
+                fail(ErrorClass.TIMEOUT, new TimeoutException("no response " + timeoutMillis() + " ms after the schedule"));
             else if (current == CONNECTING && now - (scheduledNanos + timeoutNanos) >= 0)
-                fail(ErrorClass.TIMEOUT, new TimeoutException("still connecting " + timeoutNanos / 1_000_000 + " ms after the schedule"));
+                fail(ErrorClass.TIMEOUT, new TimeoutException("still connecting " + timeoutMillis() + " ms after the schedule"));
             else if (current == CONNECTING && now - connectDeadline >= 0)
                 fail(ErrorClass.CONNECT, new ConnectException("connect timeout"));
         }

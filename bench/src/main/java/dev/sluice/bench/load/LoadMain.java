@@ -27,7 +27,8 @@ import org.HdrHistogram.Histogram;
  * {@code --h2c}, {@code --connections N} (0: 1024 for HTTP/1.1, 1 for h2c), {@code --workers N} (closed loop:
  * {@code --rate} is ignored), {@code --body-file F} (default: a small chat request for {@code --model}, default
  * {@code mock-model}), {@code --header "Name: value"} (repeatable), {@code --spin-us N} (the scheduler's spin
- * threshold, 0), {@code --jetty-client} (send through Jetty's {@code HttpClient} instead of the generator's own transports, to compare). Durations are {@code 500ms}, {@code 10s}, {@code 2m} or plain seconds.</p>
+ * threshold, 0), {@code --jetty-client} (send through Jetty's {@code HttpClient} instead of the generator's own
+ * transports, to compare). Durations are {@code 500ms}, {@code 10s}, {@code 2m} or plain seconds.</p>
  */
 public final class LoadMain
 {

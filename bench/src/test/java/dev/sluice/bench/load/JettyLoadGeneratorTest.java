@@ -181,6 +181,26 @@ class JettyLoadGeneratorTest
 
     @ParameterizedTest
     @EnumSource(Protocol.class)
+    void sendsBodiesLargerThanOneWriteWhole(Protocol protocol) throws Exception
+    {
+        mock = MockProvider.builder().recordLimit(2).start();
+        // 4 MiB: more than a socket takes in one write, so the rest goes out as the mock reads.
+        String padding = "x".repeat(4 << 20);
+        byte[] body = ("{\"model\":\"" + MockModels.DEFAULT + "\",\"messages\":[{\"role\":\"user\",\"content\":\"" + padding +
+            "\"}]}").getBytes(StandardCharsets.UTF_8);
+        LoadSpec spec = new LoadSpec(chatUrl(), "POST", Map.of("Content-Type", "application/json"), body, false, protocol.h2c,
+            2, 20, 0, Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(20));
+
+        LoadResult result = generator.run(spec);
+
+        assertThat(result.offered()).isEqualTo(10);
+        assertThat(result.succeeded()).as("%s", result.errors()).isEqualTo(10);
+        assertAccountedOnce(result);
+        assertThat(mock.lastRequest().body()).isEqualTo(body);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Protocol.class)
     void keepsToTheScheduleWhateverTheResponsesDo(Protocol protocol) throws Exception
     {
         start(MockProvider.builder().delay(Duration.ofMillis(200)));
@@ -373,7 +393,8 @@ class JettyLoadGeneratorTest
             URI target = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/v1/chat/completions");
             int connections = protocol.h2c ? 1 : 64;
 
-            LoadResult result = generator.run(openLoop(target, MockModels.DEFAULT, false, protocol, connections, 100, 0, 400, 300));
+            LoadResult result = generator.run(openLoop(target, MockModels.DEFAULT, false, protocol, connections, 100, 0, 400,
+                300));
 
             assertThat(result.offered()).isEqualTo(40);
             assertAccountedOnce(result);
