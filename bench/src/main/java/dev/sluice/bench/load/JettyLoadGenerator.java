@@ -4,14 +4,16 @@ import java.util.Objects;
 import java.util.function.Predicate;
 
 /**
- * The load generator on Jetty's {@code HttpClient}: open loop (a fixed schedule, latency from each request's
- * scheduled time, so no coordinated omission) or closed loop, HTTP/1.1 or h2c, plain or SSE responses.
+ * The load generator: open loop (a fixed schedule, latency from each request's scheduled time, so no coordinated
+ * omission) or closed loop, HTTP/1.1 or h2c, plain or SSE responses.
  *
- * <p>Each {@link #run(LoadSpec)} uses its own client (a {@code bench-load} thread pool, no cookies, no redirects,
- * no content decoding, no {@code User-Agent}) and stops it before returning. HTTP/1.1 opens at most
- * {@link LoadSpec#connections()} connections (1024 when 0) as the schedule needs them; requests beyond wait in the
- * client's queue and are still measured from their schedule. h2c opens that many connections (1 when 0) up front
- * and spreads requests over them round robin.</p>
+ * <p>Each {@link #run(LoadSpec)} opens its own connections and closes them before returning. HTTP/1.1 uses the
+ * generator's own lean transport (the request encoded once, written by the sending thread, responses parsed by
+ * one I/O thread with Jetty's {@code HttpParser}; no cookies, redirects, decoding or {@code User-Agent}) and opens
+ * at most {@link LoadSpec#connections()} connections (1024 when 0) as the schedule needs them; requests beyond wait
+ * in a queue and are still measured from their schedule. h2c opens streams straight on Jetty's HTTP/2 sessions
+ * (no {@code HttpClient}): that many connections (1 when 0) opened up front, requests spread over them round
+ * robin up to the server's stream limit, then queued.</p>
  *
  * <p>What it measures, all over the requests due inside the window: latency from the schedule to the last byte of
  * every response read to the end, whatever its status; how late each request left (the generator's own health);
@@ -40,6 +42,7 @@ public final class JettyLoadGenerator implements LoadGenerator
 
     private final Predicate<String> streamEnd;
     private final long spinNanos;
+    private final boolean jettyClient;
 
     /** A generator that recognizes OpenAI and Anthropic stream ends. */
     public JettyLoadGenerator()
@@ -59,14 +62,27 @@ public final class JettyLoadGenerator implements LoadGenerator
     /**
      * @param streamEnd see {@link #JettyLoadGenerator(Predicate)}
      * @param spinNanos the scheduler busy-waits for a request due at most this far ahead, and parks otherwise
-     * (default 20 µs): larger values make requests leave closer to their schedule at high rates, for a CPU core
+     * (default 0, never): larger values make requests leave a few tens of µs closer to their schedule, for the CPU
+     * the spinning takes from everything else on the machine
      */
     public JettyLoadGenerator(Predicate<String> streamEnd, long spinNanos)
+    {
+        this(streamEnd, spinNanos, false);
+    }
+
+    /**
+     * @param streamEnd see {@link #JettyLoadGenerator(Predicate)}
+     * @param spinNanos see {@link #JettyLoadGenerator(Predicate, long)}
+     * @param jettyClient send with Jetty's {@code HttpClient} instead of the generator's own transports (several
+     * times the CPU per request): to compare the two
+     */
+    public JettyLoadGenerator(Predicate<String> streamEnd, long spinNanos, boolean jettyClient)
     {
         this.streamEnd = Objects.requireNonNull(streamEnd, "streamEnd");
         if (spinNanos < 0)
             throw new IllegalArgumentException("spinNanos: " + spinNanos + " (expected: >= 0)");
         this.spinNanos = spinNanos;
+        this.jettyClient = jettyClient;
     }
 
     /**
@@ -79,6 +95,6 @@ public final class JettyLoadGenerator implements LoadGenerator
     @Override
     public LoadResult run(LoadSpec spec) throws Exception
     {
-        return new LoadRun(spec, streamEnd, spinNanos).execute();
+        return new LoadRun(spec, streamEnd, spinNanos, jettyClient).execute();
     }
 }

@@ -27,7 +27,8 @@ import org.HdrHistogram.Histogram;
  * {@code --h2c}, {@code --connections N} (0: 1024 for HTTP/1.1, 1 for h2c), {@code --workers N} (closed loop:
  * {@code --rate} is ignored), {@code --body-file F} (default: a small chat request for {@code --model}, default
  * {@code mock-model}), {@code --header "Name: value"} (repeatable), {@code --spin-us N} (the scheduler's spin
- * threshold, 20). Durations are {@code 500ms}, {@code 10s}, {@code 2m} or plain seconds.</p>
+ * threshold, 0), {@code --jetty-client} (send through Jetty's {@code HttpClient} instead of the generator's own
+ * transports, to compare). Durations are {@code 500ms}, {@code 10s}, {@code 2m} or plain seconds.</p>
  */
 public final class LoadMain
 {
@@ -50,6 +51,7 @@ public final class LoadMain
         Duration timeout = Duration.ofSeconds(10);
         boolean stream = false;
         boolean h2c = false;
+        boolean jettyClient = false;
         int connections = 0;
         int workers = 0;
         Path bodyFile = null;
@@ -67,11 +69,12 @@ public final class LoadMain
                     {
                         System.out.println("usage: LoadMain [--url U] [--rate R] [--duration D] [--warmup D] [--timeout D] " +
                             "[--stream] [--h2c] [--connections N] [--workers N] [--body-file F] [--model M] " +
-                            "[--header 'Name: value']... [--spin-us N]");
+                            "[--header 'Name: value']... [--spin-us N] [--jetty-client]");
                         return;
                     }
                     case "--stream" -> stream = true;
                     case "--h2c" -> h2c = true;
+                    case "--jetty-client" -> jettyClient = true;
                     default ->
                     {
                         if (i + 1 >= args.length)
@@ -123,7 +126,8 @@ public final class LoadMain
         headers.putIfAbsent("Content-Type", "application/json");
         LoadSpec spec = new LoadSpec(URI.create(url), "POST", headers, body, stream, h2c, connections, workers > 0 ? 0 : rate,
             workers, warmup, duration, timeout);
-        LoadResult result = new JettyLoadGenerator(JettyLoadGenerator.DEFAULT_STREAM_END, spinMicros * 1_000).run(spec);
+        LoadResult result = new JettyLoadGenerator(JettyLoadGenerator.DEFAULT_STREAM_END, spinMicros * 1_000, jettyClient)
+            .run(spec);
         print(spec, result, System.out);
     }
 

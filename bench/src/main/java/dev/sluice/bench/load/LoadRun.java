@@ -2,48 +2,30 @@ package dev.sluice.bench.load;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.net.URI;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 
-import org.eclipse.jetty.client.BytesRequestContent;
-import org.eclipse.jetty.client.Destination;
-import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.Request;
-import org.eclipse.jetty.client.RoundRobinConnectionPool;
-import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
-import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
-import org.eclipse.jetty.http.HttpCookieStore;
-import org.eclipse.jetty.http.HttpFields;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
-import org.eclipse.jetty.http.HttpVersion;
-import org.eclipse.jetty.http2.client.HTTP2Client;
-import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
-import org.eclipse.jetty.io.ClientConnector;
-import org.eclipse.jetty.util.thread.Invocable;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.http.HttpStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One execution of a {@link LoadSpec}: its own {@link HttpClient}, its schedule, its tally. Used once.
+ * One execution of a {@link LoadSpec}: its own {@link Transport} ({@link Http11Transport} for HTTP/1.1,
+ * {@link H2cTransport} for h2c, or {@link JettyTransport} for either when asked), its schedule, its tally. Used
+ * once.
  *
  * <p>Open loop: one scheduler thread sends request {@code i} at {@code start + i / rate}, whatever the earlier
  * requests are doing, and sends overdue requests at once when it falls behind. Closed loop: each worker sends its
  * next request from the completion of the previous one. Either way, requests due (or sent) inside the measurement
  * window are measured; after the window the load goes on unmeasured, so that the last measured requests meet the
  * same conditions as the others, until every measured request ended or the timeout passed; then the stragglers are
- * counted as timeouts, and stopping the client aborts them.</p>
+ * counted as timeouts, and stopping the transport aborts them.</p>
  */
 final class LoadRun
 {
@@ -55,11 +37,7 @@ final class LoadRun
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 
     private static final Logger LOG = LoggerFactory.getLogger(LoadRun.class);
-    // The server's SETTINGS_MAX_CONCURRENT_STREAMS is the real limit per h2c connection; this only must not be lower.
-    private static final int MAX_MULTIPLEX = 4096;
-    // Open loop: requests waiting for an HTTP/1.1 connection queue up, and are measured from their schedule.
-    private static final int MAX_QUEUED = 1 << 20;
-    // Lets Jetty's own request timeout fire first for the requests due right at the end of the window.
+    // Lets the transport's own request timeout fire first for the requests due right at the end of the window.
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long START_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     private static final long WATCHDOG_SLACK_MILLIS = 60_000;
@@ -71,17 +49,8 @@ final class LoadRun
     // Completions between their check of `closed` and the end of their recording: see beginRecord().
     private final AtomicLong recording = new AtomicLong();
     private final CountDownLatch windowClosed = new CountDownLatch(1);
-    private final URI target;
-    private final String method;
-    private final HttpVersion version;
-    private final HttpFields headers;
-    private final Consumer<HttpFields.Mutable> addHeaders;
-    private final String contentType;
-    private final byte[] body;
-    private final int connections;
+    private final Transport transport;
     private final long timeoutNanos;
-    private HttpClient client;
-    private Destination destination;
     private volatile boolean stopSending;
     private volatile boolean closed;
     private volatile Throwable loadFailure;
@@ -95,58 +64,38 @@ final class LoadRun
     private long maxSendNanos;
     private long sends;
 
-    LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos)
+    LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient)
     {
         this.spec = spec;
         this.streamEnd = streamEnd;
         this.spinNanos = spinNanos;
-        this.target = spec.target();
-        this.body = spec.body();
-        if (spec.method() != null)
-            this.method = spec.method();
-        else
-            this.method = body != null ? HttpMethod.POST.asString() : HttpMethod.GET.asString();
-        this.version = spec.h2c() ? HttpVersion.HTTP_2 : HttpVersion.HTTP_1_1;
-        String type = null;
-        HttpFields.Mutable fields = HttpFields.build();
-        for (Map.Entry<String, String> header : spec.headers().entrySet())
-        {
-            // The content type travels with the body content, so that Jetty does not send it twice.
-            if (HttpHeader.CONTENT_TYPE.is(header.getKey()))
-                type = header.getValue();
-            else
-                fields.add(header.getKey(), header.getValue());
-        }
-        this.contentType = type != null ? type : "application/json";
-        this.headers = fields.asImmutable();
-        this.addHeaders = mutable -> mutable.add(headers);
+        String method = spec.method() != null ? spec.method() :
+            spec.body() != null ? HttpMethod.POST.asString() : HttpMethod.GET.asString();
         int wanted = spec.connections();
-        this.connections = wanted > 0 ? wanted : spec.h2c() ? DEFAULT_H2C_CONNECTIONS : DEFAULT_HTTP11_CONNECTIONS;
+        int connections = wanted > 0 ? wanted : spec.h2c() ? DEFAULT_H2C_CONNECTIONS : DEFAULT_HTTP11_CONNECTIONS;
         Duration timeout = spec.timeout() != null ? spec.timeout() : DEFAULT_TIMEOUT;
         this.timeoutNanos = timeout.toNanos();
+        if (jettyClient)
+            this.transport = new JettyTransport(this, spec, method, connections, timeoutNanos);
+        else if (spec.h2c())
+            this.transport = new H2cTransport(this, spec, method, connections, timeoutNanos);
+        else
+            this.transport = new Http11Transport(this, spec, method, connections, timeoutNanos);
     }
 
     LoadResult execute() throws Exception
     {
-        client = newClient();
         try
         {
-            client.start();
-            // No Accept-Encoding and no decoding: the bytes are measured as the target sends them. Cleared after
-            // start, which installs the default decoders.
-            client.getContentDecoderFactories().clear();
-            // Resolved once: HttpClient would look it up (hashing a new Origin) and check its redirect cache for
-            // every request.
-            destination = client.resolveDestination(client.newRequest(target).version(version));
-            preconnect();
-            LOG.debug("client ready for {}", spec);
+            transport.start();
+            LOG.debug("{} ready for {}", transport, spec);
             return spec.closedLoopWorkers() > 0 ? closedLoop() : openLoop();
         }
         finally
         {
             stopSending = true;
-            client.stop();
-            LOG.debug("client stopped");
+            transport.stop();
+            LOG.debug("transport stopped");
         }
     }
 
@@ -155,23 +104,13 @@ final class LoadRun
         return spec.stream();
     }
 
-    Tally tally()
-    {
-        return tally;
-    }
-
-    Predicate<String> streamEnd()
-    {
-        return streamEnd;
-    }
-
     /**
      * Called by a measured request's completion before it records its outcome.
      *
      * @return whether to record it; once the generator has given up on the stragglers, their outcomes are already
      * counted as timeouts, and a late completion must not count again
      */
-    boolean beginRecord()
+    private boolean beginRecord()
     {
         // Increment first, then check: together with finish(), which sets the flag first and then waits for the
         // count to drop to 0, either this completion sees the flag or finish() sees it recording.
@@ -185,72 +124,9 @@ final class LoadRun
     }
 
     /** Called by a completion after {@link #beginRecord()} returned {@code true} and its outcome was recorded. */
-    void endRecord()
+    private void endRecord()
     {
         recording.decrementAndGet();
-    }
-
-    /** @return whether outcomes are no longer recorded */
-    boolean closed()
-    {
-        return closed;
-    }
-
-    private HttpClient newClient()
-    {
-        QueuedThreadPool threads = new QueuedThreadPool();
-        threads.setName("bench-load");
-        threads.setDaemon(true);
-        // No reserved threads: handing HTTP/2 frame production over to a reserved thread costs a wake-up each time,
-        // about a third of the generator's CPU per h2c request on 2 cores (measured: 175 → 120 µs); HTTP/1.1 is
-        // unaffected as its listeners run on the selector thread.
-        threads.setReservedThreads(0);
-        ClientConnector connector = new ClientConnector();
-        connector.setExecutor(threads);
-        HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector, HttpClientConnectionFactory.HTTP11,
-            new ClientConnectionFactoryOverHTTP2.HTTP2(new HTTP2Client(connector)));
-        // The listeners only count and timestamp, never block: Jetty may run them on the selector thread instead of
-        // handing every response to a pool thread, which costs CPU and adds a thread wake-up to every latency.
-        transport.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
-        int max = connections;
-        if (spec.h2c())
-        {
-            // Round robin over connections opened up front: the load is spread over all of them instead of filling
-            // the first one up to the server's stream limit.
-            transport.setConnectionPoolFactory(d -> new RoundRobinConnectionPool(d, max, MAX_MULTIPLEX));
-        }
-        else
-        {
-            transport.setConnectionPoolFactory(d -> new Http11ConnectionPool(d, max));
-        }
-        HttpClient httpClient = new HttpClient(transport);
-        httpClient.setExecutor(threads);
-        httpClient.setFollowRedirects(false);
-        httpClient.setHttpCookieStore(new HttpCookieStore.Empty());
-        httpClient.setUserAgentField(null);
-        httpClient.setMaxConnectionsPerDestination(max);
-        httpClient.setMaxRequestsQueuedPerDestination(MAX_QUEUED);
-        long timeoutMillis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos);
-        httpClient.setConnectTimeout(Math.max(1, Math.min(timeoutMillis, 15_000)));
-        // Idle connections between cells or during a slow stream must not be closed under the load.
-        httpClient.setIdleTimeout(Math.max(60_000, 2 * timeoutMillis));
-        return httpClient;
-    }
-
-    private void preconnect() throws InterruptedException
-    {
-        if (!spec.h2c())
-            return;
-        try
-        {
-            destination.getConnectionPool().preCreateConnections(connections).get(client.getConnectTimeout() + 1_000,
-                TimeUnit.MILLISECONDS);
-        }
-        catch (ExecutionException | TimeoutException x)
-        {
-            // The requests will meet the same failure and count it by class.
-            LOG.debug("could not open {} h2c connections to {}", connections, target, x);
-        }
     }
 
     private LoadResult openLoop() throws Exception
@@ -369,16 +245,72 @@ final class LoadRun
 
     private void send(long scheduledNanos, boolean measured, Worker worker)
     {
-        LoadExchange exchange = new LoadExchange(this, scheduledNanos, measured, worker);
-        Request request = client.newRequest(target)
-            .method(method)
-            .version(version)
-            .timeout(timeoutNanos, TimeUnit.NANOSECONDS);
-        if (headers.size() > 0)
-            request.headers(addHeaders);
-        if (body != null)
-            request.body(new BytesRequestContent(contentType, body));
-        destination.send(request, exchange);
+        transport.send(scheduledNanos, measured, worker);
+    }
+
+    /**
+     * Records how a measured request ended, once; called by the transport from whichever thread ended it.
+     *
+     * @param scheduledNanos its schedule
+     * @param now when it ended
+     * @param status the response status, 0 without a response
+     * @param headersReceived whether the response headers had arrived
+     * @param failure the class of its failure, or {@code null} when the response was read to the end
+     * @param sse the stream's scanner, or {@code null} for a plain response
+     */
+    void recordEnd(long scheduledNanos, long now, int status, boolean headersReceived, ErrorClass failure, SseScanner sse)
+    {
+        if (!beginRecord())
+            return;
+        try
+        {
+            if (failure != null)
+            {
+                // A response that failed after an error status was still an error status, and counts as one.
+                if (headersReceived && !HttpStatus.isSuccess(status))
+                    tally.failed(ErrorClass.STATUS, status);
+                else
+                    tally.failed(failure, status);
+                return;
+            }
+            tally.answered(now - scheduledNanos);
+            if (!HttpStatus.isSuccess(status))
+                tally.failed(ErrorClass.STATUS, status);
+            else if (sse != null && (status != HttpStatus.OK_200 || !streamEnd.test(sse.lastEvent())))
+                tally.failed(ErrorClass.BROKEN_BODY, status);
+            else
+                tally.succeeded();
+        }
+        finally
+        {
+            endRecord();
+        }
+    }
+
+    /**
+     * Times the events that ended in one chunk of a measured stream: all of them arrived now, so those after the
+     * first are 0 µs apart, as observed.
+     *
+     * @param clock the stream's own clock
+     * @param ended how many events ended
+     * @param scheduledNanos the stream's schedule
+     */
+    void recordEvents(EventClock clock, int ended, long scheduledNanos)
+    {
+        if (closed)
+            return;
+        long now = System.nanoTime();
+        for (int i = 0; i < ended; i++)
+        {
+            if (!clock.seen)
+            {
+                clock.seen = true;
+                tally.ttft.recordValue(Tally.micros(now - scheduledNanos));
+            }
+            else
+                tally.gaps.recordValue(Tally.micros(now - clock.lastNanos));
+            clock.lastNanos = now;
+        }
     }
 
     /** Waits until every measured request ended, or the timeout after the window passed. */
@@ -442,6 +374,13 @@ final class LoadRun
         for (long id : threads.getAllThreadIds())
             sum += Math.max(0, threads.getThreadCpuTime(id));
         return sum;
+    }
+
+    /** When a stream's previous event arrived; used by the one thread that reads that stream at a time. */
+    static final class EventClock
+    {
+        private boolean seen;
+        private long lastNanos;
     }
 
     /**

@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -104,7 +103,23 @@ final class MockExchange implements Consumer<Throwable>
             }
             return;
         }
-        Content.Source.asRetainableByteBuffer(request, handler.byteBufferPool(), false, maxBody, new Promise<>()
+        // Fast path: a small body usually arrives whole with the headers, as one last chunk; read in place, it needs
+        // no accumulating buffer. Anything else goes the general way, starting with the chunk already read.
+        Content.Chunk first = request.read();
+        if (first != null && first.isLast() && !Content.Chunk.isFailure(first) && first.remaining() <= maxBody)
+        {
+            try
+            {
+                onBody(first.getByteBuffer());
+            }
+            finally
+            {
+                first.release();
+            }
+            return;
+        }
+        Content.Source body = first == null ? request : new Unread(request, first);
+        Content.Source.asRetainableByteBuffer(body, handler.byteBufferPool(), false, maxBody, new Promise<>()
         {
             @Override
             public void succeeded(RetainableByteBuffer body)
@@ -135,20 +150,7 @@ final class MockExchange implements Consumer<Throwable>
 
     private void onBody(ByteBuffer body)
     {
-        byte[] array;
-        int offset;
         int length = body.remaining();
-        if (body.hasArray())
-        {
-            array = body.array();
-            offset = body.arrayOffset() + body.position();
-        }
-        else
-        {
-            array = BufferUtil.toArray(body);
-            offset = 0;
-        }
-
         String method = request.getMethod();
         String path = request.getHttpURI().getPath();
         MockDialect dialect = MockDialect.ofPath(decodedPath());
@@ -156,13 +158,12 @@ final class MockExchange implements Consumer<Throwable>
         boolean post = HttpMethod.POST.is(method);
         ChatRequest chat = null;
         if (dialect != null && post)
-            chat = ChatRequest.scan(handler, array, offset, length);
+            chat = handler.scan(body);
         String model = gemini != null ? gemini.model() : chat == null ? null : chat.model();
         boolean stream = gemini != null ? gemini.stream() : chat != null && chat.stream();
         if (handler.recorder().enabled())
         {
-            RecordedRequest recorded = record(method, path, Arrays.copyOfRange(array, offset, offset + length), dialect,
-                model, stream);
+            RecordedRequest recorded = record(method, path, BufferUtil.toArray(body), dialect, model, stream);
             record = recorded;
             handler.recorder().record(recorded);
         }
@@ -319,7 +320,7 @@ final class MockExchange implements Consumer<Throwable>
         int promptTokens = promptTokens(bodyLength);
         // Half the prompt "was" in the cache: enough for a test to tell cached from uncached tokens.
         long cachedTokens = answer == Answer.CACHED ? Math.max(1, promptTokens / 2) : 0;
-        Template.Values values = new Template.Values(id, System.currentTimeMillis() / 1000, Template.quoteUtf8(model),
+        Template.Values values = new Template.Values(id, System.currentTimeMillis() / 1000, handler.quote(model),
             promptTokens, cachedTokens, shape.completionTokens(), shape.thoughtsTokens());
         if (stream)
         {
@@ -563,6 +564,58 @@ final class MockExchange implements Consumer<Throwable>
     {
         return "MockExchange@" + Integer.toHexString(hashCode()) + "[" + request.getMethod() + " " +
             request.getHttpURI().getPath() + ", state=" + state.get() + "]";
+    }
+
+    /** A request's content with one chunk, already read, put back in front. */
+    private static final class Unread implements Content.Source
+    {
+        private final Content.Source source;
+        private Content.Chunk first;
+
+        private Unread(Content.Source source, Content.Chunk first)
+        {
+            this.source = source;
+            this.first = first;
+        }
+
+        @Override
+        public Content.Chunk read()
+        {
+            Content.Chunk chunk = first;
+            if (chunk == null)
+                return source.read();
+            // A failure chunk stays, as a source's failure does; any other is handed over once.
+            if (!Content.Chunk.isFailure(chunk))
+                first = null;
+            return chunk;
+        }
+
+        @Override
+        public void demand(Runnable demandCallback)
+        {
+            if (first != null)
+                demandCallback.run();
+            else
+                source.demand(demandCallback);
+        }
+
+        @Override
+        public void fail(Throwable failure)
+        {
+            Content.Chunk chunk = first;
+            if (chunk != null && !Content.Chunk.isFailure(chunk))
+            {
+                first = null;
+                chunk.release();
+            }
+            source.fail(failure);
+        }
+
+        @Override
+        public long getLength()
+        {
+            return source.getLength();
+        }
     }
 
     /**
