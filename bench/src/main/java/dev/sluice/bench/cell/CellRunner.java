@@ -725,7 +725,7 @@ final class CellRunner implements AutoCloseable
         return uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
     }
 
-    private NginxProcess startNginx(Cell cell, int rep, MockProcess mock) throws IOException
+    private BytePipeProcess startNginx(Cell cell, int rep, MockProcess mock) throws IOException
     {
         Path prefix = session.raw().resolve("nginx-" + cell.name() + "-r" + rep);
         return NginxProcess.start(session.nginxBinary(), prefix, Ports.free(), mock.port(), session.options().nginxWorkers(),
