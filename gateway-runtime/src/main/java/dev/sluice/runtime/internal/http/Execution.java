@@ -12,9 +12,9 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  *
  * <p>The pool is fixed (minimum = maximum) so that the thread count after any load equals the idle count: a growing
  * pool adds a thread whenever none is idle (a GC pause is enough) and sheds them one per idle period. Its size is
- * every selector thread the server and the upstream connectors hold for good, plus the workers that run what the
- * selectors hand off. Nothing on a request's path blocks, so a few workers per core suffice. Sizes are settled when
- * the chain is assembled (each connector reports its selectors with {@link #reserve}), then {@link #start()} starts
+ * every thread the server and the upstream connectors hold for good (acceptor, selectors), plus the workers that run
+ * what the selectors hand off. Nothing on a request's path blocks, so a few workers per core suffice. Sizes are
+ * settled when the chain is assembled (each connector reports its threads with {@link #reserve}), then {@link #start()} starts
  * the threads before any connector: components that receive a started pool do not stop it, this container does.</p>
  */
 public final class Execution extends ContainerLifeCycle
@@ -57,7 +57,7 @@ public final class Execution extends ContainerLifeCycle
         return Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     }
 
-    /** Reserves {@code n} threads that a connector holds for good (its selectors); call before {@link #start()}. */
+    /** Reserves {@code n} threads that a connector holds for good (acceptor, selectors); call before {@link #start()}. */
     public void reserve(int n)
     {
         if (isStarted())
@@ -92,11 +92,5 @@ public final class Execution extends ContainerLifeCycle
     public ByteBufferPool buffers()
     {
         return buffers;
-    }
-
-    /** @return the worker threads, not counting selectors */
-    public int workers()
-    {
-        return workers;
     }
 }

@@ -115,7 +115,10 @@ final class JettyUpstream implements Upstream
         if (d.getQueuedRequestCount() >= options.maxQueued())
         {
             if (LOG.isDebugEnabled())
-                LOG.debug("G2P {} {} refused: {} requests wait for a connection", exchange.id(), bindingName, options.maxQueued());
+            {
+                LOG.debug("G2P {} {} refused: {} requests wait for a connection", exchange.id(), bindingName,
+                    options.maxQueued());
+            }
             return CompletableFuture.failedFuture(busy(options.maxQueued() + " requests are already waiting for one of "
                 + options.maxConnections() + " connections"));
         }
@@ -125,7 +128,6 @@ final class JettyUpstream implements Upstream
             request.onResponseBegin(r -> call.firstByte.cancel());
         exchange.onAbort(cause -> request.abort(cause));
         exchange.mark(Stage.UPSTREAM_SEND);
-        call.queuedSince = System.nanoTime();
         // Jetty registers the call for every listener interface it implements: completion and the content source.
         d.send(request, call);
         // Only a request that had to wait arms the sweep that enforces the queue timeout: no timer otherwise.
@@ -147,7 +149,6 @@ final class JettyUpstream implements Upstream
         boolean waiting = false;
         for (HttpExchange queued : d.getHttpExchanges())
         {
-
             if (queued.getRequest().getTag() instanceof Call call && call.upstream() == this)
             {
                 if (now - call.queuedSince >= queueTimeoutNanos)
@@ -186,7 +187,7 @@ final class JettyUpstream implements Upstream
         private final Request request;
         private final Exchange exchange;
         private final FirstByteTimeout firstByte;
-        private volatile long queuedSince;
+        private final long queuedSince = System.nanoTime();
 
         private Call(Request request, Exchange exchange)
         {
