@@ -96,19 +96,7 @@ final class JettyUpstream implements Upstream
             if (uris.size() < 64)
                 uris.put(upstreamRequest.path(), uri);
         }
-        Request request = client.newRequest(uri).method(upstreamRequest.method());
-        if (options.version() == HttpVersion.H2C)
-            request.version(org.eclipse.jetty.http.HttpVersion.HTTP_2);
-        if (options.totalTimeout() != null)
-            request.timeout(options.totalTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        request.headers(h ->
-        {
-            for (Map.Entry<String, String> e : upstreamRequest.headers())
-                h.add(e.getKey(), e.getValue());
-        });
-        if (upstreamRequest.body() != null)
-            request.body(new BytesRequestContent(upstreamRequest.contentType(), upstreamRequest.body()));
-
+        Request request = newRequest(uri, upstreamRequest);
         HttpDestination d = destination;
         if (d == null)
             destination = d = (HttpDestination)client.resolveDestination(request);
@@ -122,18 +110,58 @@ final class JettyUpstream implements Upstream
             return CompletableFuture.failedFuture(busy(options.maxQueued() + " requests are already waiting for one of "
                 + options.maxConnections() + " connections"));
         }
-        Call call = new Call(request, exchange);
-        request.tag(call);
-        if (call.firstByte != null)
-            request.onResponseBegin(r -> call.firstByte.cancel());
-        exchange.onAbort(cause -> request.abort(cause));
+        Call call = new Call(request, uri, upstreamRequest, exchange);
+        exchange.onAbort(call::abort);
         exchange.mark(Stage.UPSTREAM_SEND);
-        // Jetty registers the call for every listener interface it implements: completion and the content source.
-        d.send(request, call);
+        call.dispatch(d, request);
         // Only a request that had to wait arms the sweep that enforces the queue timeout: no timer otherwise.
         if (d.getQueuedRequestCount() > 0)
             sweep.arm();
         return call.result;
+    }
+
+    private Request newRequest(URI uri, UpstreamRequest upstreamRequest)
+    {
+        Request request = client.newRequest(uri).method(upstreamRequest.method());
+        if (options.version() == HttpVersion.H2C)
+            request.version(org.eclipse.jetty.http.HttpVersion.HTTP_2);
+        if (options.totalTimeout() != null)
+            request.timeout(options.totalTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        request.headers(h ->
+        {
+            for (Map.Entry<String, String> e : upstreamRequest.headers())
+                h.add(e.getKey(), e.getValue());
+        });
+        if (upstreamRequest.body() != null)
+            request.body(new BytesRequestContent(upstreamRequest.contentType(), upstreamRequest.body()));
+        return request;
+    }
+
+    /**
+     * Whether a request failed because the provider closed a kept-alive connection as the request was put on it: the
+     * connection existed before the request began (it was waiting in the pool, not opened for this request), no
+     * response arrived, and the failure is the close itself. A server closes an idle connection without reading what
+     * arrives on it, so sending the request again on another connection cannot run it twice; a connection opened for
+     * the request and closed without an answer is not retried (the provider may have read it).
+     *
+     * @param startedMillis the wall-clock time the request began, in milliseconds
+     */
+    static boolean closedWhileIdle(Result result, long startedMillis)
+    {
+        if (result.getResponse().getStatus() != 0)
+            return false;
+        if (!(result.getRequest().getConnection() instanceof org.eclipse.jetty.io.Connection connection)
+            || connection.getCreatedTimeStamp() >= startedMillis)
+            return false;
+        for (Throwable t = result.getFailure(); t != null; t = t.getCause())
+        {
+            if (t instanceof EOFException || t instanceof ClosedChannelException)
+                return true;
+            if (t instanceof java.io.IOException && t.getMessage() != null
+                && (t.getMessage().contains("Connection reset") || t.getMessage().contains("Broken pipe")))
+                return true;
+        }
+        return false;
     }
 
     /**
@@ -183,26 +211,73 @@ final class JettyUpstream implements Upstream
     /** One upstream request: its result, its first-byte timer if any, and when it started to wait. */
     private final class Call implements Response.CompleteListener, Response.ContentSourceListener
     {
+        private static final int MAX_RESENDS = 3;
         private final CompletableFuture<UpstreamResponse> result = new CompletableFuture<>();
-        private final Request request;
+        private final URI uri;
+        private final UpstreamRequest upstreamRequest;
         private final Exchange exchange;
         private final FirstByteTimeout firstByte;
         private final long queuedSince = System.nanoTime();
+        /** The request in flight: the first one, or its one resend after a kept-alive connection closed under it. */
+        private volatile Request request;
+        private Throwable aborted;
+        private int resent;
 
-        private Call(Request request, Exchange exchange)
+        private Call(Request request, URI uri, UpstreamRequest upstreamRequest, Exchange exchange)
         {
             this.request = request;
+            this.uri = uri;
+            this.upstreamRequest = upstreamRequest;
             this.exchange = exchange;
             // Only when the first-byte timeout differs from the idle one does it need a timer (and an object).
             if (firstByteTimer)
             {
-                firstByte = new FirstByteTimeout(request);
+                firstByte = new FirstByteTimeout(this);
                 firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
             }
             else
             {
                 firstByte = null;
             }
+        }
+
+        void dispatch(HttpDestination d, Request r)
+        {
+            r.tag(this);
+            if (firstByte != null)
+                r.onResponseBegin(response -> firstByte.cancel());
+            // Jetty registers the call for every listener interface it implements: completion and the content source.
+            d.send(r, this);
+        }
+
+        void abort(Throwable cause)
+        {
+            synchronized (this)
+            {
+                aborted = cause;
+            }
+            request.abort(cause);
+        }
+
+        /**
+         * Sends the request again on another connection, at most {@link #MAX_RESENDS} times (after a quiet period
+         * several pooled connections may be closing at once); false when that is used up or the call was aborted.
+         */
+        private boolean resend()
+        {
+            Request again;
+            synchronized (this)
+            {
+                if (resent == MAX_RESENDS || aborted != null)
+                    return false;
+                resent++;
+                again = newRequest(uri, upstreamRequest);
+                request = again;
+            }
+            if (LOG.isDebugEnabled())
+                LOG.debug("G2P {} {} resent: the provider closed a kept-alive connection", exchange.id(), bindingName);
+            dispatch(destination, again);
+            return true;
         }
 
         JettyUpstream upstream()
@@ -220,6 +295,10 @@ final class JettyUpstream implements Upstream
         @Override
         public void onComplete(Result r)
         {
+            if (r.isFailed() && !result.isDone() && r.getRequest() == request
+                && closedWhileIdle(r, System.currentTimeMillis() - (System.nanoTime() - queuedSince) / 1_000_000)
+                && resend())
+                return;
             if (firstByte != null)
                 firstByte.cancel();
             if (r.isFailed() && !result.isDone())
@@ -275,20 +354,20 @@ final class JettyUpstream implements Upstream
 
     private static final class FirstByteTimeout implements Runnable
     {
-        private final Request request;
+        private final Call call;
         private volatile Scheduler.Task task;
         private volatile boolean fired;
 
-        private FirstByteTimeout(Request request)
+        private FirstByteTimeout(Call call)
         {
-            this.request = request;
+            this.call = call;
         }
 
         @Override
         public void run()
         {
             fired = true;
-            request.abort(new TimeoutException("first byte timeout"));
+            call.abort(new TimeoutException("first byte timeout"));
         }
 
         void cancel()
