@@ -27,8 +27,8 @@ final class MockProcess implements AutoCloseable
     static final String NGINX = "nginx";
     /** {@code --mock auto}: as {@code nginx} when nginx is installed, else as {@code java}. */
     static final String AUTO = "auto";
-    /** The largest request body the nginx mock takes: it answers on the headers and discards the body as it comes, so
-     * a body longer than one read would still be arriving after the answer (the Java mock reads it all first). */
+    /** The largest request body the nginx mock serves: it reads bodies into one memory buffer of this size (larger
+     * ones would go to a temp file), and S2-large's 100 KB prompts stay with the Java mock. */
     static final int NGINX_MAX_BODY = 16 * 1024;
 
     /**

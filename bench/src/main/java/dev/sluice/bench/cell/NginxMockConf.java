@@ -13,8 +13,7 @@ import dev.sluice.bench.mock.FixedAnswer;
  * {@code $msec}.
  *
  * <p>Keep-alive never ends a busy connection during a session (10⁹ requests, an hour idle), the backlog takes the
- * gateway's connection bursts, request bodies are discarded as they arrive (never buffered, never written to disk)
- * and {@code GET /_mock/stats} is {@code stub_status}, whose request count {@link MockProcess#requests()} reads.</p>
+ * gateway's connection bursts, a request body is read whole into memory before the answer (never to disk) and {@code GET /_mock/stats} is {@code stub_status}, whose request count {@link MockProcess#requests()} reads.</p>
  *
  * <p>nginx 1.22 serves either HTTP/1.1 or h2c (prior knowledge) on one plain-text port, not both: for an h2c cell
  * the mock's port speaks h2c and a second port HTTP/1.1, for the nginx byte pipe (which speaks HTTP/1.1 upstream)
@@ -51,12 +50,27 @@ final class NginxMockConf
         conf.append("        listen 127.0.0.1:").append(port).append(h2c ? " http2" : "").append(" backlog=4096;\n");
         if (h2c)
             conf.append("        listen 127.0.0.1:").append(http11Port).append(" backlog=4096;\n");
-        // A body over the limit would get nginx's own 413; 8 MiB is what the byte pipe accepts.
+        // A body over the limit would get nginx's own 413; 8 MiB is what the byte pipe accepts. Bodies the mock
+        // serves (MockProcess.NGINX_MAX_BODY) stay in memory.
         conf.append("        client_max_body_size 8m;\n");
+        conf.append("        client_body_buffer_size ").append(MockProcess.NGINX_MAX_BODY / 1024).append("k;\n");
+        conf.append("        log_not_found off;\n");
+        int n = 0;
         for (Map.Entry<String, FixedAnswer> route : answers.entrySet())
         {
             FixedAnswer answer = route.getValue();
+            String named = "@answer" + n++;
+            // Read the whole body first, as the Java mock does: `return` alone answers on the headers and discards
+            // the body as it comes, and an h2c stream answered before its END_STREAM is reset (NO_ERROR), which
+            // Jetty's client reports as a failed request. mirror_request_body reads the body (the mirror subrequest
+            // itself answers 204 in memory); the content phase then finds no file (404, unlogged), which
+            // error_page turns into the answer.
             conf.append("        location = ").append(route.getKey()).append(" {\n");
+            conf.append("            mirror /_mock/read;\n");
+            conf.append("            mirror_request_body on;\n");
+            conf.append("            error_page 404 405 = ").append(named).append(";\n");
+            conf.append("        }\n");
+            conf.append("        location ").append(named).append(" {\n");
             conf.append("            default_type ").append(answer.contentType()).append(";\n");
             if (answer.requestIdHeader() != null)
                 conf.append("            add_header ").append(answer.requestIdHeader()).append(' ')
@@ -64,6 +78,10 @@ final class NginxMockConf
             conf.append("            return ").append(answer.status()).append(" \"").append(body(answer)).append("\";\n");
             conf.append("        }\n");
         }
+        conf.append("        location = /_mock/read {\n");
+        conf.append("            internal;\n");
+        conf.append("            return 204;\n");
+        conf.append("        }\n");
         conf.append("        location = /_mock/stats {\n");
         conf.append("            stub_status;\n");
         conf.append("        }\n");

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +44,7 @@ class NginxMockTest
     @TempDir
     Path dir;
 
-    private MockProvider java;
+    private MockProvider javaMock;
     private MockProcess nginx;
     private HttpClient client;
 
@@ -54,8 +55,8 @@ class NginxMockTest
             client.stop();
         if (nginx != null)
             nginx.close();
-        if (java != null)
-            java.close();
+        if (javaMock != null)
+            javaMock.close();
     }
 
     @Test
@@ -100,7 +101,10 @@ class NginxMockTest
             .contains("keepalive_timeout 3600s;\n")
             .contains("listen 127.0.0.1:4000 http2 backlog=4096;\n")
             .contains("listen 127.0.0.1:4001 backlog=4096;\n")
-            .contains("location = /v1/chat/completions {\n")
+            .contains("location = /v1/chat/completions {\n            mirror /_mock/read;\n            " +
+                "mirror_request_body on;\n            error_page 404 405 = @answer0;\n")
+            .contains("location @answer0 {\n")
+            .contains("client_body_buffer_size 16k;\n")
             .contains("default_type application/json;\n")
             .contains("add_header x-request-id req_mock_$connection_requests;\n")
             .contains("return 200 \"{\\\"id\\\":\\\"chatcmpl-mock-${connection_requests}\\\",\\\"object\\\":" +
@@ -132,13 +136,13 @@ class NginxMockTest
         String binary = nginxBinary();
         assumeTrue(binary != null, "nginx is not installed");
         Cell cell = Cells.select(List.of(name)).get(0);
-        java = MockProvider.builder().events(cell.mock().events()).recordLimit(0).start();
+        javaMock = MockProvider.builder().events(cell.mock().events()).recordLimit(0).start();
         int port = Ports.free();
         nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
         client = client(cell.h2c());
 
         // Each mock's first request: both number it 1 (the Java mock per mock, nginx per connection).
-        ContentResponse fromJava = send(cell, java.port());
+        ContentResponse fromJava = send(cell, javaMock.port());
         long before = nginx.requests();
         ContentResponse fromNginx = send(cell, port);
         // The evidence spans count upstream requests this way, on either mock.
@@ -161,13 +165,43 @@ class NginxMockTest
             StandardCharsets.UTF_8)).isEqualTo(fromJava.getContent());
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"S1-5k", "S1-h2c"})
+    void keepsOneConnectionAndReadsWholeBodiesBeforeAnswering(String name) throws Exception
+    {
+        String binary = nginxBinary();
+        assumeTrue(binary != null, "nginx is not installed");
+        Cell cell = Cells.select(List.of(name)).get(0);
+        int port = Ports.free();
+        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
+        client = client(cell.h2c());
+        // A body in several frames or segments: answered before its end, an h2c stream would be reset (NO_ERROR).
+        for (int i = 0; i < 50; i++)
+            assertThat(send(cell, port, i % 2 == 0 ? 1 : 3).getStatus()).isEqualTo(200);
+        // The harness' stats requests share a connection, the client's 50 requests another; the mirror subrequests
+        // that read the bodies are not counted, so the count is still one per upstream request.
+        String status = Http.get(URI.create("http://127.0.0.1:" + nginx.http11Port() + "/_mock/stats")).body();
+        assertThat(status).contains("\n 2 2 52 ");
+    }
+
     private ContentResponse send(Cell cell, int port) throws Exception
     {
+        return send(cell, port, 1);
+    }
+
+    /** Sends the cell's request with its body in {@code pieces} chunks. */
+    private ContentResponse send(Cell cell, int port, int pieces) throws Exception
+    {
         LoadSpec spec = direct(cell, port);
+        byte[][] chunks = new byte[pieces][];
+        int size = spec.body().length / pieces + 1;
+        for (int i = 0; i < pieces; i++)
+            chunks[i] = Arrays.copyOfRange(spec.body(), Math.min(i * size, spec.body().length),
+                Math.min((i + 1) * size, spec.body().length));
         return client.newRequest(spec.target())
             .method(HttpMethod.POST)
             .headers(h -> spec.headers().forEach(h::put))
-            .body(new BytesRequestContent(spec.headers().get("content-type"), spec.body()))
+            .body(new BytesRequestContent(spec.headers().get("content-type"), chunks))
             .timeout(10, TimeUnit.SECONDS)
             .send();
     }
