@@ -90,6 +90,19 @@ public final class BenchCommand
                     ", keep-alive upstream (keepalive 256), proxy_buffering off, access_log off, 127.0.0.1 only";
         }
 
+        String nginxMock = MockProcess.JAVA.equals(options.mock()) ? null : findNginx();
+        if (MockProcess.NGINX.equals(options.mock()) && nginxMock == null)
+        {
+            System.err.println("bench: --mock nginx: nginx is not installed (bench/run installs Debian's nginx-light " +
+                "when it can; --mock auto falls back to the Java mock)");
+            return 2;
+        }
+        notes.add(MockProcess.JAVA.equals(options.mock()) ? "mock: the Java MockProvider for every cell (--mock java)" :
+            nginxMock == null ? "mock: the Java MockProvider for every cell (--mock auto, nginx is not installed)" :
+            "mock: a static nginx (" + version(nginxMock) + ", worker_processes 1, the Java mock's bytes) for the L0 " +
+            "non-streamed cells, the Java MockProvider for the others (--mock " + options.mock() + "); each cell says " +
+            "which");
+
         String haproxy = options.haproxy() ? findBinary("haproxy") : null;
         if (options.haproxy())
         {
@@ -165,7 +178,7 @@ public final class BenchCommand
             options.generator(), notes);
 
         Session session = new Session(options, dir, Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            System.getProperty("java.class.path"), nginx, stages, haproxy, pinning);
+            System.getProperty("java.class.path"), nginx, stages, haproxy, pinning, nginxMock);
         System.out.println("bench: " + cells.size() + " cell(s), " + options.reps() + " rep(s), results in " + dir);
         List<CellResult> results = new ArrayList<>();
         Map<String, CellResult> done = new LinkedHashMap<>();

@@ -33,12 +33,13 @@ import java.util.List;
  * @param haproxy      whether to measure the HAProxy byte pipe
  * @param jettyProxy   whether to measure the bare Jetty reverse proxy
  * @param evidence     the cells that get the per-request evidence spans (syscalls, context switches, allocation)
+ * @param mock         {@code java}, {@code nginx} or {@code auto}: which mock serves the cells the nginx mock can serve
  */
 public record BenchOptions(List<String> cells, int reps, boolean quick, Duration warmup, Duration window,
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
                            String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
-                           boolean jettyProxy, List<String> evidence)
+                           boolean jettyProxy, List<String> evidence, String mock)
 {
     /** The cells whose repetitions get evidence spans unless {@code --evidence} says otherwise: the cheap ones. */
     public static final List<String> DEFAULT_EVIDENCE = List.of("S1-1k", "S1-5k", "S1-h2c", "S3-stream");
@@ -61,6 +62,9 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             (point that gateway at the mock: --mock-port, default 9999 with --target-url)
           --target-pid PID  the process behind --target-url, for its CPU and RSS figures
           --mock-port P     the mock's port (default: a free ephemeral port)
+          --mock java|nginx|auto  the mock of the L0, non-streamed cells (S1-*, X1-cross, X1-cross-rev, C64, SAT):
+                            the Java MockProvider or a static nginx (1 worker, the Java mock's bytes, less CPU);
+                            auto (default) = nginx when installed; every other cell always uses the Java mock
           --pin / --no-pin  pin the gateway and each reference to core 1 (taskset -c 1, -XX:ActiveProcessorCount=1 for
                             JVMs), the mock, the generator and the bench to core 0 (default: --pin on 2 or more cores)
           --jvm-warmup S    pinned: load each target JVM gets before its window, closed then open loop (default 60)
@@ -107,6 +111,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         List<String> evidence = DEFAULT_EVIDENCE;
         String stages = "auto";
         String generator = DEFAULT_GENERATOR;
+        String mockServer = MockProcess.AUTO;
         boolean list = false;
         for (int i = 0; i < args.length; i++)
         {
@@ -161,6 +166,12 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             stages = v;
                         }
                         case "--generator" -> generator = v;
+                        case "--mock" ->
+                        {
+                            if (!List.of(MockProcess.JAVA, MockProcess.NGINX, MockProcess.AUTO).contains(v))
+                                throw new IllegalArgumentException(a + ": " + v + " (expected: java, nginx or auto)");
+                            mockServer = v;
+                        }
                         case "--jvm-warmup" -> jvmWarmup = seconds(a, v.endsWith("s") ? v.substring(0, v.length() - 1) : v,
                             true);
                         case "--evidence" -> evidence = evidence(a, v);
@@ -186,7 +197,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root,
             dist != null ? dist : root.resolve("gateway-runtime/target/sluice"), out, targetUrl, targetPid, mock, nginx,
             nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list, pinned, jw, haproxy,
-            jettyProxy, evidence);
+            jettyProxy, evidence, mockServer);
     }
 
     /**

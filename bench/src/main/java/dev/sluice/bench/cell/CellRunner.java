@@ -118,9 +118,12 @@ final class CellRunner implements AutoCloseable
 
         List<Rep> reps = new ArrayList<>();
         int mockPort = o.mockPort() != 0 ? o.mockPort() : Ports.free();
-        log(cell, "starting the mock (" + cell.mock().name() + ") on port " + mockPort);
-        try (MockProcess mock = MockProcess.start(session.java(), session.classpath(), mockPort, cell.mock(),
-            session.raw().resolve("logs/mock-" + cell.name() + ".log"), session.pinning()))
+        boolean nginxMock = MockProcess.usesNginx(cell, o.mock(), session.nginxMockBinary() != null);
+        spec.put("mock server", nginxMock ? "nginx" : "java");
+        mockNote(cell, nginxMock, notes);
+        log(cell, "starting the " + (nginxMock ? "nginx" : "Java") + " mock (" + cell.mock().name() + ") on port " +
+            mockPort);
+        try (MockProcess mock = startMock(cell, mockPort, nginxMock))
         {
             if (cell.kind() != Cell.Kind.IDLE)
                 prime(cell, mock);
@@ -164,6 +167,34 @@ final class CellRunner implements AutoCloseable
         }
         CellResult result = Summaries.summarize(cell, anyOk ? "ok" : "failed", notes, spec, reps);
         return result.withChecks(Targets.check(result, done));
+    }
+
+    private MockProcess startMock(Cell cell, int port, boolean nginx) throws IOException
+    {
+        if (!nginx)
+            return MockProcess.start(session.java(), session.classpath(), port, cell.mock(),
+                session.raw().resolve("logs/mock-" + cell.name() + ".log"), session.pinning());
+        // The request it answers is the direct run's: the same path, headers and body the gateway forwards.
+        LoadSpec direct = loadSpec(cell, cell.provider(), Math.max(1, cell.rate()), Cells.MODEL,
+            URI.create("http://127.0.0.1:" + port + Dialects.path(cell.provider())), cell.h2c(), cell.connections(),
+            Duration.ZERO, Duration.ofSeconds(1));
+        return MockProcess.startNginx(session.nginxMockBinary(), session.raw().resolve("nginx-mock/" + cell.name()), port,
+            cell, direct, session.pinning());
+    }
+
+    private void mockNote(Cell cell, boolean nginx, List<String> notes)
+    {
+        BenchOptions o = session.options();
+        if (nginx)
+            notes.add("mock: the static nginx mock (--mock " + o.mock() + "): one worker" +
+                (session.pinning().enabled() ? " on core " + Pinning.HARNESS_CPUS : "") + ", answering the Java " +
+                "mock's bytes for this cell's request (request id per connection, not per mock)");
+        else if (MockProcess.JAVA.equals(o.mock()) || cell.kind() == Cell.Kind.IDLE || cell.kind() == Cell.Kind.SKIPPED)
+            notes.add("mock: the Java MockProvider" + (MockProcess.JAVA.equals(o.mock()) ? " (--mock java)" : ""));
+        else if (MockProcess.needsJava(cell) != null)
+            notes.add("mock: the Java MockProvider (this cell needs " + MockProcess.needsJava(cell) + ")");
+        else
+            notes.add("mock: the Java MockProvider (nginx is not installed)");
     }
 
     private void notesFor(Cell cell, List<String> notes)
@@ -728,8 +759,8 @@ final class CellRunner implements AutoCloseable
     private BytePipeProcess startNginx(Cell cell, int rep, MockProcess mock) throws IOException
     {
         Path prefix = session.raw().resolve("nginx-" + cell.name() + "-r" + rep);
-        return NginxProcess.start(session.nginxBinary(), prefix, Ports.free(), mock.port(), session.options().nginxWorkers(),
-            session.pinning());
+        return NginxProcess.start(session.nginxBinary(), prefix, Ports.free(), mock.http11Port(),
+            session.options().nginxWorkers(), session.pinning());
     }
 
     private RunProbe targetProbe(TargetProcess t, MockProcess mock)

@@ -10,13 +10,27 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.bench.load.LoadSpec;
+import dev.sluice.bench.mock.FixedAnswer;
 
 /**
- * The mock provider in its own JVM ({@code dev.sluice.bench.mock.MockProvider}), started with one cell's latency
- * profile and kept for all the cell's repetitions.
+ * The mock provider of one cell, started once and kept for all the cell's repetitions: the Java mock in its own JVM
+ * ({@code dev.sluice.bench.mock.MockProvider}) with the cell's latency profile, or, for the cells that only need
+ * immediate, non-streamed answers to one fixed request, the static nginx mock ({@link NginxMockConf}), which answers
+ * the same bytes for a fraction of the CPU.
  */
 final class MockProcess implements AutoCloseable
 {
+    /** {@code --mock java}: always the Java mock. */
+    static final String JAVA = "java";
+    /** {@code --mock nginx}: the nginx mock wherever the cell allows it. */
+    static final String NGINX = "nginx";
+    /** {@code --mock auto}: as {@code nginx} when nginx is installed, else as {@code java}. */
+    static final String AUTO = "auto";
+    /** The largest request body the nginx mock serves: it reads bodies into one memory buffer of this size (larger
+     * ones would go to a temp file), and S2-large's 100 KB prompts stay with the Java mock. */
+    static final int NGINX_MAX_BODY = 16 * 1024;
+
     /**
      * The mock's JVM flags: a young generation large enough that the mock does not collect during a window (its GC
      * pauses were the largest cause of the generator's lateness when both share core 0).
@@ -27,11 +41,48 @@ final class MockProcess implements AutoCloseable
 
     private final ChildProcess process;
     private final int port;
+    private final int http11Port;
+    private final boolean nginx;
 
-    private MockProcess(ChildProcess process, int port)
+    private MockProcess(ChildProcess process, int port, int http11Port, boolean nginx)
     {
         this.process = process;
         this.port = port;
+        this.http11Port = http11Port;
+        this.nginx = nginx;
+    }
+
+    /**
+     * Why {@code cell} needs the Java mock whatever {@code --mock} says, or null when the nginx mock can serve it:
+     * open or closed loops and ladders at L0, not streamed, with small bodies. Delays, streams, misbehaviours and
+     * request recording are the Java mock's alone; R404 counts upstream calls, which the Java mock is the reference
+     * for, and IDLE sends nothing.
+     *
+     * @param cell the cell
+     * @return the reason, or null
+     */
+    static String needsJava(Cell cell)
+    {
+        if (cell.kind() != Cell.Kind.OPEN && cell.kind() != Cell.Kind.CLOSED && cell.kind() != Cell.Kind.SAT)
+            return cell.kind() + " cell";
+        if (cell.stream())
+            return "streamed answers";
+        if (cell.mock().delayMillis() != 0)
+            return "a delayed answer (" + cell.mock().name() + ")";
+        if (cell.bodyBytes() > NGINX_MAX_BODY)
+            return "request bodies over " + NGINX_MAX_BODY / 1024 + " KiB";
+        return null;
+    }
+
+    /**
+     * @param cell the cell
+     * @param option {@code --mock}: {@link #JAVA}, {@link #NGINX} or {@link #AUTO}
+     * @param nginxInstalled whether an nginx executable was found
+     * @return whether the cell runs against the nginx mock
+     */
+    static boolean usesNginx(Cell cell, String option, boolean nginxInstalled)
+    {
+        return !JAVA.equals(option) && nginxInstalled && needsJava(cell) == null;
     }
 
     /**
@@ -53,14 +104,65 @@ final class MockProcess implements AutoCloseable
         command.addAll(List.of("-cp", classpath, "dev.sluice.bench.mock.MockProvider", "--port", Integer.toString(port)));
         command.addAll(profile.args());
         ChildProcess child = ChildProcess.start("mock", pinning.harness(command), Map.of(), log);
-        MockProcess mock = new MockProcess(child, port);
+        return ready(new MockProcess(child, port, port, false), "");
+    }
+
+    /**
+     * Starts the static nginx mock, answering the cell's request on its provider's path.
+     *
+     * @param binary the nginx executable
+     * @param prefix the instance's own directory (created; its config, logs and pid)
+     * @param port the port to listen on (h2c when {@code cell.h2c()}, else HTTP/1.1)
+     * @param cell the cell
+     * @param spec the cell's direct load: its path, headers and body are the request answered
+     * @param pinning where it runs (the harness' core when pinning: {@code worker_processes 1} inherits it)
+     * @return the started, answering mock
+     * @throws IOException if it did not start or answer within 30 s
+     * @throws IllegalArgumentException if the Java mock has no fixed answer for that request
+     */
+    static MockProcess startNginx(String binary, Path prefix, int port, Cell cell, LoadSpec spec, Pinning pinning)
+        throws IOException
+    {
+        String path = spec.target().getPath();
+        Map<String, FixedAnswer> answers = Map.of(path, FixedAnswer.of(path, spec.headers(), spec.body(),
+            cell.mock().events()));
+        int http11Port = cell.h2c() ? Ports.free() : port;
+        String conf = NginxMockConf.render(prefix, port, http11Port, cell.h2c(), NginxProcess.user(), answers);
+        List<String> command = NginxProcess.command(binary, prefix, conf);
+        ChildProcess child = ChildProcess.start("mock", pinning.harness(command), Map.of(),
+            prefix.resolve("logs/stdout.log"));
+        return ready(new MockProcess(child, port, http11Port, true), NginxProcess.errorLog(prefix));
+    }
+
+    private static MockProcess ready(MockProcess mock, String diagnostics) throws IOException
+    {
+        ChildProcess child = mock.process;
         if (!Http.awaitOk(mock.statsUri(), Duration.ofSeconds(30), child::isAlive))
         {
             String tail = child.tail();
             child.close();
-            throw new IOException("the mock provider did not answer on port " + port + " within 30 s:\n" + tail);
+            throw new IOException("the mock provider did not answer on port " + mock.http11Port + " within 30 s:\n" +
+                tail + (diagnostics.isEmpty() ? "" : "\n" + diagnostics));
         }
         return mock;
+    }
+
+    /** @return whether it is the static nginx mock */
+    boolean nginx()
+    {
+        return nginx;
+    }
+
+    /** @return what the report calls it */
+    String describe()
+    {
+        return nginx ? "nginx (static answers, 1 worker)" : "Java MockProvider";
+    }
+
+    /** @return a port speaking HTTP/1.1: {@link #port()}, except for the nginx mock of an h2c cell */
+    int http11Port()
+    {
+        return http11Port;
     }
 
     /** @return its port */
@@ -83,7 +185,7 @@ final class MockProcess implements AutoCloseable
 
     private URI statsUri()
     {
-        return URI.create("http://127.0.0.1:" + port + "/_mock/stats");
+        return URI.create("http://127.0.0.1:" + http11Port + "/_mock/stats");
     }
 
     /** @return the process */
@@ -93,8 +195,8 @@ final class MockProcess implements AutoCloseable
     }
 
     /**
-     * @return how many requests the mock received so far, this stats request included (it counts every request on
-     * arrival)
+     * @return how many requests the mock received so far, this stats request included (both mocks count every request
+     * on arrival: the Java mock's {@code requests}, nginx's {@code stub_status} requests)
      * @throws IOException if it does not answer
      */
     long requests() throws IOException
@@ -102,7 +204,25 @@ final class MockProcess implements AutoCloseable
         HttpResponse<String> response = Http.get(statsUri());
         if (response.statusCode() != 200)
             throw new IOException("GET /_mock/stats: HTTP " + response.statusCode());
-        return JSON.readTree(response.body()).path("requests").asLong(-1);
+        return nginx ? stubStatusRequests(response.body()) : JSON.readTree(response.body()).path("requests").asLong(-1);
+    }
+
+    /**
+     * @param body nginx's {@code stub_status} page
+     * @return its request count (the third number of the {@code accepts handled requests} line), or -1
+     */
+    static long stubStatusRequests(String body)
+    {
+        String[] lines = body.split("\n");
+        for (int i = 0; i + 1 < lines.length; i++)
+        {
+            if (lines[i].trim().endsWith("accepts handled requests"))
+            {
+                String[] numbers = lines[i + 1].trim().split("\\s+");
+                return numbers.length == 3 ? Long.parseLong(numbers[2]) : -1;
+            }
+        }
+        return -1;
     }
 
     /**

@@ -13,9 +13,10 @@ import java.nio.file.Path;
  * @param stages      whether generated gateway configs enable the per-stage table
  * @param haproxyBinary the haproxy executable, or null when that reference is unavailable or off
  * @param pinning     where the processes run
+ * @param nginxMockBinary the nginx executable for the static mock, or null when {@code --mock java} or nginx is missing
  */
 record Session(BenchOptions options, Path dir, String java, String classpath, String nginxBinary, boolean stages,
-               String haproxyBinary, Pinning pinning)
+               String haproxyBinary, Pinning pinning, String nginxMockBinary)
 {
     /** @return where raw histograms, GC logs, process logs and generated configs go */
     Path raw()

@@ -57,7 +57,7 @@ final class MockExchange implements Consumer<Throwable>
     private static final HttpField RETRY_AFTER = new PreEncodedHttpField(HttpHeader.RETRY_AFTER, "1");
     private static final HttpField CONNECTION_CLOSE = new PreEncodedHttpField(HttpHeader.CONNECTION, "close");
     private static final HttpField ALLOW_POST = new PreEncodedHttpField(HttpHeader.ALLOW, "POST");
-    private static final String REQUEST_ID_PREFIX = "req_mock_";
+    static final String REQUEST_ID_PREFIX = "req_mock_";
 
     private final MockHandler handler;
     private final Request request;

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
@@ -112,6 +113,41 @@ final class Template
             values.put(slots[i], splice);
         }
         return splice.put(literals[slots.length]).done();
+    }
+
+    /**
+     * Renders the template for a server that fills some slots itself, per request: every slot not in {@code open} is
+     * filled from {@code values}; each slot in {@code open} is handed to {@code slot} by its letter, between the text
+     * before and after it.
+     *
+     * @param values the values of the slots that are not open
+     * @param open the letters of the slots left open, e.g. {@code "IC"} (the sequence number and the time)
+     * @param text receives each piece of rendered text, in order
+     * @param slot receives each open slot's letter, in order with the text
+     */
+    void render(Values values, String open, Consumer<String> text,
+                Consumer<Character> slot)
+    {
+        StringBuilder pending = new StringBuilder();
+        for (int i = 0; i <= slots.length; i++)
+        {
+            pending.append(new String(literals[i], StandardCharsets.UTF_8));
+            if (i == slots.length)
+                break;
+            if (open.indexOf(slots[i]) >= 0)
+            {
+                text.accept(pending.toString());
+                pending.setLength(0);
+                slot.accept(slots[i]);
+            }
+            else
+            {
+                Splice one = new Splice(values.length(slots[i]));
+                values.put(slots[i], one);
+                pending.append(new String(one.done(), StandardCharsets.UTF_8));
+            }
+        }
+        text.accept(pending.toString());
     }
 
     /** @return the rendered bytes, wrapped */
