@@ -4,6 +4,7 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.EofException;
+import org.eclipse.jetty.util.BufferUtil;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -95,7 +96,8 @@ final class ClientWatch
         boolean keep = true;
         try
         {
-            scratch.clear();
+            // Jetty's buffers are in flush mode: empty is position = limit = 0.
+            BufferUtil.clear(scratch);
             int filled = endPoint.fill(scratch);
             if (filled < 0)
                 gone = new EofException("client closed the connection");
