@@ -263,4 +263,29 @@ class ServerTimeoutsTest
         ContentResponse again = post(HttpVersion.HTTP_1_1, chat("gpt-4o", false));
         assertThat(again.getStatus()).isEqualTo(200);
     }
+
+    @Test
+    @Timeout(60)
+    void aPipelinedRequestTheProbeReadIntoClosesTheConnectionAfterTheAnswer() throws Exception
+    {
+        start("idle_timeout: 30s");
+        Socket s = connect();
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        byte[] body = chat(MockModels.slow(2_000), false).getBytes(StandardCharsets.UTF_8);
+        out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(body);
+        out.flush();
+        assertThat(mock.awaitRequests(1, Duration.ofSeconds(5))).isTrue();
+        // The next request arrives while the first waits: the probe reads its first byte, so Jetty cannot parse it.
+        out.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        // One answer, announced as the last on this connection; never a 400 for a request missing its first byte.
+        assertThat(answer).startsWith("HTTP/1.1 200").containsIgnoringCase("connection: close")
+            .contains(MockProvider.DEFAULT_TEXT).doesNotContain("HTTP/1.1 400");
+        assertThat(answer.split("HTTP/1.1 ", -1)).hasSize(2);
+        assertThat(mock.abortedCount()).isZero();
+    }
 }

@@ -9,7 +9,7 @@ import org.eclipse.jetty.util.BufferUtil;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
 
 /**
@@ -36,11 +36,13 @@ final class ClientWatch
     private static final int PROBING = 1;
     private static final int RESPONDING = 2;
     private static final int RESPOND_AFTER_PROBE = 3;
+    // A field updater rather than an AtomicInteger: one object less per request that waits for the provider.
+    private static final AtomicIntegerFieldUpdater<ClientWatch> STATE = AtomicIntegerFieldUpdater.newUpdater(ClientWatch.class, "state");
 
     private final EndPoint endPoint;
     private final Consumer<Throwable> onGone;
     private final long since = System.nanoTime();
-    private final AtomicInteger state = new AtomicInteger();
+    private volatile int state = WAITING;
     private final ConnectionSweep sweep;
     private Runnable respond;
     private volatile boolean readAhead;
@@ -60,13 +62,13 @@ final class ClientWatch
     {
         // Written before the state changes: a probe that sees RESPOND_AFTER_PROBE sees it.
         respond = response;
-        if (state.compareAndSet(WAITING, RESPONDING))
+        if (STATE.compareAndSet(this, WAITING, RESPONDING))
         {
             sweep.unwatch(this);
             response.run();
             return;
         }
-        if (!state.compareAndSet(PROBING, RESPOND_AFTER_PROBE))
+        if (!STATE.compareAndSet(this, PROBING, RESPOND_AFTER_PROBE))
             throw new IllegalStateException("respond() called twice");
         // The probe in progress runs the response when it ends.
     }
@@ -90,7 +92,7 @@ final class ClientWatch
      */
     boolean probe(ByteBuffer scratch, Executor executor)
     {
-        if (!state.compareAndSet(WAITING, PROBING))
+        if (!STATE.compareAndSet(this, WAITING, PROBING))
             return false;
         Throwable gone = null;
         boolean keep = true;
@@ -113,10 +115,10 @@ final class ClientWatch
         {
             gone = x;
         }
-        if (!state.compareAndSet(PROBING, WAITING))
+        if (!STATE.compareAndSet(this, PROBING, WAITING))
         {
             // The answer arrived during the probe: write it now, off the sweep's thread.
-            state.set(RESPONDING);
+            state = RESPONDING;
             executor.execute(respond);
             return false;
         }
