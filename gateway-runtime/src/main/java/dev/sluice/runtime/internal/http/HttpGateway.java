@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.http;
 
+import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -7,8 +8,6 @@ import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
-
-import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
 
 import java.time.Duration;
 
