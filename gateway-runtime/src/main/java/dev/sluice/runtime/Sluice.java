@@ -124,7 +124,8 @@ public final class Sluice implements AutoCloseable
             ChainAssembler.Chain chain = new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
             Sluice[] self = new Sluice[1];
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(), () -> self[0] != null && self[0].ready);
-            HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution);
+            HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
+                config.clientTimeouts());
             self[0] = new Sluice(types, execution, upstreams, http, config);
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();

@@ -13,13 +13,22 @@ import java.util.Map;
 public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin admin, Exec execution,
                          Map<String, Binding> bindings)
 {
-    /** {@code listen: { host, port }}. */
-    public record Listen(String host, Integer port)
+    /**
+     * {@code listen: { host, port, idle_timeout, header_timeout, min_body_rate }}: where to listen and how long the
+     * server waits for its clients (README "Server timeouts").
+     */
+    public record Listen(String host, Integer port, Duration idleTimeout, Duration headerTimeout, Integer minBodyRate)
     {
         public Listen
         {
             if (port != null && (port < 0 || port > 65535))
                 throw new IllegalArgumentException("port: value: " + port + " (expected: 0..65535)");
+            if (idleTimeout != null && idleTimeout.toMillis() < 1)
+                throw new IllegalArgumentException("idle_timeout: value: " + idleTimeout + " (expected: at least 1ms)");
+            if (headerTimeout != null && headerTimeout.toMillis() < 1)
+                throw new IllegalArgumentException("header_timeout: value: " + headerTimeout + " (expected: at least 1ms)");
+            if (minBodyRate != null && minBodyRate < 0)
+                throw new IllegalArgumentException("min_body_rate: value: " + minBodyRate + " (expected: >= 0, 0 for none)");
         }
     }
 

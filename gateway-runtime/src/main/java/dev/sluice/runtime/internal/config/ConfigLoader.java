@@ -204,7 +204,8 @@ public final class ConfigLoader
             bindings.put(name, new BindingConfig(name, b.type(), kind, options, b.exit(), routes));
         }
         GraphCheck.check(bindings);
-        ConfigFile.Listen listen = file.listen() == null ? new ConfigFile.Listen(null, null) : file.listen();
+        ConfigFile.Listen listen = file.listen() == null ? new ConfigFile.Listen(null, null, null, null, null) : file.listen();
+        GatewayConfig.ClientTimeouts defaults = GatewayConfig.ClientTimeouts.DEFAULTS;
         return new GatewayConfig(
             listen.host() == null ? "0.0.0.0" : listen.host(),
             listen.port() == null ? 8080 : listen.port(),
@@ -214,6 +215,9 @@ public final class ConfigLoader
             file.execution() == null || file.execution().workers() == null ? 0 : file.execution().workers(),
             file.execution() == null || file.execution().bufferPoolBytes() == null
                 ? dev.sluice.runtime.internal.http.Execution.DEFAULT_BUFFER_POOL_BYTES : file.execution().bufferPoolBytes(),
+            new GatewayConfig.ClientTimeouts(listen.idleTimeout() == null ? defaults.idle() : listen.idleTimeout(),
+                listen.headerTimeout() == null ? defaults.header() : listen.headerTimeout(),
+                listen.minBodyRate() == null ? defaults.minBodyRate() : listen.minBodyRate()),
             bindings);
     }
 }

@@ -13,9 +13,10 @@ import java.util.Map;
  * @param stages       whether {@code GET /_sluice/stages} serves the per-stage breakdown
  * @param workers      worker threads of the shared pool, 0 for the default (from the cores)
  * @param bufferPoolBytes the shared buffer pool's cap on retained heap, and on retained direct memory
+ * @param clientTimeouts how long the server waits for its clients
  */
 public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, boolean stages, int workers,
-                            long bufferPoolBytes, Map<String, BindingConfig> bindings)
+                            long bufferPoolBytes, ClientTimeouts clientTimeouts, Map<String, BindingConfig> bindings)
 {
     public GatewayConfig
     {
@@ -25,6 +26,20 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
-        return new GatewayConfig(host, newPort, maxBodyBytes, grace, stages, workers, bufferPoolBytes, bindings);
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, stages, workers, bufferPoolBytes, clientTimeouts, bindings);
+    }
+
+    /**
+     * How long the server waits for a client; never for the provider (the client bindings' own timeouts apply then).
+     *
+     * @param idle        silence allowed while the server waits for the client: between requests on a kept-alive
+     *                    connection, within a request body, and for a client to take a written chunk
+     * @param header      time allowed from the first byte of a request head to its end
+     * @param minBodyRate bytes per second a request body must arrive at on average, 0 for no minimum
+     */
+    public record ClientTimeouts(Duration idle, Duration header, int minBodyRate)
+    {
+        /** The defaults: 30 s idle (Jetty's), 10 s for a request head, 1 KiB/s for a body. */
+        public static final ClientTimeouts DEFAULTS = new ClientTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(10), 1024);
     }
 }

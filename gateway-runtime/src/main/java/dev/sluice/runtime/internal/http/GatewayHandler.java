@@ -29,6 +29,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 
 /**
  * The gateway's one Jetty handler: health and model listing, then the server bindings' endpoints. For a chat
@@ -42,6 +43,13 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private static final HttpField JSON = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
     private static final String REQUEST_ID = "x-request-id";
+    /**
+     * The client's idle timeout never fails a chat request by itself. Jetty asks these listeners only when no read or
+     * write of the request is pending, and a chat request then waits for the provider (its answer, or the next event
+     * of a stream), which the client binding's own timeouts bound. While the body is read, or a write waits for the
+     * client to take it, Jetty delivers the timeout to that read or write instead, and the request fails.
+     */
+    private static final Predicate<java.util.concurrent.TimeoutException> NOT_WHILE_WAITING_UPSTREAM = timeout -> false;
 
     private final Chain chain;
     private final int maxBodyBytes;
@@ -51,6 +59,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private final String idPrefix = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 45), 36);
     private final AtomicLong ids = new AtomicLong();
     private final StageStats stageStats;
+    private ConnectionSweep clientSweep;
 
     private record Bound(Endpoint endpoint, ServerRoute route)
     {
@@ -78,6 +87,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 .append(",\"object\":\"model\",\"created\":0,\"owned_by\":\"sluice\"}");
         }
         modelsBody = b.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Watches HTTP/1.1 clients that wait for an answer with {@code sweep}; called once, before the server starts. */
+    void watchClients(ConnectionSweep sweep)
+    {
+        this.clientSweep = sweep;
     }
 
     @Override
@@ -201,6 +216,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private byte[] body;
         private int length;
         private DefaultExchange exchange;
+        private ClientWatch watch;
 
         private Call(String id, long arrival, Request request, Response response, ServerRoute route)
         {
@@ -225,6 +241,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             }
             body = new byte[declared >= 0 ? (int)declared : 8192];
             request.addFailureListener(this::aborted);
+            request.addIdleTimeoutListener(NOT_WHILE_WAITING_UPSTREAM);
             run();
         }
 
@@ -293,18 +310,42 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     request.getHttpURI().getQuery(), new FieldsHeaders(request.getHeaders()), codec, bytes, peek);
                 exchange.mark(Stage.BODY_READ, bodyRead);
                 exchange.mark(Stage.CHAIN_START);
+                watch = watchClient();
                 stage = route.binding().handle(exchange, route.next());
             }
             catch (Throwable t)
             {
-                fail(t);
+                if (watch != null)
+                    watch.respond(() -> fail(t));
+                else
+                    fail(t);
                 return;
             }
-            stage.whenComplete(this::complete);
+            ClientWatch w = watch;
+            if (w == null)
+                stage.whenComplete(this::complete);
+            else
+                stage.whenComplete((reply, failure) -> w.respond(() -> complete(reply, failure)));
+        }
+
+        /** HTTP/1.1 only: h2c sees a client that goes away (a stream reset) without help. */
+        private ClientWatch watchClient()
+        {
+            ConnectionSweep sweep = clientSweep;
+            if (sweep != null && request.getConnectionMetaData().getConnection()
+                instanceof org.eclipse.jetty.server.internal.HttpConnection http1)
+            {
+                DefaultExchange e = exchange;
+                return sweep.watch(http1.getEndPoint(), e::abort);
+            }
+            return null;
         }
 
         private void complete(Reply reply, Throwable failure)
         {
+            // A probe of the client read ahead into its next request: that request is lost, so close after this one.
+            if (watch != null && watch.readAhead() && !response.isCommitted())
+                response.getHeaders().put(HttpHeader.CONNECTION, "close");
             if (failure != null)
             {
                 fail(failure);
@@ -379,8 +420,11 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private void aborted(Throwable cause)
         {
             DefaultExchange e = exchange;
+            // Named as the client's failure, so that it is never reported as the provider's (a TimeoutException here
+            // once read "upstream timed out").
             if (e != null)
-                e.abort(cause);
+                e.abort(new GatewayException(ErrorKind.INVALID_REQUEST, 499, "the client connection failed: " + cause, null,
+                    null, cause));
         }
     }
 }

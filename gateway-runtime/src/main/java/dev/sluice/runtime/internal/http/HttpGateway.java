@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.http;
 
+import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -19,12 +20,14 @@ public final class HttpGateway
 {
     private final Server server;
     private final ServerConnector connector;
+    private final ConnectionSweep sweep;
 
     /**
      * @param grace     how long {@link #stop()} waits for in-flight requests and streams
      * @param execution the shared threads, scheduler and buffers; the connector reserves its selectors there
+     * @param timeouts  how long the server waits for its clients
      */
-    public HttpGateway(String host, int port, Duration grace, Handler handler, Execution execution)
+    public HttpGateway(String host, int port, Duration grace, Handler handler, Execution execution, ClientTimeouts timeouts)
     {
         server = new Server(execution.threads(), execution.scheduler(), execution.buffers());
         HttpConfiguration config = new HttpConfiguration();
@@ -60,6 +63,13 @@ public final class HttpGateway
         connector.setHost(host);
         connector.setPort(port);
         connector.setAcceptQueueSize(4096);
+        // The client's idle timeout; h2c streams take it too (no stream idle timeout of their own). It applies only
+        // while the server waits for the client: GatewayHandler vetoes it while a request waits for the provider.
+        connector.setIdleTimeout(timeouts.idle().toMillis());
+        sweep = new ConnectionSweep(connector, execution.scheduler(), execution.threads(), timeouts);
+        connector.addEventListener(sweep);
+        if (handler instanceof GatewayHandler gateway)
+            gateway.watchClients(sweep);
         server.addConnector(connector);
         server.setHandler(new GracefulHandler(handler));
         server.setStopTimeout(grace.toMillis());
@@ -84,9 +94,23 @@ public final class HttpGateway
         return connector.getLocalPort();
     }
 
+    /** @return the connection sweep (tests measure its cost) */
+    ConnectionSweep sweep()
+    {
+        return sweep;
+    }
+
     /** Stops accepting, waits up to the grace period for in-flight exchanges, then stops. */
     public void stop() throws Exception
     {
-        server.stop();
+        try
+        {
+            server.stop();
+        }
+        finally
+        {
+            // After the drain: draining connections still need their timeouts and client watches.
+            sweep.stop();
+        }
     }
 }

@@ -1,0 +1,240 @@
+package dev.sluice.runtime.internal.http;
+
+import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
+import org.eclipse.jetty.http.HttpParser;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.server.AbstractConnector;
+import org.eclipse.jetty.server.internal.HttpConnection;
+import org.eclipse.jetty.util.thread.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One periodic task over the server connector's connections, instead of a timer per connection or request. Each
+ * period it closes HTTP/1.1 connections whose request head has not completed within the header timeout or whose
+ * request body arrives slower than the minimum rate (Jetty 12 core has neither: its idle timeout restarts with every
+ * byte, so a client that trickles a byte a second holds a connection for ever), and it probes the sockets of
+ * HTTP/1.1 requests that wait for the provider, so that a client that went away aborts its upstream request
+ * ({@link ClientWatch}).
+ *
+ * <p>It runs only while the connector has connections: opening one arms it, and it stops rescheduling itself when the
+ * last one closed (as {@code QueueSweep} does for the upstream queues). A period looks at every connection: a
+ * volatile read of the parser's state for an idle one (README "Server timeouts" has the measured cost). It never
+ * imposes a minimum response rate: a stream is legitimately slow, and a client that stops reading one meets the idle
+ * timeout of its pending write.</p>
+ *
+ * <p>It reads Jetty's parser from its own thread: {@link HttpParser#getState()} is volatile, and the parser writes the
+ * begin time of a request before it leaves the {@code START} state, so a state past {@code START} read here comes
+ * with that request's begin time (or a later one's, which only delays a close).</p>
+ */
+final class ConnectionSweep implements Runnable, Connection.Listener
+{
+    private static final Logger LOG = LoggerFactory.getLogger(ConnectionSweep.class);
+    /** How long a request waits for the provider before its client is probed. */
+    static final long PROBE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    private final AbstractConnector connector;
+    private final Scheduler scheduler;
+    private final Executor executor;
+    private final long periodMillis;
+    private final long headerTimeoutNanos;
+    private final int minBodyRate;
+    private final AtomicBoolean armed = new AtomicBoolean();
+    private final Set<ClientWatch> watches = ConcurrentHashMap.newKeySet();
+    /** Bodies in progress at the last look: only this task's thread touches it. */
+    private Map<HttpConnection, Body> bodies = new HashMap<>();
+    private Map<HttpConnection, Body> nextBodies = new HashMap<>();
+    private final ByteBuffer scratch = ByteBuffer.allocateDirect(1);
+    private volatile boolean stopped;
+    private volatile long lastSweepNanos;
+    private volatile int lastSweepConnections;
+
+    /** Where a request body stood when the sweep first saw it. */
+    private record Body(long requestBegin, long since, long bytesIn)
+    {
+    }
+
+    ConnectionSweep(AbstractConnector connector, Scheduler scheduler, Executor executor, ClientTimeouts timeouts)
+    {
+        this.connector = connector;
+        this.scheduler = scheduler;
+        this.executor = executor;
+        this.headerTimeoutNanos = timeouts.header().toNanos();
+        this.minBodyRate = timeouts.minBodyRate();
+        // A close lands between the timeout and the timeout plus one period: a period of a second, shorter when the
+        // header timeout is short (tests), never below 100 ms.
+        this.periodMillis = Math.max(100, Math.min(1000, timeouts.header().toMillis() / 2));
+    }
+
+    @Override
+    public void onOpened(Connection connection)
+    {
+        arm();
+    }
+
+    @Override
+    public void onClosed(Connection connection)
+    {
+        // The sweep notices itself that no connection is left.
+    }
+
+    /**
+     * Starts watching an HTTP/1.1 client whose request now waits for the provider.
+     *
+     * @param onGone what to do when the client went away (abort the exchange)
+     */
+    ClientWatch watch(EndPoint endPoint, java.util.function.Consumer<Throwable> onGone)
+    {
+        ClientWatch watch = new ClientWatch(this, endPoint, onGone);
+        watches.add(watch);
+        return watch;
+    }
+
+    void unwatch(ClientWatch watch)
+    {
+        watches.remove(watch);
+    }
+
+    void stop()
+    {
+        stopped = true;
+    }
+
+    /** @return how long the last period took, in nanoseconds (tests and the cost measurement) */
+    long lastSweepNanos()
+    {
+        return lastSweepNanos;
+    }
+
+    /** @return how many connections the last period looked at */
+    int lastSweepConnections()
+    {
+        return lastSweepConnections;
+    }
+
+    private void arm()
+    {
+        if (!armed.get() && armed.compareAndSet(false, true) && !stopped)
+            scheduler.schedule(this, periodMillis, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void run()
+    {
+        long start = System.nanoTime();
+        int seen = 0;
+        try
+        {
+            seen = sweepConnections(start);
+            probeClients(start);
+        }
+        catch (Throwable t)
+        {
+            LOG.warn("connection sweep failed", t);
+        }
+        lastSweepNanos = System.nanoTime() - start;
+        lastSweepConnections = seen;
+        if (stopped)
+            return;
+        if (seen > 0 || !watches.isEmpty())
+        {
+            scheduler.schedule(this, periodMillis, TimeUnit.MILLISECONDS);
+            return;
+        }
+        armed.set(false);
+        // A connection opened after the last look but before the flag was cleared would not have armed a sweep.
+        if (!connector.getConnectedEndPoints().isEmpty() || !watches.isEmpty())
+            arm();
+    }
+
+    private int sweepConnections(long now)
+    {
+        int seen = 0;
+        for (EndPoint endPoint : connector.getConnectedEndPoints())
+        {
+            seen++;
+            // h2c connections are not looked at: see README "Server timeouts" for what Jetty does there.
+            if (!(endPoint.getConnection() instanceof HttpConnection connection))
+                continue;
+            HttpParser parser = connection.getParser();
+            HttpParser.State state = parser.getState();
+            if (state == HttpParser.State.START)
+                continue;
+            if (state.ordinal() < HttpParser.State.CONTENT.ordinal())
+            {
+                long begin = parser.getBeginNanoTime();
+                if (begin != 0 && now - begin > headerTimeoutNanos)
+                    close(endPoint, "request head not complete within " + TimeUnit.NANOSECONDS.toMillis(headerTimeoutNanos) + " ms");
+            }
+            else if (minBodyRate > 0 && state.ordinal() < HttpParser.State.END.ordinal())
+            {
+                checkBody(connection, parser.getBeginNanoTime(), now);
+            }
+        }
+        // Bodies not seen in content this time are complete (or their connection closed): forget them.
+        Map<HttpConnection, Body> done = bodies;
+        bodies = nextBodies;
+        done.clear();
+        nextBodies = done;
+        return seen;
+    }
+
+    private void checkBody(HttpConnection connection, long requestBegin, long now)
+    {
+        long bytesIn = connection.getBytesIn();
+        Body body = bodies.get(connection);
+        if (body == null || body.requestBegin() != requestBegin)
+        {
+            // First seen in this period: the rate is measured from here, a period after the head at most.
+            nextBodies.put(connection, new Body(requestBegin, now, bytesIn));
+            return;
+        }
+        long elapsed = now - body.since();
+        long expected = minBodyRate * elapsed / 1_000_000_000L;
+        if (elapsed >= TimeUnit.SECONDS.toNanos(1) && bytesIn - body.bytesIn() < expected)
+        {
+            close(connection.getEndPoint(), "request body arrived at " + (bytesIn - body.bytesIn()) * 1_000_000_000L / elapsed
+                + " bytes/s, under the minimum of " + minBodyRate);
+            return;
+        }
+        nextBodies.put(connection, body);
+    }
+
+    private void probeClients(long now)
+    {
+        if (watches.isEmpty())
+            return;
+        for (Iterator<ClientWatch> it = watches.iterator(); it.hasNext(); )
+        {
+            ClientWatch watch = it.next();
+            if (!watch.isOpen())
+            {
+                it.remove();
+                continue;
+            }
+            if (now - watch.since() < PROBE_AFTER_NANOS)
+                continue;
+            if (!watch.probe(scratch, executor))
+                it.remove();
+        }
+    }
+
+    private static void close(EndPoint endPoint, String why)
+    {
+        if (LOG.isDebugEnabled())
+            LOG.debug("C2G closing {}: {}", endPoint.getRemoteSocketAddress(), why);
+        endPoint.close(new TimeoutException(why));
+    }
+}

@@ -1,0 +1,291 @@
+package dev.sluice.runtime;
+
+import dev.sluice.bench.mock.MockModels;
+import dev.sluice.bench.mock.MockProvider;
+import org.eclipse.jetty.client.CompletableResponseListener;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpVersion;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * How long the server waits for its clients, and only for them: request heads and bodies trickled byte by byte are
+ * cut off, a client idle timeout never cuts a request that waits for the provider, and an HTTP/1.1 client that goes
+ * away while waiting aborts the upstream request.
+ */
+class ServerTimeoutsTest
+{
+    @TempDir
+    Path dir;
+
+    private MockProvider mock;
+    private GatewayHarness harness;
+    private final List<Socket> sockets = new ArrayList<>();
+
+    enum Version
+    {
+        HTTP_1_1(HttpVersion.HTTP_1_1), H2C(HttpVersion.HTTP_2);
+
+        final HttpVersion jetty;
+
+        Version(HttpVersion jetty)
+        {
+            this.jetty = jetty;
+        }
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        for (Socket s : sockets)
+            s.close();
+        if (harness != null)
+            harness.close();
+        if (mock != null)
+            mock.close();
+    }
+
+    private void start(String listen) throws Exception
+    {
+        if (mock == null)
+            mock = MockProvider.builder().start();
+        harness = GatewayHarness.start(dir, """
+            listen: { host: 127.0.0.1, port: 0, %s }
+            bindings:
+              north: { type: openai, kind: server, exit: south }
+              south:
+                type: openai
+                kind: client
+                options: { url: "%s", http: { version: http/1.1, first_byte_timeout: 60s, idle_timeout: 60s } }
+            """.formatted(listen, mock.baseUrl()));
+    }
+
+    private static String chat(String model, boolean stream)
+    {
+        return "{\"model\":\"" + model + "\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+    }
+
+    private ContentResponse post(HttpVersion version, String body) throws Exception
+    {
+        return new CompletableResponseListener(harness.http.newRequest(harness.url("/v1/chat/completions"))
+            .method(HttpMethod.POST).version(version).timeout(20, TimeUnit.SECONDS)
+            .body(new StringRequestContent("application/json", body))).send().get(30, TimeUnit.SECONDS);
+    }
+
+    private Socket connect() throws IOException
+    {
+        Socket s = new Socket("127.0.0.1", harness.gateway.port());
+        s.setSoTimeout(1);
+        sockets.add(s);
+        return s;
+    }
+
+    /** @return whether the gateway closed (or reset) the socket: a read sees the end, or the write fails */
+    private static boolean closedByGateway(Socket s)
+    {
+        try
+        {
+            InputStream in = s.getInputStream();
+            while (true)
+            {
+                int b = in.read();
+                if (b < 0)
+                    return true;
+            }
+        }
+        catch (SocketTimeoutException e)
+        {
+            return false;
+        }
+        catch (IOException e)
+        {
+            return true;
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void tricklingRequestHeadsAreClosedAfterTheHeaderTimeoutWhileOthersAreServed() throws Exception
+    {
+        start("header_timeout: 1s");
+        List<Socket> slow = new ArrayList<>();
+        for (int i = 0; i < 20; i++)
+        {
+            Socket s = connect();
+            s.getOutputStream().write("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+            slow.add(s);
+        }
+        long start = System.nanoTime();
+        byte[] header = "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".getBytes(StandardCharsets.US_ASCII);
+        List<Socket> open = new ArrayList<>(slow);
+        // One header byte every 100 ms on every connection: each byte would restart an idle timeout.
+        for (int i = 0; i < header.length && !open.isEmpty(); i++)
+        {
+            for (Socket s : new ArrayList<>(open))
+            {
+                try
+                {
+                    OutputStream out = s.getOutputStream();
+                    out.write(header[i]);
+                    out.flush();
+                }
+                catch (IOException closed)
+                {
+                    open.remove(s);
+                    continue;
+                }
+            }
+            Thread.sleep(100);
+            open.removeIf(ServerTimeoutsTest::closedByGateway);
+            if (i == 5)
+            {
+                // A normal client is served meanwhile.
+                ContentResponse ok = post(HttpVersion.HTTP_1_1, chat("gpt-4o", false));
+                assertThat(ok.getStatus()).isEqualTo(200);
+            }
+        }
+        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(open).as("connections still open after %d ms", elapsedMillis).isEmpty();
+        // Closed between the timeout (1 s) and one sweep period (500 ms) later, not at the 30 s idle timeout.
+        assertThat(elapsedMillis).isLessThan(3_000);
+    }
+
+    @Test
+    @Timeout(60)
+    void aRequestBodySlowerThanTheMinimumRateIsClosed() throws Exception
+    {
+        start("header_timeout: 1s, min_body_rate: 1024");
+        Socket s = connect();
+        OutputStream out = s.getOutputStream();
+        out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + "Content-Length: 100000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        long start = System.nanoTime();
+        boolean closed = false;
+        // 20 bytes every 100 ms: 200 bytes/s, each write restarting the idle timeout.
+        for (int i = 0; i < 60 && !closed; i++)
+        {
+            try
+            {
+                out.write("{\"model\":\"gpt-4o\"   ".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            }
+            catch (IOException e)
+            {
+                closed = true;
+                break;
+            }
+            Thread.sleep(100);
+            closed = closedByGateway(s);
+        }
+        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(closed).as("closed within %d ms", elapsedMillis).isTrue();
+        // The rate is measured from a sweep that sees the body (a period after the head at most) for a second at least.
+        assertThat(elapsedMillis).isLessThan(3_500);
+        ContentResponse ok = post(HttpVersion.HTTP_1_1, chat("gpt-4o", false));
+        assertThat(ok.getStatus()).isEqualTo(200);
+    }
+
+    @ParameterizedTest(name = "client {0}")
+    @EnumSource(Version.class)
+    @Timeout(60)
+    void anAnswerAfterTheClientIdleTimeoutButWithinTheFirstByteTimeoutArrives(Version version) throws Exception
+    {
+        start("idle_timeout: 1s");
+        ContentResponse r = post(version.jetty, chat(MockModels.slow(3_000), false));
+        assertThat(r.getStatus()).as(r.getContentAsString()).isEqualTo(200);
+        assertThat(r.getContentAsString()).contains(MockProvider.DEFAULT_TEXT);
+        assertThat(mock.abortedCount()).isZero();
+    }
+
+    @ParameterizedTest(name = "client {0}")
+    @EnumSource(Version.class)
+    @Timeout(60)
+    void aStreamSilentForLongerThanTheClientIdleTimeoutRunsToItsEnd(Version version) throws Exception
+    {
+        mock = MockProvider.builder().streamProfile(Duration.ofMillis(0), Duration.ofMillis(2_500), 2).start();
+        start("idle_timeout: 1s");
+        ContentResponse r = post(version.jetty, chat("gpt-4o", true));
+        assertThat(r.getStatus()).isEqualTo(200);
+        String body = r.getContentAsString();
+        assertThat(body).doesNotContain("error").endsWith("data: [DONE]\n\n");
+        assertThat(mock.abortedCount()).isZero();
+    }
+
+    @Test
+    @Timeout(60)
+    void anHttp11ClientThatGoesAwayWhileWaitingAbortsTheUpstreamRequest() throws Exception
+    {
+        start("idle_timeout: 30s");
+        for (String model : new String[]{MockModels.HANG, MockModels.slow(60_000)})
+        {
+            for (boolean stream : new boolean[]{false, true})
+            {
+                mock.clearRecords();
+                Socket s = connect();
+                byte[] body = chat(model, stream).getBytes(StandardCharsets.UTF_8);
+                s.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                s.getOutputStream().write(body);
+                s.getOutputStream().flush();
+                s.setSoTimeout(30_000);
+                assertThat(mock.awaitRequests(1, Duration.ofSeconds(5))).isTrue();
+                long closedAt = System.nanoTime();
+                s.close();
+                assertThat(mock.awaitAborted(1, Duration.ofSeconds(5))).as("%s stream=%s", model, stream).isTrue();
+                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closedAt);
+                assertThat(millis).as("%s stream=%s: upstream aborted after %d ms", model, stream, millis).isLessThan(2_000);
+            }
+        }
+        // A kept-alive client that waited a while still gets its answer and its connection.
+        ContentResponse r = post(HttpVersion.HTTP_1_1, chat(MockModels.slow(1_500), false));
+        assertThat(r.getStatus()).isEqualTo(200);
+        assertThat(r.getHeaders().get("connection")).isNull();
+        ContentResponse again = post(HttpVersion.HTTP_1_1, chat("gpt-4o", false));
+        assertThat(again.getStatus()).isEqualTo(200);
+    }
+
+    @Test
+    @Timeout(60)
+    void aPipelinedRequestTheProbeReadIntoClosesTheConnectionAfterTheAnswer() throws Exception
+    {
+        start("idle_timeout: 30s");
+        Socket s = connect();
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        byte[] body = chat(MockModels.slow(2_000), false).getBytes(StandardCharsets.UTF_8);
+        out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(body);
+        out.flush();
+        assertThat(mock.awaitRequests(1, Duration.ofSeconds(5))).isTrue();
+        // The next request arrives while the first waits: the probe reads its first byte, so Jetty cannot parse it.
+        out.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        // One answer, announced as the last on this connection; never a 400 for a request missing its first byte.
+        assertThat(answer).startsWith("HTTP/1.1 200").containsIgnoringCase("connection: close")
+            .contains(MockProvider.DEFAULT_TEXT).doesNotContain("HTTP/1.1 400");
+        assertThat(answer.split("HTTP/1.1 ", -1)).hasSize(2);
+        assertThat(mock.abortedCount()).isZero();
+    }
+}
