@@ -92,8 +92,10 @@ class UpstreamFaultsTest
                     exit: south_anthropic
               south_openai: { type: openai, kind: client, options: { url: "%1$s/v1", http: %2$s } }
               south_openai_h2c: { type: openai, kind: client, options: { url: "%1$s/v1", http: %3$s } }
-              south_anthropic: { type: anthropic, kind: client, options: { url: "%1$s/v1", api_key: "${{env.KEY}}", http: %2$s } }
-              south_anthropic_h2c: { type: anthropic, kind: client, options: { url: "%1$s/v1", api_key: "${{env.KEY}}", http: %3$s } }
+              south_anthropic:
+                { type: anthropic, kind: client, options: { url: "%1$s/v1", api_key: "${{env.KEY}}", http: %2$s } }
+              south_anthropic_h2c:
+                { type: anthropic, kind: client, options: { url: "%1$s/v1", api_key: "${{env.KEY}}", http: %3$s } }
             """.formatted("http://127.0.0.1:" + mock.port(), http11, h2c), TestDist.plugins(), java.util.Map.of("KEY", "k"));
         String root = gateway.url("");
         openai = OpenAIOkHttpClient.builder().baseUrl(root + "/v1").apiKey("sk-client").maxRetries(0)

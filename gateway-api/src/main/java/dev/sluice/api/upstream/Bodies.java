@@ -254,7 +254,8 @@ public final class Bodies
 
         private void complete()
         {
-            if (json && !(validated && length == expectedLength) && !JsonValidator.isValid(bytes == null ? EMPTY : bytes, 0, length))
+            if (json && !(validated && length == expectedLength)
+                && !JsonValidator.isValid(bytes == null ? EMPTY : bytes, 0, length))
             {
                 GatewayException notJson = notJson();
                 // Too late to close the connection of a complete HTTP/1.1 answer, but not of every other kind.

@@ -66,7 +66,8 @@ public final class UpstreamReplies
      * bytes, else the codec's stream decoder translates them. Complete answers (up to {@link #MAX_RESPONSE_BYTES}):
      * read with {@link Bodies#readJson}, which fails one that is not a JSON text ({@code UPSTREAM_UNAVAILABLE}, such as
      * one cut short by a wrong {@code Content-Length}), then relayed as bytes scanned only for usage, or decoded.
-     * Bodies are read with {@link Bodies}, sized from {@link UpstreamResponse#contentLength()}. Usage is recorded on the exchange as soon as it is known.
+     * Bodies are read with {@link Bodies}, sized from {@link UpstreamResponse#contentLength()}. Usage is recorded on
+     * the exchange as soon as it is known.
      *
      * @param relayRaw  whether the client speaks the provider's dialect (its bytes go out as they are)
      * @param rawStream the dialect's same-dialect stream relay, given the body and the usage sink

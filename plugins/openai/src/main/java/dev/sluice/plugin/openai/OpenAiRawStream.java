@@ -14,9 +14,9 @@ import java.util.function.Consumer;
 
 /**
  * The same-dialect fast path ({@link SseRelayStream}: whole events relayed as raw frames, each validated as JSON
- * except the {@code [DONE]} marker), watching each event for {@code [DONE]}, usage and error events. An error event is not relayed raw: the events before it go out, and the
- * error becomes the terminal {@code StreamEvent.Error}, so the client sees it once, rendered by the server codec,
- * followed by an abnormal end.
+ * except the {@code [DONE]} marker), watching each event for {@code [DONE]}, usage and error events. An error
+ * event is not relayed raw: the events before it go out, and the error becomes the terminal
+ * {@code StreamEvent.Error}, so the client sees it once, rendered by the server codec, followed by an abnormal end.
  */
 final class OpenAiRawStream extends SseRelayStream
 {
