@@ -298,6 +298,17 @@ final class MockExchange implements Consumer<Throwable>
             case HANG:
                 hang();
                 return;
+            case STREAM_HTML:
+            case STREAM_BINARY:
+                if (!stream)
+                {
+                    writeLast(HttpStatus.OK_200, garbageLines(behavior.kind()), templates.jsonContentType());
+                    return;
+                }
+                break;
+            case HUGE_HEADER:
+                response.getHeaders().put("x-mock-padding", HugeHeader.VALUE);
+                break;
             default:
                 break;
         }
@@ -322,6 +333,13 @@ final class MockExchange implements Consumer<Throwable>
         long cachedTokens = answer == Answer.CACHED ? Math.max(1, promptTokens / 2) : 0;
         Template.Values values = new Template.Values(id, System.currentTimeMillis() / 1000, handler.quote(model),
             promptTokens, cachedTokens, shape.completionTokens(), shape.thoughtsTokens());
+        if (behavior.kind() == Kind.SHORT_LENGTH)
+        {
+            // Streamed or not: the JSON body, since what is tested is the connection, not the events.
+            shortLength(shape.body().bytes(values), (int)Math.min(behavior.arg(), Integer.MAX_VALUE),
+                templates.jsonContentType());
+            return;
+        }
         if (stream)
         {
             // The alternate stream: OpenAI with include_usage, Gemini without alt=sse (a JSON array).
@@ -351,6 +369,8 @@ final class MockExchange implements Consumer<Throwable>
         Runnable answer;
         if (behavior.kind() == Kind.CUT)
             answer = () -> cutBody(body, behavior.arg(), contentType);
+        else if (behavior.kind() == Kind.TRICKLE)
+            answer = () -> trickle(body, contentType);
         else
             answer = () -> writeLast(HttpStatus.OK_200, body, contentType);
         long delay = extraDelay + handler.settings().delayMillis();
@@ -379,6 +399,12 @@ final class MockExchange implements Consumer<Throwable>
         byte[] error = null;
         if (behavior.kind() == Kind.CUT || behavior.kind() == Kind.STREAM_ERROR)
             stopIndex = script.stopIndex(behavior.arg());
+        if (behavior.kind() == Kind.STREAM_HTML || behavior.kind() == Kind.STREAM_BINARY)
+        {
+            // The garbage takes the place of the in-stream error: written last, then the stream ends.
+            stopIndex = script.stopIndex(behavior.arg());
+            error = garbageLines(behavior.kind());
+        }
         if (behavior.kind() == Kind.STREAM_ERROR)
             error = templates.streamError(alternate, stopIndex == 0).bytes(values);
         long firstDelay = extraDelay + settings.firstEventMillis();
@@ -388,6 +414,14 @@ final class MockExchange implements Consumer<Throwable>
         response.setStatus(HttpStatus.OK_200);
         response.getHeaders().put(templates.streamContentType(alternate));
         response.getHeaders().put(NO_CACHE);
+        if (behavior.kind() == Kind.TRICKLE)
+        {
+            java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+            for (int i = 0; i < script.size(); i++)
+                all.writeBytes(script.event(i).bytes(values));
+            new Trickle(all.toByteArray()).iterate();
+            return;
+        }
         SseStream sse = new SseStream(this, response, handler.scheduler(), script, values, firstDelay,
             settings.intervalMillis(), stopIndex, error);
         stream = sse;
@@ -433,6 +467,113 @@ final class MockExchange implements Consumer<Throwable>
             writes++;
             cut();
         }, this::clientFailed));
+    }
+
+    /** 30 lines of an HTML error page, or of binary bytes (never CR or LF inside a line). */
+    static byte[] garbageLines(Kind kind)
+    {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int line = 0; line < 30; line++)
+        {
+            if (kind == Kind.STREAM_HTML)
+            {
+                String html = switch (line)
+                {
+                    case 0 -> "<!DOCTYPE html>";
+                    case 1 -> "<html>";
+                    case 2 -> "<head><title>502 Bad Gateway</title></head>";
+                    case 3 -> "<body>";
+                    case 28 -> "</body>";
+                    case 29 -> "</html>";
+                    default -> "<p>The upstream server returned an invalid response (line " + line + ").</p>";
+                };
+                out.writeBytes(html.getBytes(StandardCharsets.US_ASCII));
+            }
+            else
+            {
+                // High bytes first, so no line reads as an SSE field or comment; CR and LF are never produced.
+                for (int i = 0; i < 40; i++)
+                    out.write(0x80 | ((line * 31 + i * 7) & 0x7F));
+            }
+            out.write('\n');
+        }
+        return out.toByteArray();
+    }
+
+    /** The whole body with a {@code content-length} of only {@code declared}; the rest follows on the connection. */
+    private void shortLength(byte[] body, int declared, HttpField contentType)
+    {
+        int n = Math.min(declared, body.length);
+        response.setStatus(HttpStatus.OK_200);
+        response.getHeaders().put(contentType);
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, n);
+        lastWriteStarted = true;
+        ConnectionMetaData connection = request.getConnectionMetaData();
+        if (connection.getHttpVersion().getVersion() >= 20 || n == body.length)
+        {
+            response.write(true, ByteBuffer.wrap(body, 0, n), lastWrite);
+            return;
+        }
+        // The response is complete on the wire once this write succeeded; the stray bytes go straight to the socket
+        // before the handler completes, so Jetty writes nothing else on the connection meanwhile and keeps it open.
+        response.write(true, ByteBuffer.wrap(body, 0, n), Callback.from(Invocable.InvocationType.NON_BLOCKING, () ->
+            connection.getConnection().getEndPoint().write(lastWrite, ByteBuffer.wrap(body, n, body.length - n)),
+            this::clientFailed));
+    }
+
+    /** Writes {@code body} one byte per write, then completes. */
+    private void trickle(byte[] body, HttpField contentType)
+    {
+        response.setStatus(HttpStatus.OK_200);
+        response.getHeaders().put(contentType);
+        new Trickle(body).iterate();
+    }
+
+    /** One byte per write: HTTP/1.1 sends each as its own chunk, HTTP/2 as its own DATA frame. */
+    private final class Trickle extends org.eclipse.jetty.util.IteratingCallback
+    {
+        private final byte[] bytes;
+        private int next;
+
+        private Trickle(byte[] bytes)
+        {
+            this.bytes = bytes;
+        }
+
+        @Override
+        protected Action process()
+        {
+            if (!isResponding())
+                return Action.SUCCEEDED;
+            if (next == bytes.length - 1)
+            {
+                lastWriteStarted = true;
+                response.write(true, ByteBuffer.wrap(bytes, next++, 1), lastWrite);
+                return Action.SUCCEEDED;
+            }
+            if (next >= bytes.length)
+                return Action.SUCCEEDED;
+            response.write(false, ByteBuffer.wrap(bytes, next++, 1), this);
+            return Action.SCHEDULED;
+        }
+
+        @Override
+        protected void onCompleteFailure(Throwable cause)
+        {
+            clientFailed(cause);
+        }
+
+        @Override
+        public InvocationType getInvocationType()
+        {
+            return InvocationType.NON_BLOCKING;
+        }
+    }
+
+    /** {@link MockModels#HUGE_HEADER}'s value, built once. */
+    private static final class HugeHeader
+    {
+        static final String VALUE = "a".repeat(MockModels.HUGE_HEADER_BYTES);
     }
 
     private void writeError(DialectTemplates templates, ErrorReply reply, long id)

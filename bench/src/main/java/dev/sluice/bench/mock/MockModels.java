@@ -60,6 +60,19 @@ package dev.sluice.bench.mock;
  *       tokens as read from a cache: OpenAI {@code prompt_tokens_details.cached_tokens}, Anthropic
  *       {@code cache_read_input_tokens} ({@code input_tokens} is the rest), Gemini
  *       {@code cachedContentTokenCount}</td></tr>
+ *   <tr><td>{@code mock-stream-html-<n>}</td><td>200 with an HTML error page (30 lines) as the body</td><td>after
+ *       {@code n} content events, the 30 lines of an HTML error page (what a front end sends when its backend fails
+ *       mid-stream), then the stream ends at the HTTP level</td></tr>
+ *   <tr><td>{@code mock-stream-binary-<n>}</td><td>200 with 30 lines of binary bytes as the body</td><td>after
+ *       {@code n} content events, 30 lines of binary bytes, then the stream ends at the HTTP level</td></tr>
+ *   <tr><td>{@code mock-trickle}</td><td colspan="2">the normal answer, written one byte per write (HTTP/1.1: one
+ *       chunk per byte)</td></tr>
+ *   <tr><td>{@code mock-short-length-<n>}</td><td colspan="2">the normal non-streamed body with
+ *       {@code content-length: n}; on HTTP/1.1 the rest of the body follows on the same connection, which stays
+ *       open for the next request (HTTP/2: only the first {@code n} bytes)</td></tr>
+ *   <tr><td>{@code mock-huge-header}</td><td colspan="2">the normal answer with an {@code x-mock-padding} header of
+ *       {@value #HUGE_HEADER_BYTES} bytes; needs {@code MockProvider.Builder.responseHeaderBytes} above that, else
+ *       Jetty answers 500</td></tr>
  * </table>
  *
  * <p>Example: {@code client.chat(MockModels.slow(2_000))} to test a first-byte timeout,
@@ -94,6 +107,19 @@ public final class MockModels
     public static final String CUT_PREFIX = "mock-cut-";
     /** Prefix of {@link #streamError(int)} names. */
     public static final String STREAM_ERROR_PREFIX = "mock-stream-error-";
+
+    /** Prefix of {@link #streamHtml(int)} names. */
+    public static final String STREAM_HTML_PREFIX = "mock-stream-html-";
+    /** Prefix of {@link #streamBinary(int)} names. */
+    public static final String STREAM_BINARY_PREFIX = "mock-stream-binary-";
+    /** Answers normally, one byte per write. */
+    public static final String TRICKLE = "mock-trickle";
+    /** Prefix of {@link #shortLength(int)} names. */
+    public static final String SHORT_LENGTH_PREFIX = "mock-short-length-";
+    /** Answers normally with a {@value #HUGE_HEADER_BYTES}-byte header. */
+    public static final String HUGE_HEADER = "mock-huge-header";
+    /** The size of {@link #HUGE_HEADER}'s header value: 256 KiB. */
+    public static final int HUGE_HEADER_BYTES = 256 << 10;
 
     private MockModels()
     {
@@ -133,6 +159,40 @@ public final class MockModels
     }
 
     /**
+     * @param n content events sent before the HTML page
+     * @return the model name {@code mock-stream-html-<n>}
+     */
+    public static String streamHtml(int n)
+    {
+        return STREAM_HTML_PREFIX + requireCount(n);
+    }
+
+    /**
+     * @param n content events sent before the binary lines
+     * @return the model name {@code mock-stream-binary-<n>}
+     */
+    public static String streamBinary(int n)
+    {
+        return STREAM_BINARY_PREFIX + requireCount(n);
+    }
+
+    /**
+     * @param n the {@code content-length} declared, shorter than the body sent
+     * @return the model name {@code mock-short-length-<n>}
+     */
+    public static String shortLength(int n)
+    {
+        return SHORT_LENGTH_PREFIX + requireCount(n);
+    }
+
+    private static int requireCount(int n)
+    {
+        if (n < 0)
+            throw new IllegalArgumentException("n: " + n + " (expected: >= 0)");
+        return n;
+    }
+
+    /**
      * What a model name asks for; {@code arg} is the number in {@code mock-slow-}, {@code mock-cut-} and
      * {@code mock-stream-error-}.
      */
@@ -148,6 +208,8 @@ public final class MockModels
         private static final Behavior E529 = new Behavior(Kind.ERROR_529, 0);
         private static final Behavior THINKS = new Behavior(Kind.THINKING, 0);
         private static final Behavior CACHED = new Behavior(Kind.USAGE_CACHED, 0);
+        private static final Behavior TRICKLES = new Behavior(Kind.TRICKLE, 0);
+        private static final Behavior HUGE = new Behavior(Kind.HUGE_HEADER, 0);
         private static final String MOCK = "mock-";
 
         /**
@@ -183,6 +245,10 @@ public final class MockModels
                     return THINKS;
                 case USAGE_CACHED:
                     return CACHED;
+                case TRICKLE:
+                    return TRICKLES;
+                case HUGE_HEADER:
+                    return HUGE;
                 default:
                     break;
             }
@@ -192,6 +258,12 @@ public final class MockModels
                 return numbered(Kind.CUT, model.substring(CUT_PREFIX.length()));
             if (model.startsWith(STREAM_ERROR_PREFIX))
                 return numbered(Kind.STREAM_ERROR, model.substring(STREAM_ERROR_PREFIX.length()));
+            if (model.startsWith(STREAM_HTML_PREFIX))
+                return numbered(Kind.STREAM_HTML, model.substring(STREAM_HTML_PREFIX.length()));
+            if (model.startsWith(STREAM_BINARY_PREFIX))
+                return numbered(Kind.STREAM_BINARY, model.substring(STREAM_BINARY_PREFIX.length()));
+            if (model.startsWith(SHORT_LENGTH_PREFIX))
+                return numbered(Kind.SHORT_LENGTH, model.substring(SHORT_LENGTH_PREFIX.length()));
             return NORMAL;
         }
 
@@ -212,6 +284,6 @@ public final class MockModels
     enum Kind
     {
         NORMAL, ERROR_429, ERROR_500, ERROR_503, ERROR_529, SLOW, HANG, CUT, STREAM_ERROR, GARBAGE, TOOLS, THINKING,
-        USAGE_CACHED
+        USAGE_CACHED, STREAM_HTML, STREAM_BINARY, TRICKLE, SHORT_LENGTH, HUGE_HEADER
     }
 }

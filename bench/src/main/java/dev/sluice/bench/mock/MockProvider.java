@@ -73,7 +73,7 @@ public final class MockProvider implements AutoCloseable
     private final ServerConnector connector;
     private final MockHandler handler;
 
-    private MockProvider(Settings settings, ByteBufferPool pool)
+    private MockProvider(Settings settings, ByteBufferPool pool, int responseHeaderBytes)
     {
         this.settings = settings;
         this.recorder = new Recorder(settings.recordLimit());
@@ -86,6 +86,9 @@ public final class MockProvider implements AutoCloseable
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
+        // Raised only on request (MockModels.HUGE_HEADER): Jetty sizes each response's header buffer from it.
+        if (responseHeaderBytes > 0)
+            http.setResponseHeaderSize(responseHeaderBytes);
         // A gateway may send a Gemini model with a routing prefix as models/gemini%2Fmock-tools:generateContent;
         // Jetty refuses an encoded '/' by default, a provider's front end does not.
         http.setUriCompliance(UriCompliance.DEFAULT.with("MOCK", UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR));
@@ -390,6 +393,7 @@ public final class MockProvider implements AutoCloseable
         private int maxThreads = 200;
         private String apiKey;
         private ByteBufferPool byteBufferPool;
+        private int responseHeaderBytes;
 
         private Builder()
         {
@@ -544,6 +548,18 @@ public final class MockProvider implements AutoCloseable
             return this;
         }
 
+        /**
+         * @param responseHeaderBytes the largest response head the mock writes, at least what
+         * {@link MockModels#HUGE_HEADER} needs (a {@value MockModels#HUGE_HEADER_BYTES}-byte header); 0 (the default)
+         * for Jetty's own 8 KiB, with which that model answers 500
+         * @return this
+         */
+        public Builder responseHeaderBytes(int responseHeaderBytes)
+        {
+            this.responseHeaderBytes = responseHeaderBytes;
+            return this;
+        }
+
         /** @return the settings, validated */
         public Settings validate()
         {
@@ -554,7 +570,7 @@ public final class MockProvider implements AutoCloseable
         /** @return a provider, not yet started */
         public MockProvider build()
         {
-            return new MockProvider(validate(), byteBufferPool);
+            return new MockProvider(validate(), byteBufferPool, responseHeaderBytes);
         }
 
         /** @return a started provider */

@@ -44,6 +44,8 @@ public final class SseParser
 
     private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] ID = "id".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] RETRY = "retry".getBytes(StandardCharsets.US_ASCII);
 
     private final ByteListener listener;
     private final int maxEventBytes;
@@ -54,6 +56,7 @@ public final class SseParser
     private byte[] data = new byte[256];
     private int dataLength = -1;
     private int eventBytes;
+    private long strayLines;
     /** Recent ASCII event names: a stream repeats a handful of them, so each becomes a String only once. */
     private final String[] names = new String[8];
     private int nextName;
@@ -118,6 +121,16 @@ public final class SseParser
         return lineLength == 0 && dataLength < 0 && event == null;
     }
 
+    /**
+     * @return how many complete lines so far were neither a field of the spec ({@code data}, {@code event},
+     * {@code id}, {@code retry}) nor a comment: HTML, binary or any other garbage, which the spec ignores and a relay
+     * must not pass on
+     */
+    public long strayLines()
+    {
+        return strayLines;
+    }
+
     private void endLine()
     {
         if (lineLength == 0)
@@ -144,7 +157,12 @@ public final class SseParser
             int start = valueStart(EVENT.length);
             event = name(start, lineLength - start);
         }
-        // Comments (":..."), id and retry are irrelevant to a relay; unknown fields are ignored as the spec says.
+        else if (line[0] != ':' && !isField(ID) && !isField(RETRY))
+        {
+            // Ignored as the spec says, but counted: a relay refuses to pass on what is no part of an event.
+            strayLines++;
+        }
+        // Comments (":..."), id and retry are irrelevant to a relay.
         lineLength = 0;
     }
 

@@ -2,6 +2,7 @@ package dev.sluice.api.upstream;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.json.JsonValidator;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -62,7 +63,29 @@ public final class Bodies
             source.fail(tooLarge);
             return CompletableFuture.failedFuture(tooLarge);
         }
-        return read(source, expectedLength, maxBytes, false).result;
+        return read(source, expectedLength, maxBytes, false, false).result;
+    }
+
+    /**
+     * Reads the whole body as {@link #readAll(BodySource, long, int)} does, and checks that it is one JSON text
+     * ({@link JsonValidator}, no allocation): a body that is not fails the stage with {@code UPSTREAM_UNAVAILABLE}
+     * ("upstream answered with a body that is not valid JSON"). When {@code expectedLength} bytes have arrived before
+     * the body's end, the check runs then, before the end is read: a body that fails it aborts the upstream request,
+     * so an HTTP/1.1 connection whose {@code Content-Length} was shorter than what the provider sent is closed, never
+     * pooled with the rest of those bytes waiting to be read as the next request's answer.
+     *
+     * @param expectedLength the declared length, or a negative value if unknown
+     * @param maxBytes       the largest body accepted
+     */
+    public static CompletionStage<byte[]> readJson(BodySource source, long expectedLength, int maxBytes)
+    {
+        if (expectedLength > maxBytes)
+        {
+            GatewayException tooLarge = tooLarge(maxBytes);
+            source.fail(tooLarge);
+            return CompletableFuture.failedFuture(tooLarge);
+        }
+        return read(source, expectedLength, maxBytes, false, true).result;
     }
 
     /**
@@ -87,13 +110,13 @@ public final class Bodies
      */
     public static CompletionStage<byte[]> readPrefix(BodySource source, long expectedLength, int maxBytes)
     {
-        return read(source, expectedLength, maxBytes, true).result;
+        return read(source, expectedLength, maxBytes, true, false).result;
     }
 
     /** Starts reading; package-private so tests can see the allocations a read made. */
-    static Reader read(BodySource source, long expectedLength, int maxBytes, boolean prefix)
+    static Reader read(BodySource source, long expectedLength, int maxBytes, boolean prefix, boolean json)
     {
-        Reader reader = new Reader(source, expectedLength, maxBytes, prefix);
+        Reader reader = new Reader(source, expectedLength, maxBytes, prefix, json);
         reader.run();
         return reader;
     }
@@ -103,24 +126,33 @@ public final class Bodies
         return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream response is larger than " + maxBytes + " bytes");
     }
 
+    private static GatewayException notJson()
+    {
+        return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream answered with a body that is not valid JSON");
+    }
+
     static final class Reader implements Runnable
     {
         private final BodySource source;
         private final long expectedLength;
         private final int maxBytes;
         private final boolean prefix;
+        private final boolean json;
+        /** The bytes were found to be one JSON text once the declared length had arrived. */
+        private boolean validated;
         final CompletableFuture<byte[]> result = new CompletableFuture<>();
         /** Allocated when the first bytes arrive, so a body that never sends any costs no array. */
         private byte[] bytes;
         private int length;
         private int allocations;
 
-        private Reader(BodySource source, long expectedLength, int maxBytes, boolean prefix)
+        private Reader(BodySource source, long expectedLength, int maxBytes, boolean prefix, boolean json)
         {
             this.source = source;
             this.expectedLength = expectedLength;
             this.maxBytes = maxBytes;
             this.prefix = prefix;
+            this.json = json;
         }
 
         @Override
@@ -170,6 +202,19 @@ public final class Bodies
                         complete();
                         return;
                     }
+                    if (json && length == expectedLength)
+                    {
+                        // All declared bytes are here: judge them now, while failing still aborts the upstream
+                        // request and closes its connection with whatever else the provider sent on it.
+                        if (!JsonValidator.isValid(bytes, 0, length))
+                        {
+                            GatewayException notJson = notJson();
+                            source.fail(notJson);
+                            result.completeExceptionally(notJson);
+                            return;
+                        }
+                        validated = true;
+                    }
                     if (prefix && length == maxBytes)
                     {
                         // Enough to report the error; stop reading and let the connection go.
@@ -209,6 +254,15 @@ public final class Bodies
 
         private void complete()
         {
+            if (json && !(validated && length == expectedLength)
+                && !JsonValidator.isValid(bytes == null ? EMPTY : bytes, 0, length))
+            {
+                GatewayException notJson = notJson();
+                // Too late to close the connection of a complete HTTP/1.1 answer, but not of every other kind.
+                source.fail(notJson);
+                result.completeExceptionally(notJson);
+                return;
+            }
             if (bytes == null)
             {
                 result.complete(EMPTY);

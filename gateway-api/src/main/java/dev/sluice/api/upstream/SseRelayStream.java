@@ -2,6 +2,7 @@ package dev.sluice.api.upstream;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.json.JsonValidator;
 import dev.sluice.api.model.RawFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
@@ -23,6 +24,10 @@ import java.util.function.Consumer;
  * retained frames (a chunk that ends on an event boundary, the usual case, goes out as it came), and copied once
  * into a {@link RawFrame} otherwise. The unfinished event at the end of a chunk is copied into a carry buffer, and
  * goes out, copied once more with the whole events of the chunk that completes it, in one frame.
+ *
+ * <p>Only well-formed events go out: a line that is no SSE field nor comment (HTML, binary, any garbage) and an
+ * event whose data is not one valid JSON text (checked by {@link JsonValidator}, which allocates nothing; a subclass
+ * exempts its end marker with {@link #isMarker}) end the stream as an upstream error, as {@link #fail} does.
  *
  * <p>A subclass reports an upstream error event with {@link #fail}: the bytes before that event are relayed, the
  * event itself is not, and the error becomes the terminal item. Threading as {@link UpstreamEventStream}.
@@ -62,6 +67,15 @@ public abstract class SseRelayStream extends UpstreamEventStream
      */
     protected abstract void onEvent(String event, byte[] data, int offset, int length);
 
+    /**
+     * Whether an event whose data is not JSON is the dialect's marker (OpenAI's {@code [DONE]}) rather than garbage;
+     * asked only for data that is not valid JSON. None by default.
+     */
+    protected boolean isMarker(String event, byte[] data, int offset, int length)
+    {
+        return false;
+    }
+
     /** Ends the stream with {@code upstreamError} after the events before the current one; the first call wins. */
     protected final void fail(GatewayException upstreamError)
     {
@@ -71,8 +85,16 @@ public abstract class SseRelayStream extends UpstreamEventStream
 
     private void event(String event, byte[] data, int offset, int length)
     {
-        if (error == null)
-            onEvent(event, data, offset, length);
+        if (error != null)
+            return;
+        // Every event is validated, not only those a relay reads: the client's parser must never see garbage.
+        if (!JsonValidator.isValid(data, offset, length) && !isMarker(event, data, offset, length))
+        {
+            fail(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                "upstream sent a stream event whose data is not valid JSON"));
+            return;
+        }
+        onEvent(event, data, offset, length);
     }
 
     @Override
@@ -130,6 +152,9 @@ public abstract class SseRelayStream extends UpstreamEventStream
                 parser.feed(data);
                 data.limit(end);
                 lineStart = i + 1;
+                if (parser.strayLines() != 0 && error == null)
+                    fail(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                        "upstream sent a line that is not part of a server-sent event"));
                 if (error == null && parser.atBoundary())
                     boundary = lineStart;
             }

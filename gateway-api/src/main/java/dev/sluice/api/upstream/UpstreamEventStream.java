@@ -124,8 +124,17 @@ public abstract class UpstreamEventStream implements EventStream
             if (chunk.last())
             {
                 bodyEnded = true;
-                finish(complete() ? StreamItem.END : new StreamEvent.Error(
-                    new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream stream ended before completion")));
+                if (complete())
+                    finish(StreamItem.END);
+                else
+                {
+                    GatewayException early = new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                        "upstream stream ended before completion");
+                    finish(new StreamEvent.Error(early));
+                    // The HTTP framing ended before the dialect's (a short Content-Length, say): abort the request
+                    // while that still closes its connection, rather than pool one that may hold the rest.
+                    body.fail(early);
+                }
             }
         }
         catch (GatewayException e)

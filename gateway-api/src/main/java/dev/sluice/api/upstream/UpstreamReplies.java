@@ -64,8 +64,10 @@ public final class UpstreamReplies
      * Turns a provider's answer into a reply. Non-2xx: up to {@link #MAX_ERROR_BYTES} of the body are read and
      * {@link DialectCodec#decodeError} becomes the failure. Streams: {@code rawStream} relays the same dialect's
      * bytes, else the codec's stream decoder translates them. Complete answers (up to {@link #MAX_RESPONSE_BYTES}):
-     * relayed as bytes scanned only for usage, or decoded. Bodies are read with {@link Bodies}, sized from
-     * {@link UpstreamResponse#contentLength()}. Usage is recorded on the exchange as soon as it is known.
+     * read with {@link Bodies#readJson}, which fails one that is not a JSON text ({@code UPSTREAM_UNAVAILABLE}, such as
+     * one cut short by a wrong {@code Content-Length}), then relayed as bytes scanned only for usage, or decoded.
+     * Bodies are read with {@link Bodies}, sized from {@link UpstreamResponse#contentLength()}. Usage is recorded on
+     * the exchange as soon as it is known.
      *
      * @param relayRaw  whether the client speaks the provider's dialect (its bytes go out as they are)
      * @param rawStream the dialect's same-dialect stream relay, given the body and the usage sink
@@ -86,7 +88,8 @@ public final class UpstreamReplies
                 : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
             return CompletableFuture.completedFuture(new Reply.Stream(events));
         }
-        return Bodies.readAll(response.body(), response.contentLength(), MAX_RESPONSE_BYTES).thenApply(bytes ->
+        // Every answer is checked to be JSON as it is read (allocation-free), relayed or decoded alike.
+        return Bodies.readJson(response.body(), response.contentLength(), MAX_RESPONSE_BYTES).thenApply(bytes ->
         {
             if (relayRaw)
             {

@@ -25,6 +25,16 @@ class SseParserTest
     }
 
     @Test
+    void countsLinesThatAreNoFieldNorCommentAndStillIgnoresThem()
+    {
+        feed(": keep-alive\nid: 1\nretry: 10\nevent: x\ndata\ndata: {}\n\n");
+        assertThat(parser.strayLines()).isZero();
+        feed("<html>\n\u00ff\u00fe binary\r\ndat: no\ndata: {}\n\n");
+        assertThat(parser.strayLines()).isEqualTo(3);
+        assertThat(data).containsExactly("\n{}", "{}");
+    }
+
+    @Test
     void aRepeatedEventNameBecomesAStringOnce()
     {
         feed("event: content_block_delta\ndata: {\"a\":1}\n\nevent: ping\ndata: {}\n\n");

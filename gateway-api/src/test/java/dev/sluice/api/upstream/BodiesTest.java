@@ -49,7 +49,7 @@ class BodiesTest
         // As jetty-client delivers an HTTP/1.1 body with Content-Length: data chunks, then an empty last one.
         body = TestBody.of(slice(answer, 0, 100), slice(answer, 100, 370), new byte[0]);
 
-        Bodies.Reader reader = Bodies.read(body, 370, UpstreamReplies.MAX_RESPONSE_BYTES, false);
+        Bodies.Reader reader = Bodies.read(body, 370, UpstreamReplies.MAX_RESPONSE_BYTES, false, false);
 
         assertThat(done(reader)).isEqualTo(answer).hasSize(370);
         assertThat(reader.allocations()).as("one array, of the declared size, and no trim").isEqualTo(1);
@@ -61,7 +61,7 @@ class BodiesTest
         byte[] answer = bytes(370);
         body = TestBody.of(answer);
 
-        Bodies.Reader reader = Bodies.read(body, -1, UpstreamReplies.MAX_RESPONSE_BYTES, false);
+        Bodies.Reader reader = Bodies.read(body, -1, UpstreamReplies.MAX_RESPONSE_BYTES, false, false);
 
         assertThat(done(reader)).isEqualTo(answer);
         assertThat(reader.allocations()).isEqualTo(1);
@@ -74,7 +74,7 @@ class BodiesTest
         // As jetty-client delivers a small chunked HTTP/1.1 answer: one data chunk, then the empty last one.
         body = TestBody.of(answer, new byte[0]);
 
-        Bodies.Reader reader = Bodies.read(body, -1, UpstreamReplies.MAX_RESPONSE_BYTES, false);
+        Bodies.Reader reader = Bodies.read(body, -1, UpstreamReplies.MAX_RESPONSE_BYTES, false, false);
 
         assertThat(done(reader)).isEqualTo(answer);
         assertThat(reader.allocations()).isEqualTo(1);
@@ -146,7 +146,7 @@ class BodiesTest
         byte[] answer = bytes(500);
         body = TestBody.split(answer, 40);
 
-        Bodies.Reader reader = Bodies.read(body, 1 << 30, 64, true);
+        Bodies.Reader reader = Bodies.read(body, 1 << 30, 64, true, false);
 
         assertThat(done(reader)).isEqualTo(slice(answer, 0, 64));
         assertThat(reader.allocations()).as("sized at the cap, which the body fills").isEqualTo(1);
@@ -170,7 +170,7 @@ class BodiesTest
     {
         body = TestBody.of(new byte[0]);
 
-        Bodies.Reader reader = Bodies.read(body, 0, 1000, false);
+        Bodies.Reader reader = Bodies.read(body, 0, 1000, false, false);
 
         assertThat(done(reader)).isEmpty();
         assertThat(reader.allocations()).isZero();

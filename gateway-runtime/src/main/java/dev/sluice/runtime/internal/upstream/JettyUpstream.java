@@ -348,6 +348,16 @@ final class JettyUpstream implements Upstream
                 return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream refused the connection", failure);
             if (t instanceof EOFException || t instanceof ClosedChannelException)
                 return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream closed the connection", failure);
+            if (t instanceof org.eclipse.jetty.http.HttpException)
+            {
+                // Jetty's parser refused the response head; it names only the reason, e.g. "200: Response Header
+                // Bytes Too Large" (the number is the upstream's status, not ours).
+                String reason = String.valueOf(t.getMessage());
+                if (reason.contains("Too Large"))
+                    return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
+                        "upstream response head is larger than " + UpstreamClients.MAX_RESPONSE_HEAD_BYTES + " bytes", failure);
+                return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent a malformed response", failure);
+            }
         }
         return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream failed: " + root.getClass().getSimpleName(), failure);
     }

@@ -37,6 +37,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class UpstreamClients extends ContainerLifeCycle
 {
+    /** The largest upstream response head accepted (status line and headers). */
+    public static final int MAX_RESPONSE_HEAD_BYTES = 64 << 10;
+
     /**
      * h2c connections per upstream origin, used round-robin. One HTTP/2 connection's frames are read, and with the
      * non-blocking invocation type its responses relayed, by one thread at a time: with a single connection every
@@ -131,6 +134,9 @@ public final class UpstreamClients extends ContainerLifeCycle
         client.setScheduler(execution.scheduler());
         client.setByteBufferPool(execution.buffers());
         client.setFollowRedirects(false);
+        // A provider's response head (status line and headers) is at most this: a larger one fails the exchange
+        // (502) instead of being buffered whole. HTTP/2 upstreams are capped by HPACK's header list size already.
+        client.setMaxResponseHeadersSize(MAX_RESPONSE_HEAD_BYTES);
         client.setUserAgentField(null);
         client.setHttpCookieStore(new org.eclipse.jetty.http.HttpCookieStore.Empty());
         // A relay must not decode what it forwards; no Accept-Encoding is added either.

@@ -35,8 +35,8 @@ import java.util.concurrent.CompletionStage;
  * upstream), {@code anthropic-version}, and the allow-listed downstream headers ({@code anthropic-beta} by default).
  *
  * <p>Response: when the client speaks Anthropic, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
- * {@link dev.sluice.api.model.RawFrame}s) and only scanned for usage, the end and errors, even if a binding modified
- * the request. For other clients the answer is decoded into canonical form.
+ * {@link dev.sluice.api.model.RawFrame}s), validated as JSON and scanned for usage, the end and errors, even if a
+ * binding modified the request. For other clients the answer is decoded into canonical form.
  *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link AnthropicCodec#decodeError}. Never blocks; thread-safe.

@@ -20,7 +20,8 @@ import java.util.function.Consumer;
  * {@code message_start} and {@code message_delta} (recorded as soon as seen, merged as the decoder merges them), and
  * {@code error}. An error event is not relayed raw: the bytes before it go out, and the error becomes the terminal
  * {@code StreamEvent.Error}, so the client sees it once, rendered by the server codec, followed by an abnormal end.
- * Only {@code error}, {@code message_start} and {@code message_delta} events are parsed, with a streaming parser.
+ * Every event's data is validated as JSON by {@link SseRelayStream} without allocating; only {@code error},
+ * {@code message_start} and {@code message_delta} events are parsed, with a streaming parser.
  */
 final class AnthropicRawStream extends SseRelayStream
 {
@@ -49,7 +50,7 @@ final class AnthropicRawStream extends SseRelayStream
             case "message_delta" -> record(counts.merge(AnthropicUsage.scan(data, offset, length)));
             default ->
             {
-                // Content events pass untouched and unparsed.
+                // Content events pass untouched and unparsed (already validated).
             }
         }
     }

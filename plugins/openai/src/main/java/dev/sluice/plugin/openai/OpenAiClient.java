@@ -31,7 +31,7 @@ import java.util.concurrent.CompletionStage;
  * {@link Translation}); when streamed, it asks for {@code include_usage} so the gateway always learns the usage.
  *
  * <p>Response: when the client speaks OpenAI, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
- * {@link dev.sluice.api.model.RawFrame}s) and only scanned for usage, even if a binding modified the request: the
+ * {@link dev.sluice.api.model.RawFrame}s), validated as JSON and scanned for usage, even if a binding modified the request: the
  * answer is already in the client's dialect, and decoding it would drop what the canonical model does not hold
  * (logprobs, extra choices, annotations). For other clients the answer is decoded into canonical form.
  *

@@ -13,10 +13,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
 
 /**
- * The same-dialect fast path ({@link SseRelayStream}: whole events relayed as raw frames), watching each event for
- * {@code [DONE]}, usage and error events. An error event is not relayed raw: the events before it go out, and the
- * error becomes the terminal {@code StreamEvent.Error}, so the client sees it once, rendered by the server codec,
- * followed by an abnormal end.
+ * The same-dialect fast path ({@link SseRelayStream}: whole events relayed as raw frames, each validated as JSON
+ * except the {@code [DONE]} marker), watching each event for {@code [DONE]}, usage and error events. An error
+ * event is not relayed raw: the events before it go out, and the error becomes the terminal
+ * {@code StreamEvent.Error}, so the client sees it once, rendered by the server codec, followed by an abnormal end.
  */
 final class OpenAiRawStream extends SseRelayStream
 {
@@ -29,6 +29,12 @@ final class OpenAiRawStream extends SseRelayStream
     OpenAiRawStream(BodySource body, Consumer<Usage> usage)
     {
         super(body, usage, OpenAiStreamDecoder.MAX_EVENT_BYTES);
+    }
+
+    @Override
+    protected boolean isMarker(String event, byte[] data, int offset, int length)
+    {
+        return length == DONE.length && SseParser.contains(data, offset, length, DONE);
     }
 
     @Override
