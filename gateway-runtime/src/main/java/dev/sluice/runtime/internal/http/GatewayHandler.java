@@ -215,6 +215,13 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         void start()
         {
             response.getHeaders().put(REQUEST_ID, id);
+            String unsupported = route.binding().checkContentType(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
+            if (unsupported != null)
+            {
+                // Refuse before reading the body: it would not be read as the client meant it.
+                fail(new GatewayException(ErrorKind.INVALID_REQUEST, 415, unsupported, null, "unsupported_media_type", null));
+                return;
+            }
             long declared = request.getLength();
             if (declared > maxBodyBytes)
             {
