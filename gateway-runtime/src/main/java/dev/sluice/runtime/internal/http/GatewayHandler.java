@@ -142,9 +142,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 writePlain(response, callback, 405, pathKnown.route().binding().codec().encodeError(error));
                 return true;
             }
-            String message = "no endpoint at " + method + " " + path;
-            writePlain(response, callback, 404, "{\"error\":{\"message\":" + dev.sluice.api.codec.JsonStrings.quote(message)
-                + ",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}");
+            writePlain(response, callback, 404, DialectErrorHandler.withoutDialect(new GatewayException(ErrorKind.NOT_FOUND,
+                "no endpoint at " + method + " " + path)));
             return true;
         }
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
@@ -173,6 +172,20 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         }, id);
         call.start();
         return true;
+    }
+
+    /**
+     * @return the codec of the dialect served at {@code path} (by any method), or {@code null}: the error handler
+     *         answers in it
+     */
+    DialectCodec dialectAt(String path)
+    {
+        for (Bound b : endpoints)
+        {
+            if (b.endpoint().matches(b.endpoint().method(), path))
+                return b.route().binding().codec();
+        }
+        return null;
     }
 
     private static void writePlain(Response response, Callback callback, int status, String json)
