@@ -124,8 +124,9 @@ class OllamaExampleTest
     @Test
     void providerSideSpeaksNdjson() throws Exception
     {
+        // Typed as `curl -d` types it, as in Ollama's own examples: Ollama reads JSON whatever the Content-Type.
         ContentResponse r = front.http.newRequest(provider.url("/api/chat")).method(HttpMethod.POST)
-            .body(new StringRequestContent("application/json",
+            .body(new StringRequestContent("application/x-www-form-urlencoded",
                 "{\"model\":\"llama3.2\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}"))
             .timeout(15, TimeUnit.SECONDS).send();
         assertThat(r.getStatus()).isEqualTo(200);

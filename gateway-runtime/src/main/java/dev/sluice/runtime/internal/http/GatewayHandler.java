@@ -157,9 +157,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 writePlain(response, callback, 405, pathKnown.route().binding().codec().encodeError(error));
                 return true;
             }
-            String message = "no endpoint at " + method + " " + path;
-            writePlain(response, callback, 404, "{\"error\":{\"message\":" + dev.sluice.api.codec.JsonStrings.quote(message)
-                + ",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}");
+            writePlain(response, callback, 404, DialectErrorHandler.withoutDialect(new GatewayException(ErrorKind.NOT_FOUND,
+                "no endpoint at " + method + " " + path)));
             return true;
         }
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
@@ -188,6 +187,20 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         }, id);
         call.start();
         return true;
+    }
+
+    /**
+     * @return the codec of the dialect served at {@code path} (by any method), or {@code null}: the error handler
+     *         answers in it
+     */
+    DialectCodec dialectAt(String path)
+    {
+        for (Bound b : endpoints)
+        {
+            if (b.endpoint().matches(b.endpoint().method(), path))
+                return b.route().binding().codec();
+        }
+        return null;
     }
 
     private static void writePlain(Response response, Callback callback, int status, String json)
@@ -231,6 +244,13 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         void start()
         {
             response.getHeaders().put(REQUEST_ID, id);
+            String unsupported = route.binding().checkContentType(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
+            if (unsupported != null)
+            {
+                // Refuse before reading the body: it would not be read as the client meant it.
+                fail(new GatewayException(ErrorKind.INVALID_REQUEST, 415, unsupported, null, "unsupported_media_type", null));
+                return;
+            }
             long declared = request.getLength();
             if (declared > maxBodyBytes)
             {

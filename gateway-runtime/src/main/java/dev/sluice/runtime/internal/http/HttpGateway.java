@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.http;
 
+import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.Handler;
@@ -10,6 +11,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 
 import java.time.Duration;
+import java.util.function.Function;
 
 /**
  * The Jetty 12 core server: one connector speaking HTTP/1.1 and h2c (prior knowledge and Upgrade) on one port,
@@ -72,6 +74,11 @@ public final class HttpGateway
             gateway.watchClients(sweep);
         server.addConnector(connector);
         server.setHandler(new GracefulHandler(handler));
+        // Errors Jetty answers itself (unparsable requests, draining at shutdown) in the dialect of the path.
+        Function<String, DialectCodec> dialects = path -> null;
+        if (handler instanceof GatewayHandler gateway)
+            dialects = gateway::dialectAt;
+        server.setErrorHandler(new DialectErrorHandler(dialects));
         server.setStopTimeout(grace.toMillis());
         server.setStopAtShutdown(false);
     }

@@ -34,4 +34,17 @@ final class OllamaServer implements ServerBinding
     {
         return endpoints;
     }
+
+    /**
+     * Accepts any {@code Content-Type}, as Ollama does: it reads every body as JSON, and its own examples send one
+     * with {@code curl -d}, which types it {@code application/x-www-form-urlencoded}. (The default refuses a body not
+     * typed as JSON with a 415.)
+     *
+     * @return {@code null}: every body is read as JSON
+     */
+    @Override
+    public String checkContentType(String contentType)
+    {
+        return null;
+    }
 }

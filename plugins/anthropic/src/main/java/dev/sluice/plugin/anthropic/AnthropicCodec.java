@@ -52,6 +52,8 @@ public final class AnthropicCodec implements DialectCodec
     public static final String REDACTED_THINKING_PREFIX = "anthropic-redacted-thinking:";
 
     private static final JsonInput IN = JsonInput.REQUEST;
+    /** Anthropic refuses a request without messages or without {@code max_tokens}; so does the peek. */
+    private static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages").requireInteger("max_tokens");
     private static final char[] ID_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
         .toCharArray();
 
@@ -65,11 +67,15 @@ public final class AnthropicCodec implements DialectCodec
         return DIALECT;
     }
 
-    /** Scans the body with {@link JsonPeek}: top-level {@code model} and {@code stream}, the whole document checked. */
+    /**
+     * Scans the body with {@link JsonPeek}: top-level {@code model} and {@code stream}, the whole document checked,
+     * {@code messages} a non-empty array of objects with a string {@code role} and {@code max_tokens} an integer (a
+     * request Anthropic would refuse is refused here, also on the fast path, which never decodes it).
+     */
     @Override
     public RequestPeek peek(byte[] body)
     {
-        return JsonPeek.peek(body);
+        return PEEK.scan(body);
     }
 
     @Override

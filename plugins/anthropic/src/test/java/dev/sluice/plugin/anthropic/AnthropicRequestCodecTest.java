@@ -15,6 +15,7 @@ import dev.sluice.api.model.ToolChoice;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvFileSource;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.charset.StandardCharsets;
@@ -447,12 +448,32 @@ class AnthropicRequestCodecTest
     @Test
     void peekFindsModelAndStreamAndRewriteModelSplicesTheAlias()
     {
-        byte[] body = Fixtures.utf8("{\"model\":\"claude-latest\",\"max_tokens\":5,\"stream\":true,\"messages\":[]}");
+        byte[] body = Fixtures.utf8("{\"model\":\"claude-latest\",\"max_tokens\":5,\"stream\":true,\"messages\":[{\"role\":\"user\"}]}");
         RequestPeek peek = codec.peek(body);
         assertThat(peek.model()).isEqualTo("claude-latest");
         assertThat(peek.stream()).isTrue();
         assertThat(new String(codec.rewriteModel(body, peek, "claude-sonnet-4-5"), StandardCharsets.UTF_8))
-            .isEqualTo("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":5,\"stream\":true,\"messages\":[]}");
+            .isEqualTo("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":5,\"stream\":true,\"messages\":[{\"role\":\"user\"}]}");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "{'model':'m','max_tokens':5,'messages':'hi'}|messages: value: \"hi\" (expected: a non-empty array of messages)",
+        "{'model':'m','max_tokens':5,'messages':[]}|messages: must not be empty (expected: at least one message)",
+        "{'model':'m','max_tokens':5}|messages: must be set (expected: a non-empty array of messages)",
+        "{'model':'m','max_tokens':5,'messages':[{'content':'hi'}]}|messages[0].role: must be set (expected: a string)",
+        "{'model':'m','messages':[{'role':'user','content':'hi'}]}|max_tokens: must be set (expected: an integer)",
+        "{'model':'m','max_tokens':'5','messages':[{'role':'user','content':'hi'}]}|max_tokens: value: \"5\" (expected: an integer)",
+        "{'model':'m','max_tokens':1.5,'messages':[{'role':'user','content':'hi'}]}|max_tokens: value: 1.5 (expected: an integer)",
+        "{'model':'m','max_tokens':99999999999,'messages':[{'role':'user','content':'hi'}]}|max_tokens: value: 99999999999 (expected: an integer)",
+        "{'max_tokens':'x','messages':[],'model':'m'}|messages: must not be empty (expected: at least one message)",
+    })
+    void peekRejectsRequestsAnthropicWouldRefuseNamingTheField(String body, String message)
+    {
+        GatewayException e = catchThrowableOfType(GatewayException.class, () -> codec.peek(Fixtures.utf8(body.replace('\'', '"'))));
+        assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_REQUEST);
+        assertThat(e.status()).isEqualTo(400);
+        assertThat(e.getMessage()).isEqualTo(message);
     }
 
     @Test

@@ -51,6 +51,7 @@ public final class GeminiCodec implements DialectCodec
     public static final GeminiCodec INSTANCE = new GeminiCodec();
 
     private static final JsonInput IN = JsonInput.REQUEST;
+    private static final RequestPeek EMPTY_PEEK = new RequestPeek("", false, -1, -1);
 
     private GeminiCodec()
     {
@@ -64,7 +65,8 @@ public final class GeminiCodec implements DialectCodec
 
     /**
      * Checks with a streaming parser (no tree) that the body is one JSON object, within the shared nesting limit and
-     * with nothing after it.
+     * with nothing after it, whose {@code contents} is a non-empty array of objects (a request Gemini would refuse is
+     * refused here, also on the fast path, which never decodes it).
      *
      * @return a peek with model {@code ""}, no stream and no model offsets: the URL carries both
      */
@@ -80,13 +82,41 @@ public final class GeminiCodec implements DialectCodec
                 throw IN.fail(null, "request body is empty (expected: a JSON object)");
             if (token != JsonToken.START_OBJECT)
                 throw IN.fail(null, "request body: value: " + describe(parser, token) + " (expected: a JSON object)");
-            // Every nested value is still tokenised, so syntax and nesting depth are checked throughout.
-            parser.skipChildren();
+            // Every nested value is still tokenised, so syntax and nesting depth are checked throughout. The problem
+            // with contents, if any, is thrown after the whole document was read: a syntax error is reported first.
+            GatewayException contentsProblem = null;
+            boolean sawContents = false;
+            while ((token = parser.nextToken()) == JsonToken.FIELD_NAME)
+            {
+                String name = parser.currentName();
+                token = parser.nextToken();
+                if ("contents".equals(name))
+                {
+                    if (sawContents)
+                    {
+                        contentsProblem = IN.fail("contents", "appears twice (expected: one contents field)");
+                        parser.skipChildren();
+                    }
+                    else
+                    {
+                        contentsProblem = contents(parser, token);
+                        sawContents = true;
+                    }
+                }
+                else
+                {
+                    parser.skipChildren();
+                }
+            }
             if (parser.nextToken() != null)
                 throw IN.fail(null, "request body is not valid JSON: unexpected content after the end of the document"
                     + " at line " + parser.currentTokenLocation().getLineNr() + ", column "
                     + parser.currentTokenLocation().getColumnNr());
-            return new RequestPeek("", false, -1, -1);
+            if (!sawContents)
+                throw IN.fail("contents", "must be set (expected: a non-empty array of contents)");
+            if (contentsProblem != null)
+                throw contentsProblem;
+            return EMPTY_PEEK;
         }
         catch (JsonProcessingException e)
         {
@@ -98,10 +128,41 @@ public final class GeminiCodec implements DialectCodec
         }
     }
 
+    /**
+     * Reads the {@code contents} value (the parser is on its first token) to its end.
+     *
+     * @return {@code null} if it is a non-empty array of objects, else the problem
+     */
+    private static GatewayException contents(JsonParser parser, JsonToken token) throws IOException
+    {
+        if (token == JsonToken.VALUE_NULL)
+            return IN.fail("contents", "must be set (expected: a non-empty array of contents)");
+        if (token != JsonToken.START_ARRAY)
+        {
+            GatewayException problem = IN.fail("contents", "value: " + describe(parser, token)
+                + " (expected: a non-empty array of contents)");
+            parser.skipChildren();
+            return problem;
+        }
+        GatewayException problem = null;
+        int index = 0;
+        while ((token = parser.nextToken()) != JsonToken.END_ARRAY)
+        {
+            if (token != JsonToken.START_OBJECT && problem == null)
+                problem = IN.fail("contents[" + index + "]", "value: " + describe(parser, token) + " (expected: an object)");
+            parser.skipChildren();
+            index++;
+        }
+        if (index == 0)
+            return IN.fail("contents", "must not be empty (expected: at least one content)");
+        return problem;
+    }
+
     private static String describe(JsonParser parser, JsonToken token) throws IOException
     {
         return switch (token)
         {
+            case START_OBJECT -> "an object";
             case START_ARRAY -> "an array";
             case VALUE_STRING -> JsonInput.shortString(parser.getText());
             default ->

@@ -123,7 +123,7 @@ class GeminiOptionsTest
         ServerBinding custom = factory.create(config(BindingKind.SERVER,
             "{\"path_prefix\":\"/gemini/v1beta/models/\"}"), new TestBindingContext());
         assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/gemini/v1beta/models/*"));
-        assertThat(custom.peek("/gemini/v1beta/models/m:generateContent", null, Fixtures.utf8("{}")).model())
+        assertThat(custom.peek("/gemini/v1beta/models/m:generateContent", null, Fixtures.utf8("{\"contents\":[{}]}")).model())
             .isEqualTo("m");
     }
 

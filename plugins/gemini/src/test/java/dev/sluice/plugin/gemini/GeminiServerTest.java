@@ -113,6 +113,27 @@ class GeminiServerTest
     }
 
     @Test
+    void refusesContentsThatCannotBeValidAfterTheSyntax()
+    {
+        String path = "/v1beta/models/m:generateContent";
+        assertThat(peekFails(path, null, Fixtures.utf8("{\"contents\":\"hi\"}")).getMessage())
+            .isEqualTo("contents: value: \"hi\" (expected: a non-empty array of contents)");
+        assertThat(peekFails(path, null, Fixtures.utf8("{\"contents\":[]}")).getMessage())
+            .isEqualTo("contents: must not be empty (expected: at least one content)");
+        assertThat(peekFails(path, null, Fixtures.utf8("{\"generationConfig\":{}}")).getMessage())
+            .isEqualTo("contents: must be set (expected: a non-empty array of contents)");
+        assertThat(peekFails(path, null, Fixtures.utf8("{\"contents\":null}")).getMessage())
+            .isEqualTo("contents: must be set (expected: a non-empty array of contents)");
+        assertThat(peekFails(path, null, Fixtures.utf8("{\"contents\":[{\"parts\":[]},7]}")).getMessage())
+            .isEqualTo("contents[1]: value: 7 (expected: an object)");
+        assertThat(peekFails(path, null, Fixtures.utf8("{\"contents\":[{}],\"contents\":[{}]}")).getMessage())
+            .isEqualTo("contents: appears twice (expected: one contents field)");
+        GatewayException syntaxFirst = peekFails(path, null, Fixtures.utf8("{\"contents\":[],\"x\":}"));
+        assertThat(syntaxFirst.getMessage()).startsWith("request body is not valid JSON:");
+        assertThat(syntaxFirst.status()).isEqualTo(400);
+    }
+
+    @Test
     void codecPeekOnlyChecksTheBody()
     {
         assertThat(GeminiCodec.INSTANCE.peek(BODY)).isEqualTo(new RequestPeek("", false, -1, -1));

@@ -44,6 +44,8 @@ public final class OpenAiCodec implements DialectCodec
     public static final OpenAiCodec INSTANCE = new OpenAiCodec();
 
     private static final JsonInput IN = JsonInput.REQUEST;
+    /** OpenAI refuses a request without messages; so does the peek, before any upstream call. */
+    private static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages");
 
     @Override
     public String dialect()
@@ -51,11 +53,15 @@ public final class OpenAiCodec implements DialectCodec
         return DIALECT;
     }
 
-    /** Scans the body with {@link JsonPeek}: top-level {@code model} and {@code stream}, the whole document checked. */
+    /**
+     * Scans the body with {@link JsonPeek}: top-level {@code model} and {@code stream}, the whole document checked, and
+     * {@code messages} a non-empty array of objects with a string {@code role} (a request OpenAI would refuse is
+     * refused here, also on the fast path, which never decodes it).
+     */
     @Override
     public RequestPeek peek(byte[] body)
     {
-        return JsonPeek.peek(body);
+        return PEEK.scan(body);
     }
 
     @Override

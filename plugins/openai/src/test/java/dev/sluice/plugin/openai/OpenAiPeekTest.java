@@ -19,6 +19,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 class OpenAiPeekTest
 {
     private final OpenAiCodec codec = OpenAiCodec.INSTANCE;
+    /** The smallest messages field the peek accepts. */
+    private static final String MESSAGES = ",\"messages\":[{\"role\":\"user\"}]";
 
     private static byte[] utf8(String s)
     {
@@ -84,13 +86,13 @@ class OpenAiPeekTest
     @Test
     void rewriteModelWritesPlainNamesByteForByteAndEscapesOrEncodesTheRest()
     {
-        byte[] body = utf8("{\"model\":\"x\",\"n\":1}");
+        byte[] body = utf8("{\"model\":\"x\",\"n\":1" + MESSAGES + "}");
         RequestPeek peek = codec.peek(body);
 
         assertThat(new String(codec.rewriteModel(body, peek, "gpt-4o-2024-08-06 ~{}"), StandardCharsets.UTF_8))
-            .isEqualTo("{\"model\":\"gpt-4o-2024-08-06 ~{}\",\"n\":1}");
+            .isEqualTo("{\"model\":\"gpt-4o-2024-08-06 ~{}\",\"n\":1" + MESSAGES + "}");
         assertThat(new String(codec.rewriteModel(body, peek, "modèle\\1\t\u007f"), StandardCharsets.UTF_8))
-            .isEqualTo("{\"model\":\"modèle\\\\1\\t\u007f\",\"n\":1}");
+            .isEqualTo("{\"model\":\"modèle\\\\1\\t\u007f\",\"n\":1" + MESSAGES + "}");
         assertThat(codec.peek(codec.rewriteModel(body, peek, "modèle\\1\t\u007f")).model()).isEqualTo("modèle\\1\t\u007f");
     }
 
@@ -107,9 +109,9 @@ class OpenAiPeekTest
     @Test
     void streamAbsentOrNullMeansNoStream()
     {
-        assertThat(codec.peek(utf8("{\"model\":\"m\"}")).stream()).isFalse();
-        assertThat(codec.peek(utf8("{\"model\":\"m\",\"stream\":null}")).stream()).isFalse();
-        assertThat(codec.peek(utf8("{\"stream\":false,\"model\":\"m\"}")).stream()).isFalse();
+        assertThat(codec.peek(utf8("{\"model\":\"m\"" + MESSAGES + "}")).stream()).isFalse();
+        assertThat(codec.peek(utf8("{\"model\":\"m\",\"stream\":null" + MESSAGES + "}")).stream()).isFalse();
+        assertThat(codec.peek(utf8("{\"stream\":false,\"model\":\"m\"" + MESSAGES + "}")).stream()).isFalse();
     }
 
     @Test
@@ -222,6 +224,46 @@ class OpenAiPeekTest
     {
         // The top-level object is level 1.
         String deep = "[".repeat(Json.MAX_DEPTH - 1) + "]".repeat(Json.MAX_DEPTH - 1);
-        assertThat(codec.peek(utf8("{\"model\":\"m\",\"x\":" + deep + "}")).model()).isEqualTo("m");
+        assertThat(codec.peek(utf8("{\"model\":\"m\",\"x\":" + deep + MESSAGES + "}")).model()).isEqualTo("m");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "{\"model\":\"m\"}|messages: must be set (expected: a non-empty array of messages)",
+        "{\"model\":\"m\",\"messages\":null}|messages: must be set (expected: a non-empty array of messages)",
+        "{\"model\":\"m\",\"messages\":\"hi\"}|messages: value: \"hi\" (expected: a non-empty array of messages)",
+        "{\"messages\":{\"role\":\"user\"},\"model\":\"m\"}|messages: value: an object (expected: a non-empty array of messages)",
+        "{\"model\":\"m\",\"messages\":[]}|messages: must not be empty (expected: at least one message)",
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\"},\"hi\"]}|messages[1]: value: \"hi\" (expected: an object with a string role)",
+        "{\"model\":\"m\",\"messages\":[{\"content\":\"hi\"}]}|messages[0].role: must be set (expected: a string)",
+        "{\"model\":\"m\",\"messages\":[{\"role\":7,\"content\":\"hi\"}]}|messages[0].role: value: 7 (expected: a string)",
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\"}],\"messages\":[]}|messages: appears twice (expected: one messages field)",
+    })
+    void rejectsMessagesThatCannotBeValidNamingTheField(String caseText)
+    {
+        String[] parts = caseText.split("\\|");
+        GatewayException e = peekFails(parts[0]);
+        assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_REQUEST);
+        assertThat(e.status()).isEqualTo(400);
+        assertThat(e.getMessage()).isEqualTo(parts[1]);
+        assertThat(e.param()).startsWith("messages");
+    }
+
+    @Test
+    void reportsSyntaxThenModelThenMessagesWhateverTheFieldOrder()
+    {
+        assertThat(peekFails("{\"messages\":[],\"model\":7}").getMessage()).startsWith("model:");
+        assertThat(peekFails("{\"messages\":\"hi\",\"model\":\"m\",}").getMessage()).startsWith("request body is not valid JSON");
+        assertThat(peekFails("{\"messages\":[]}").getMessage()).startsWith("model:");
+    }
+
+    @Test
+    void acceptsMessagesWithAnyStringRoleAndAnyOtherFields()
+    {
+        // Which roles exist is the decoder's (or the provider's) to say; the peek only refuses what cannot be valid.
+        RequestPeek peek = codec.peek(utf8("{\"messages\":[{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"role\":\"user\"},"
+            + "{\"role\":\"whoever\",\"extra\":{\"role\":1}}],\"model\":\"m\",\"stream\":true}"));
+        assertThat(peek.model()).isEqualTo("m");
+        assertThat(peek.stream()).isTrue();
     }
 }
