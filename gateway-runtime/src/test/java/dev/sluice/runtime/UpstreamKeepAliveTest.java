@@ -75,17 +75,19 @@ class UpstreamKeepAliveTest
     @Timeout(60)
     void aConnectionTheProviderClosesWhileIdleIsNotA502() throws Exception
     {
-        // The provider drops connections idle for 300 ms; bursts come every ~300 ms, so requests keep landing on
-        // pooled connections as the provider closes them (before the fix: 1-5 502s per run of this loop).
-        mock = MockProvider.builder().idleTimeout(Duration.ofMillis(300)).start();
+        // The provider drops connections idle for 500 ms; bursts come every ~500 ms, so requests keep landing on
+        // pooled connections as the provider closes them (before the fix: 1-5 502s per run of this loop with 300 ms).
+        // Not shorter: on a starved CI machine a connection opened for a request could sit unused that long before
+        // the request is written, and such a connection is rightly not sent on again.
+        mock = MockProvider.builder().idleTimeout(Duration.ofMillis(500)).start();
         start(mock.baseUrl());
         Map<Integer, Integer> statuses = new TreeMap<>();
         List<String> failures = new ArrayList<>();
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
         for (int round = 0; System.nanoTime() < end; round++)
         {
             List<CompletableFuture<ContentResponse>> burst = new ArrayList<>();
-            for (int i = 0; i < 16; i++)
+            for (int i = 0; i < 32; i++)
                 burst.add(chat());
             for (CompletableFuture<ContentResponse> f : burst)
             {
@@ -94,7 +96,7 @@ class UpstreamKeepAliveTest
                 if (r.getStatus() != 200)
                     failures.add(r.getContentAsString());
             }
-            Thread.sleep(295 + round % 10);
+            Thread.sleep(495 + round % 10);
         }
         assertThat(failures).as("statuses %s", statuses).isEmpty();
         // A Jetty server may read a request on a connection it is closing for idleness and never answer it: that one
