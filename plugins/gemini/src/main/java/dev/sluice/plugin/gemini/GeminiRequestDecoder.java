@@ -28,7 +28,8 @@ import java.util.Set;
  * <ul>
  *   <li>{@code contents} map one to one onto messages: {@code model} is {@link Role#ASSISTANT}; {@code user} (or no
  *       role, or the legacy {@code function}) is {@link Role#TOOL} when it holds only function responses, else
- *       {@link Role#USER}. {@code systemInstruction} (text parts only; its role is ignored) is
+ *       {@link Role#USER}. Empty text parts of a model content (chat histories replay Gemini's finish chunks) are
+ *       dropped, and a model content left empty with them. {@code systemInstruction} (text parts only; its role is ignored) is
  *       {@link ChatRequest#system()}. Parts: see {@link GeminiParts}.</li>
  *   <li>{@code toolConfig.functionCallingConfig}: {@code AUTO} is {@link ToolChoice.Auto}, {@code NONE}
  *       {@link ToolChoice.None}, {@code ANY} {@link ToolChoice.Required}, or {@link ToolChoice.Named} when it allows
@@ -149,6 +150,14 @@ final class GeminiRequestDecoder
             List<ContentPart> out = new ArrayList<>(parts.size());
             for (int j = 0; j < parts.size(); j++)
                 GeminiParts.decode(IN, parts.get(j), path + ".parts[" + j + "]", model, ids, out);
+            if (model)
+            {
+                // A history replays Gemini's finish chunks, whose text is empty: it says nothing, and Anthropic
+                // refuses empty text blocks. A model turn left with nothing is no turn.
+                out.removeIf(p -> p instanceof ContentPart.Text t && t.text().isEmpty());
+                if (out.isEmpty() && !parts.isEmpty())
+                    continue;
+            }
             messages.add(new Message(model ? Role.ASSISTANT : onlyToolResults(out) ? Role.TOOL : Role.USER, out, null));
         }
         return messages;

@@ -128,6 +128,31 @@ class GeminiRequestCodecTest
     }
 
     @Test
+    void dropsTheEmptyTextOfReplayedFinishChunksFromModelTurns()
+    {
+        // A google-genai chat history after a stream: one model content per chunk, the finish chunk's text empty.
+        ChatRequest r = decode("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Hi\"}]},"
+            + "{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]},{\"role\":\"model\",\"parts\":[{\"text\":\"lo\"},"
+            + "{\"text\":\"\"}]},{\"role\":\"model\",\"parts\":[{\"text\":\"\"}]},"
+            + "{\"role\":\"user\",\"parts\":[{\"text\":\"Again\"}]}]}");
+
+        assertThat(r.messages()).containsExactly(Message.text(Role.USER, "Hi"), Message.text(Role.ASSISTANT, "Hel"),
+            Message.text(Role.ASSISTANT, "lo"), Message.text(Role.USER, "Again"));
+    }
+
+    @Test
+    void acceptsTheEmptyPartsListTheSdkWritesIntoFunctionResponses()
+    {
+        // What google-genai's Part.fromFunctionResponse(name, response) sends.
+        ChatRequest r = decode("{\"contents\":[{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"f\","
+            + "\"args\":{}}}]},{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"f\",\"parts\":[],"
+            + "\"response\":{\"result\":\"ok\"}}}]}]}");
+
+        assertThat(r.messages().get(1).content()).containsExactly(
+            new ContentPart.ToolResult("call_0", List.of(new ContentPart.Text("ok")), false, null));
+    }
+
+    @Test
     void decodesFunctionCallsWithSynthesisedIdsAndPairsResponsesByNameInOrder()
     {
         byte[] body = Fixtures.bytes("request-tools.json");
