@@ -1352,6 +1352,7 @@ class DialectMatrixTest
             assertThat(stream.hasErrorEvent()).as("error event in %s", stream.raw()).isTrue();
             assertThat(stream.failure()).as("abnormal end of %s", stream.raw()).isNotNull();
             assertThat(stream.finishReason()).isNull();
+            assertThat(TEXT).startsWith(stream.text());
         }
 
         private static void appendText(GenerateContentResponse chunk, StringBuilder text)
