@@ -17,6 +17,24 @@ import com.anthropic.models.messages.ToolResultBlockParam;
 import com.anthropic.models.messages.ToolUseBlock;
 import com.anthropic.models.messages.ToolUseBlockParam;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.google.genai.Chat;
+import com.google.genai.Client;
+import com.google.genai.ResponseStream;
+import com.google.genai.errors.ApiException;
+import com.google.genai.errors.ClientException;
+import com.google.genai.errors.ServerException;
+import com.google.genai.types.Content;
+import com.google.genai.types.FinishReason;
+import com.google.genai.types.FunctionCall;
+import com.google.genai.types.FunctionDeclaration;
+import com.google.genai.types.GenerateContentConfig;
+import com.google.genai.types.GenerateContentResponse;
+import com.google.genai.types.GenerateContentResponseUsageMetadata;
+import com.google.genai.types.HttpOptions;
+import com.google.genai.types.HttpRetryOptions;
+import com.google.genai.types.Part;
+import com.google.genai.types.Schema;
+import com.google.genai.types.Type;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
@@ -52,6 +70,7 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
@@ -59,6 +78,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -67,8 +88,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Every client dialect against every provider dialect through one gateway: the official openai-java and
- * anthropic-java SDKs and a raw Gemini client talk to the {@code openai}, {@code anthropic} and {@code gemini} server
+ * Every client dialect against every provider dialect through one gateway: the official openai-java, anthropic-java
+ * and google-genai SDKs (and a raw Gemini client where a case needs the exact bytes) talk to the {@code openai}, {@code anthropic} and {@code gemini} server
  * bindings, a router sends {@code openai/*}, {@code anthropic/*} and {@code gemini/*} models to the client binding of
  * that dialect, and all three point at one {@link MockProvider}, which speaks each dialect on its own path and ignores
  * the model's prefix up to the last {@code /}.
@@ -121,6 +142,7 @@ class DialectMatrixTest
     private static GatewayHarness gateway;
     private static OpenAIClient openai;
     private static AnthropicClient anthropic;
+    private static Client genai;
     private static GeminiRawClient gemini;
 
     private static String config(String mockRoot)
@@ -169,6 +191,9 @@ class DialectMatrixTest
             .timeout(Duration.ofSeconds(20)).build();
         anthropic = AnthropicOkHttpClient.builder().baseUrl(root).apiKey(CLIENT_KEY_ANTHROPIC).maxRetries(0)
             .timeout(Duration.ofSeconds(20)).build();
+        genai = Client.builder().apiKey(CLIENT_KEY_GEMINI).httpOptions(HttpOptions.builder().baseUrl(root)
+            .apiVersion("v1beta").timeout(20_000).retryOptions(HttpRetryOptions.builder().attempts(1).build()).build())
+            .build();
         gemini = new GeminiRawClient(root + "/v1beta", CLIENT_KEY_GEMINI);
     }
 
@@ -181,6 +206,8 @@ class DialectMatrixTest
                 openai.close();
             if (anthropic != null)
                 anthropic.close();
+            if (genai != null)
+                genai.close();
             if (gateway != null)
                 gateway.close();
         }
@@ -903,32 +930,78 @@ class DialectMatrixTest
     }
 
     // ---------------------------------------------------------------------------------------------------------------
-    // raw Gemini client
+    // Gemini client: the official google-genai SDK (the raw client only where a case needs the exact bytes)
     // ---------------------------------------------------------------------------------------------------------------
 
     @Nested
     class FromGeminiClient
     {
         private static final String HELLO = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Say hello\"}]}]}";
-        private static final String TOOLS = "\"tools\":[{\"functionDeclarations\":["
-            + "{\"name\":\"get_weather\",\"description\":\"The current weather\",\"parameters\":{\"type\":\"object\","
-            + "\"properties\":{\"location\":{\"type\":\"string\"},\"unit\":{\"type\":\"string\"}},"
-            + "\"required\":[\"location\"]}},"
-            + "{\"name\":\"get_time\",\"description\":\"The current time\",\"parameters\":{\"type\":\"object\","
-            + "\"properties\":{\"timezone\":{\"type\":\"string\"}},\"required\":[\"timezone\"]}}]}]";
-        private static final String HELLO_WITH_TOOLS = HELLO.substring(0, HELLO.length() - 1) + "," + TOOLS + "}";
+        /**
+         * The SDK's own way to declare a function: its {@code Schema} type, which it writes in Gemini's OpenAPI subset
+         * (upper-case types, {@code nullable}, {@code format: enum}, int64 counts, {@code anyOf}).
+         */
+        private static final FunctionDeclaration WEATHER = FunctionDeclaration.builder()
+            .name("get_weather")
+            .description("The current weather")
+            .parameters(Schema.builder()
+                .type(Type.Known.OBJECT)
+                .properties(ordered(
+                    "location", Schema.builder().type(Type.Known.STRING).description("City name").build(),
+                    "unit", Schema.builder().type(Type.Known.STRING).format("enum").enum_("celsius", "fahrenheit")
+                        .nullable(true).build(),
+                    "days", Schema.builder().type(Type.Known.ARRAY).minItems(1L).maxItems(3L)
+                        .items(Schema.builder().type(Type.Known.INTEGER).minimum(1.0).maximum(7.0)).build(),
+                    "when", Schema.builder().anyOf(Schema.builder().type(Type.Known.STRING).format("date-time"),
+                        Schema.builder().type(Type.Known.OBJECT).properties(ordered(
+                            "from", Schema.builder().type(Type.Known.STRING).build(),
+                            "to", Schema.builder().type(Type.Known.STRING).build())).required("from")).build()))
+                .required("location")
+                .build())
+            .build();
+        /** {@link #WEATHER}'s parameters as JSON Schema: what an OpenAI or Anthropic provider must get. */
+        private static final JsonNode WEATHER_JSON_SCHEMA = json("""
+            {"type":"object","properties":{
+               "location":{"type":"string","description":"City name"},
+               "unit":{"type":["string","null"],"format":"enum","enum":["celsius","fahrenheit",null]},
+               "days":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"integer","minimum":1.0,"maximum":7.0}},
+               "when":{"anyOf":[{"type":"string","format":"date-time"},
+                                {"type":"object","properties":{"from":{"type":"string"},"to":{"type":"string"}},
+                                 "required":["from"]}]}},
+             "required":["location"]}""");
+        private static final FunctionDeclaration TIME = FunctionDeclaration.builder()
+            .name("get_time")
+            .description("The current time")
+            .parameters(Schema.builder().type(Type.Known.OBJECT)
+                .properties(ordered("timezone", Schema.builder().type(Type.Known.STRING).build()))
+                .required("timezone").build())
+            .build();
+        private static final GenerateContentConfig WITH_TOOLS = GenerateContentConfig.builder()
+            .tools(com.google.genai.types.Tool.builder().functionDeclarations(WEATHER, TIME).build()).build();
+        /** A structured answer declared with the SDK's {@code Schema}, sent as {@code responseSchema}. */
+        private static final Schema RECIPES = Schema.builder()
+            .type(Type.Known.ARRAY)
+            .items(Schema.builder().type(Type.Known.OBJECT)
+                .properties(ordered(
+                    "name", Schema.builder().type(Type.Known.STRING).build(),
+                    "rating", Schema.builder().type(Type.Known.INTEGER).nullable(true).build()))
+                .propertyOrdering("name", "rating")
+                .required("name"))
+            .build();
+        private static final JsonNode RECIPES_JSON_SCHEMA = json("""
+            {"type":"array","items":{"type":"object",
+               "properties":{"name":{"type":"string"},"rating":{"type":["integer","null"]}},"required":["name"]}}""");
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void answersWithExactlyTheProviderText(String provider)
         {
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), HELLO);
+            GenerateContentResponse answer = genai.models.generateContent(model(provider, MockModels.DEFAULT),
+                "Say hello", null);
 
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
-            assertThat(GeminiRawClient.text(answer.body())).isEqualTo(TEXT);
-            assertThat(answer.body().path("candidates").path(0).path("finishReason").asText()).isEqualTo("STOP");
-            assertThat(answer.body().path("candidates").path(0).path("content").path("role").asText())
-                .isEqualTo("model");
+            assertThat(answer.text()).isEqualTo(TEXT);
+            assertThat(answer.finishReason().knownEnum()).isEqualTo(FinishReason.Known.STOP);
+            assertThat(answer.candidates().orElseThrow().get(0).content().orElseThrow().role()).hasValue("model");
             RecordedRequest sent = upstream(provider, false);
             assertThat(turnTexts(provider, json(sent))).containsExactly("Say hello");
             assertCredentials(provider, sent, CLIENT_KEY_GEMINI);
@@ -938,11 +1011,11 @@ class DialectMatrixTest
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void carriesTheSystemPromptToItsPlaceInTheProviderDialect(String provider)
         {
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT),
-                "{\"systemInstruction\":{\"parts\":[{\"text\":\"" + SYSTEM + "\"}]},"
-                    + "\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Say hello\"}]}]}");
+            GenerateContentResponse answer = genai.models.generateContent(model(provider, MockModels.DEFAULT),
+                "Say hello", GenerateContentConfig.builder()
+                    .systemInstruction(Content.fromParts(Part.fromText(SYSTEM))).build());
 
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertThat(answer.text()).isEqualTo(TEXT);
             JsonNode sent = json(upstream(provider, false));
             assertSystemPrompt(provider, sent, SYSTEM);
             assertThat(turnTexts(provider, sent)).containsExactly("Say hello");
@@ -950,33 +1023,76 @@ class DialectMatrixTest
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
-        void carriesAMultiTurnConversationInOrder(String provider)
+        void carriesAMultiTurnChatInOrder(String provider)
         {
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), "{\"contents\":["
-                + "{\"role\":\"user\",\"parts\":[{\"text\":\"What is 2+2?\"}]},"
-                + "{\"role\":\"model\",\"parts\":[{\"text\":\"4\"}]},"
-                + "{\"role\":\"user\",\"parts\":[{\"text\":\"And 3+3?\"}]}]}");
+            Chat chat = genai.chats.create(model(provider, MockModels.DEFAULT));
+            assertThat(chat.sendMessage("What is 2+2?").text()).isEqualTo(TEXT);
+            mock.clearRecords();
 
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
-            assertThat(GeminiRawClient.text(answer.body())).isEqualTo(TEXT);
+            assertThat(chat.sendMessage("And 3+3?").text()).isEqualTo(TEXT);
+
             JsonNode sent = json(upstream(provider, false));
             assertThat(turnRoles(provider, sent))
                 .containsExactlyElementsOf(roles(provider, "user", "assistant", "user"));
-            assertThat(turnTexts(provider, sent)).containsExactly("What is 2+2?", "4", "And 3+3?");
+            assertThat(turnTexts(provider, sent)).containsExactly("What is 2+2?", TEXT, "And 3+3?");
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        void keepsAStreamedChatsHistoryFromChunksThatAllCarryAModelContent(String provider)
+        {
+            Chat chat = genai.chats.create(model(provider, MockModels.DEFAULT));
+            List<GenerateContentResponse> chunks = new ArrayList<>();
+            try (ResponseStream<GenerateContentResponse> stream = chat.sendMessageStream("What is 2+2?"))
+            {
+                stream.forEach(chunks::add);
+            }
+            // Gemini sends candidates[0].content with role "model" in every chunk, the finish chunk included.
+            assertThat(chunks).hasSizeGreaterThan(1).allSatisfy(c ->
+                assertThat(c.candidates().orElseThrow().get(0).content().flatMap(Content::role))
+                    .as(c.toJson()).hasValue("model"));
+            assertThat(chunks.get(chunks.size() - 1).finishReason().knownEnum()).isEqualTo(FinishReason.Known.STOP);
+            // The SDK keeps one model content per chunk; the finish chunk's is its curated history's last.
+            assertThat(chat.getHistory(true)).hasSize(1 + chunks.size());
+            mock.clearRecords();
+
+            StringBuilder second = new StringBuilder();
+            try (ResponseStream<GenerateContentResponse> stream = chat.sendMessageStream("And 3+3?"))
+            {
+                stream.forEach(c -> appendText(c, second));
+            }
+
+            assertThat(second.toString()).isEqualTo(TEXT);
+            JsonNode sent = json(upstream(provider, true));
+            List<String> texts = turnTexts(provider, sent);
+            assertThat(texts.get(0)).as(sent.toString()).isEqualTo("What is 2+2?");
+            assertThat(texts.get(texts.size() - 1)).isEqualTo("And 3+3?");
+            assertThat(String.join("", texts.subList(1, texts.size() - 1))).isEqualTo(TEXT);
+            // The finish chunk's empty text part comes back in the history: Anthropic refuses empty text blocks, and
+            // an empty text asks for nothing anywhere.
+            if (!provider.equals("gemini"))
+                assertThat(sent.toString()).doesNotContain("\"text\":\"\"").doesNotContain("\"content\":\"\"");
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void streamsTheSameTextAsTheAnswer(String provider)
         {
-            GeminiRawClient.Stream stream = gemini.stream(model(provider, MockModels.DEFAULT), HELLO);
+            StringBuilder text = new StringBuilder();
+            GenerateContentResponse last = null;
+            try (ResponseStream<GenerateContentResponse> stream =
+                     genai.models.generateContentStream(model(provider, MockModels.DEFAULT), "Say hello", null))
+            {
+                for (GenerateContentResponse chunk : stream)
+                {
+                    appendText(chunk, text);
+                    last = chunk;
+                }
+            }
 
-            assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
-            assertThat(stream.contentType()).startsWith("text/event-stream");
-            assertThat(stream.failure()).as("stream failure").isNull();
-            assertThat(stream.hasErrorEvent()).as(stream.raw()).isFalse();
-            assertThat(stream.text()).isEqualTo(TEXT);
-            assertThat(stream.finishReason()).isEqualTo("STOP");
+            assertThat(text.toString()).isEqualTo(TEXT);
+            assertThat(last).isNotNull();
+            assertThat(last.finishReason().knownEnum()).isEqualTo(FinishReason.Known.STOP);
             upstream(provider, true);
         }
 
@@ -984,83 +1100,185 @@ class DialectMatrixTest
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void reportsUsageMetadataInTheStream(String provider)
         {
-            GeminiRawClient.Stream stream = gemini.stream(model(provider, MockModels.DEFAULT), HELLO);
+            GenerateContentResponseUsageMetadata usage = null;
+            try (ResponseStream<GenerateContentResponse> stream =
+                     genai.models.generateContentStream(model(provider, MockModels.DEFAULT), "Say hello", null))
+            {
+                for (GenerateContentResponse chunk : stream)
+                {
+                    if (chunk.usageMetadata().isPresent())
+                        usage = chunk.usageMetadata().get();
+                }
+            }
 
-            assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
             Usage expected = expectedUsage(upstream(provider, true));
-            JsonNode usage = stream.usage();
-            assertThat(usage).as(stream.raw()).isNotNull();
-            assertThat(usage.path("promptTokenCount").asLong()).isEqualTo(expected.input());
-            assertThat(usage.path("candidatesTokenCount").asLong()).isEqualTo(expected.output());
-            assertThat(usage.path("totalTokenCount").asLong()).isEqualTo(expected.input() + expected.output());
+            assertThat(usage).isNotNull();
+            assertThat(usage.promptTokenCount()).hasValue((int)expected.input());
+            assertThat(usage.candidatesTokenCount()).hasValue((int)expected.output());
+            assertThat(usage.totalTokenCount()).hasValue((int)(expected.input() + expected.output()));
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void reportsCachedContentTokensAsPartOfThePrompt(String provider)
         {
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.USAGE_CACHED), HELLO);
+            GenerateContentResponse answer = genai.models.generateContent(model(provider, MockModels.USAGE_CACHED),
+                "Say hello", null);
 
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
             Usage expected = expectedUsage(upstream(provider, false));
-            JsonNode usage = answer.body().path("usageMetadata");
-            assertThat(usage.path("promptTokenCount").asLong()).as(answer.raw()).isEqualTo(expected.input());
-            assertThat(usage.path("cachedContentTokenCount").asLong()).as(answer.raw()).isEqualTo(expected.cached());
-            assertThat(usage.path("candidatesTokenCount").asLong()).as(answer.raw()).isEqualTo(expected.output());
-            assertThat(usage.path("totalTokenCount").asLong()).as(answer.raw())
-                .isEqualTo(expected.input() + expected.output());
+            GenerateContentResponseUsageMetadata usage = answer.usageMetadata().orElseThrow();
+            assertThat(usage.promptTokenCount()).hasValue((int)expected.input());
+            assertThat(usage.cachedContentTokenCount()).hasValue((int)expected.cached());
+            assertThat(usage.candidatesTokenCount()).hasValue((int)expected.output());
+            assertThat(usage.totalTokenCount()).hasValue((int)(expected.input() + expected.output()));
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
-        void returnsBothParallelFunctionCallsWithExactArguments(String provider)
+        void returnsBothParallelFunctionCallsToToolsDeclaredWithTheSdksSchema(String provider)
         {
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.TOOLS), HELLO_WITH_TOOLS);
+            GenerateContentResponse answer = genai.models.generateContent(model(provider, MockModels.TOOLS),
+                "Say hello", WITH_TOOLS);
 
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
-            assertGeminiFunctionCalls(GeminiRawClient.functionCalls(answer.body()));
-            assertThat(answer.body().path("candidates").path(0).path("finishReason").asText()).isEqualTo("STOP");
-            assertThat(toolNames(provider, json(upstream(provider, false)))).containsExactly("get_weather", "get_time");
+            assertFunctionCalls(answer.functionCalls());
+            assertThat(answer.finishReason().knownEnum()).isEqualTo(FinishReason.Known.STOP);
+            assertGeminiTools(provider, json(upstream(provider, false)));
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void streamsBothFunctionCallsWhole(String provider)
         {
-            GeminiRawClient.Stream stream = gemini.stream(model(provider, MockModels.TOOLS), HELLO_WITH_TOOLS);
+            List<FunctionCall> calls = new ArrayList<>();
+            GenerateContentResponse last = null;
+            try (ResponseStream<GenerateContentResponse> stream =
+                     genai.models.generateContentStream(model(provider, MockModels.TOOLS), "Say hello", WITH_TOOLS))
+            {
+                for (GenerateContentResponse chunk : stream)
+                {
+                    calls.addAll(chunk.functionCalls() == null ? List.of() : chunk.functionCalls());
+                    last = chunk;
+                }
+            }
 
-            assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
-            assertThat(stream.failure()).as("stream failure").isNull();
-            assertGeminiFunctionCalls(stream.functionCalls());
-            assertThat(stream.finishReason()).isEqualTo("STOP");
-            upstream(provider, true);
+            assertFunctionCalls(calls);
+            assertThat(last.finishReason().knownEnum()).isEqualTo(FinishReason.Known.STOP);
+            assertGeminiTools(provider, json(upstream(provider, true)));
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai,true", "anthropic,true", "gemini,true"})
+        void carriesAFunctionResponseRoundTrip(String provider, boolean streamed)
+        {
+            List<Content> contents = List.of(
+                Content.builder().role("user").parts(Part.fromText("What is the weather in Paris?")).build(),
+                Content.builder().role("model").parts(Part.fromFunctionCall("get_weather", Map.of("location", "Paris")))
+                    .build(),
+                Content.builder().role("user")
+                    .parts(Part.fromFunctionResponse("get_weather", Map.of("result", TOOL_RESULT))).build());
+            String model = model(provider, MockModels.DEFAULT);
+            StringBuilder text = new StringBuilder();
+            if (streamed)
+            {
+                try (ResponseStream<GenerateContentResponse> stream =
+                         genai.models.generateContentStream(model, contents, WITH_TOOLS))
+                {
+                    stream.forEach(c -> appendText(c, text));
+                }
+            }
+            else
+            {
+                text.append(genai.models.generateContent(model, contents, WITH_TOOLS).text());
+            }
+
+            assertThat(text.toString()).isEqualTo(TEXT);
+            JsonNode sent = json(upstream(provider, streamed));
+            if (provider.equals("gemini"))
+            {
+                // The empty parts list the SDK writes into every function response travels untouched on the fast path.
+                JsonNode response = sent.at("/contents/2/parts/0/functionResponse");
+                assertThat(response.get("parts")).as(sent.toString()).isEmpty();
+                ((com.fasterxml.jackson.databind.node.ObjectNode)response).remove("parts");
+            }
+            assertToolRoundTrip(provider, sent, null);
+            assertGeminiTools(provider, sent);
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai,true", "anthropic,true", "gemini,true"})
+        void carriesStructuredOutputDeclaredWithResponseSchema(String provider, boolean streamed)
+        {
+            GenerateContentConfig config = GenerateContentConfig.builder()
+                .responseMimeType("application/json").responseSchema(RECIPES).build();
+            String model = model(provider, MockModels.DEFAULT);
+            StringBuilder text = new StringBuilder();
+            if (streamed)
+            {
+                try (ResponseStream<GenerateContentResponse> stream =
+                         genai.models.generateContentStream(model, "List two recipes", config))
+                {
+                    stream.forEach(c -> appendText(c, text));
+                }
+            }
+            else
+            {
+                text.append(genai.models.generateContent(model, "List two recipes", config).text());
+            }
+
+            assertThat(text.toString()).isEqualTo(TEXT);
+            JsonNode sent = json(upstream(provider, streamed));
+            switch (provider)
+            {
+                case "openai" ->
+                {
+                    assertThat(sent.at("/response_format/type").asText()).as(sent.toString()).isEqualTo("json_schema");
+                    assertThat(sent.at("/response_format/json_schema/schema")).isEqualTo(RECIPES_JSON_SCHEMA);
+                    assertThat(sent.at("/response_format/json_schema/name").asText()).isNotBlank();
+                }
+                case "anthropic" -> assertThat(sent.at("/output_config/format")).as(sent.toString())
+                    .isEqualTo(json("{\"type\":\"json_schema\",\"schema\":" + RECIPES_JSON_SCHEMA + "}"));
+                case "gemini" ->
+                {
+                    // Same dialect: the SDK's bytes, untouched.
+                    assertThat(sent.at("/generationConfig/responseMimeType").asText()).isEqualTo("application/json");
+                    assertThat(sent.at("/generationConfig/responseSchema/type").asText()).isEqualTo("ARRAY");
+                    assertThat(sent.at("/generationConfig/responseSchema/items/properties/rating/nullable")
+                        .asBoolean()).isTrue();
+                }
+                default -> throw new IllegalArgumentException(provider);
+            }
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
-        void carriesAFunctionResponseRoundTrip(String provider)
+        @ValueSource(strings = {"openai", "anthropic"})
+        void refusesASchemaWithAnUnknownTypeNamingItsPathWithoutUpstreamCall(String provider)
         {
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), "{\"contents\":["
-                + "{\"role\":\"user\",\"parts\":[{\"text\":\"What is the weather in Paris?\"}]},"
-                + "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":"
-                + CALL_ARGUMENTS + "}}]},"
-                + "{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"get_weather\",\"response\":"
-                + "{\"result\":\"" + TOOL_RESULT + "\"}}}]}]," + TOOLS + "}");
+            GenerateContentConfig config = GenerateContentConfig.builder().tools(com.google.genai.types.Tool.builder()
+                .functionDeclarations(FunctionDeclaration.builder().name("f").parameters(Schema.builder()
+                    .type(Type.Known.OBJECT)
+                    .properties(ordered("when", Schema.builder().type("DATE").build())).build()).build())
+                .build()).build();
 
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
-            assertThat(GeminiRawClient.text(answer.body())).isEqualTo(TEXT);
-            assertToolRoundTrip(provider, json(upstream(provider, false)), null);
+            assertThatThrownBy(() -> genai.models.generateContent(model(provider, MockModels.DEFAULT), "Hi", config))
+                .isInstanceOfSatisfying(ClientException.class, e ->
+                {
+                    assertThat(e.code()).isEqualTo(400);
+                    assertThat(e.status()).isEqualTo("INVALID_ARGUMENT");
+                    assertThat(e.message()).startsWith(
+                        "tools[0].functionDeclarations[0].parameters.properties.when.type: value: \"DATE\" (expected:");
+                });
+            assertThat(mock.requests()).isEmpty();
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void carriesAnInlineImage(String provider)
         {
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT), "{\"contents\":["
-                + "{\"role\":\"user\",\"parts\":[{\"text\":\"What is in this image?\"},"
-                + "{\"inlineData\":{\"mimeType\":\"image/png\",\"data\":\"" + PNG + "\"}}]}]}");
+            Content content = Content.builder().role("user").parts(Part.fromText("What is in this image?"),
+                Part.fromBytes(Base64.getDecoder().decode(PNG), "image/png")).build();
 
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+            assertThat(genai.models.generateContent(model(provider, MockModels.DEFAULT), content, null).text())
+                .isEqualTo(TEXT);
             assertBase64Image(provider, json(upstream(provider, false)));
         }
 
@@ -1068,12 +1286,12 @@ class DialectMatrixTest
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void sendsTheMaxOutputTokensTheClientSetOrTheAnthropicDefault(String provider)
         {
-            assertThat(gemini.generate(model(provider, MockModels.DEFAULT), HELLO).status()).isEqualTo(200);
+            genai.models.generateContent(model(provider, MockModels.DEFAULT), "Say hello", null);
             assertMaxTokens(provider, json(upstream(provider, false)), null);
             mock.clearRecords();
-            GeminiRawClient.Answer answer = gemini.generate(model(provider, MockModels.DEFAULT),
-                HELLO.substring(0, HELLO.length() - 1) + ",\"generationConfig\":{\"maxOutputTokens\":77}}");
-            assertThat(answer.status()).as(answer.raw()).isEqualTo(200);
+
+            genai.models.generateContent(model(provider, MockModels.DEFAULT), "Say hello",
+                GenerateContentConfig.builder().maxOutputTokens(77).build());
             assertMaxTokens(provider, json(upstream(provider, false)), 77L);
         }
 
@@ -1081,51 +1299,122 @@ class DialectMatrixTest
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void surfacesUpstream429And500AsGeminiErrors(String provider)
         {
-            GeminiRawClient.Answer limited = gemini.generate(model(provider, MockModels.ERROR_429), HELLO);
-            assertThat(limited.status()).as(limited.raw()).isEqualTo(429);
-            assertThat(limited.body().path("error").path("code").asInt()).as(limited.raw()).isEqualTo(429);
-            assertThat(limited.body().path("error").path("status").asText()).as(limited.raw())
-                .isEqualTo("RESOURCE_EXHAUSTED");
-            assertThat(limited.body().path("error").path("message").asText()).as(limited.raw()).isNotBlank();
-
-            GeminiRawClient.Answer failed = gemini.generate(model(provider, MockModels.ERROR_500), HELLO);
-            assertThat(failed.status()).as(failed.raw()).isEqualTo(500);
-            assertThat(failed.body().path("error").path("code").asInt()).as(failed.raw()).isEqualTo(500);
-            assertThat(failed.body().path("error").path("status").asText()).as(failed.raw()).isEqualTo("INTERNAL");
+            assertThatThrownBy(() -> genai.models.generateContent(model(provider, MockModels.ERROR_429), "Hi", null))
+                .isInstanceOfSatisfying(ClientException.class, e ->
+                {
+                    assertThat(e.code()).isEqualTo(429);
+                    assertThat(e.status()).isEqualTo("RESOURCE_EXHAUSTED");
+                    assertThat(e.message()).isNotBlank();
+                });
+            assertThatThrownBy(() -> genai.models.generateContent(model(provider, MockModels.ERROR_500), "Hi", null))
+                .isInstanceOfSatisfying(ServerException.class, e ->
+                {
+                    assertThat(e.code()).isEqualTo(500);
+                    assertThat(e.status()).isEqualTo("INTERNAL");
+                });
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void endsAStreamWithAnErrorWhenTheProviderReportsOneMidStream(String provider)
         {
-            assertStreamEndsWithError(gemini.stream(model(provider, MockModels.streamError(2)), HELLO));
+            assertStreamEndsWithError(provider, MockModels.streamError(2));
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void endsAStreamWithAnErrorWhenTheProviderCutsIt(String provider)
         {
-            assertStreamEndsWithError(gemini.stream(model(provider, MockModels.cut(3)), HELLO));
+            assertStreamEndsWithError(provider, MockModels.cut(3));
         }
 
-        private static void assertStreamEndsWithError(GeminiRawClient.Stream stream)
+        /**
+         * The SDK reads the text before the error, then raises the error chunk as an {@link ApiException}. Whether the
+         * response then ended abnormally is below what the SDK shows, so the raw client checks the bytes.
+         */
+        private void assertStreamEndsWithError(String provider, String mockModel)
         {
+            StringBuilder text = new StringBuilder();
+            assertThatThrownBy(() ->
+            {
+                try (ResponseStream<GenerateContentResponse> stream =
+                         genai.models.generateContentStream(model(provider, mockModel), "Say hello", null))
+                {
+                    stream.forEach(c -> appendText(c, text));
+                }
+            }).isInstanceOf(ApiException.class);
+            assertThat(TEXT).startsWith(text.toString());
+            assertThat(text.toString()).isNotEqualTo(TEXT);
+
+            GeminiRawClient.Stream stream = gemini.stream(model(provider, mockModel), HELLO);
             assertThat(stream.status()).as(stream.raw()).isEqualTo(200);
             // The gateway writes Gemini's error object as the last event, then ends the response abnormally.
             assertThat(stream.hasErrorEvent()).as("error event in %s", stream.raw()).isTrue();
             assertThat(stream.failure()).as("abnormal end of %s", stream.raw()).isNotNull();
             assertThat(stream.finishReason()).isNull();
             assertThat(TEXT).startsWith(stream.text());
-            assertThat(stream.text()).isNotEqualTo(TEXT);
         }
 
-        private static void assertGeminiFunctionCalls(List<JsonNode> calls)
+        private static void appendText(GenerateContentResponse chunk, StringBuilder text)
+        {
+            String t = chunk.text();
+            if (t != null)
+                text.append(t);
+        }
+
+        private static void assertFunctionCalls(List<FunctionCall> calls)
         {
             assertThat(calls).hasSize(2);
-            assertThat(calls.get(0).path("name").asText()).isEqualTo("get_weather");
-            assertThat(calls.get(0).path("args")).isEqualTo(json(WEATHER_ARGUMENTS));
-            assertThat(calls.get(1).path("name").asText()).isEqualTo("get_time");
-            assertThat(calls.get(1).path("args")).isEqualTo(json(TIME_ARGUMENTS));
+            assertThat(calls.get(0).name()).hasValue("get_weather");
+            assertThat(Json.MAPPER.<JsonNode>valueToTree(calls.get(0).args().orElseThrow()))
+                .isEqualTo(json(WEATHER_ARGUMENTS));
+            assertThat(calls.get(1).name()).hasValue("get_time");
+            assertThat(Json.MAPPER.<JsonNode>valueToTree(calls.get(1).args().orElseThrow())).isEqualTo(json(TIME_ARGUMENTS));
+        }
+
+        /**
+         * {@link #WEATHER} and {@link #TIME} as the provider got them: as JSON Schema when translated, as the SDK wrote
+         * them (Gemini's OpenAPI subset, untouched) on the same-dialect fast path.
+         */
+        private static void assertGeminiTools(String provider, JsonNode body)
+        {
+            List<String> names = new ArrayList<>();
+            List<JsonNode> schemas = new ArrayList<>();
+            switch (provider)
+            {
+                case "openai" -> body.path("tools").forEach(t ->
+                {
+                    names.add(t.path("function").path("name").asText());
+                    schemas.add(t.path("function").path("parameters"));
+                });
+                case "anthropic" -> body.path("tools").forEach(t ->
+                {
+                    names.add(t.path("name").asText());
+                    schemas.add(t.path("input_schema"));
+                });
+                case "gemini" ->
+                {
+                    body.at("/tools/0/functionDeclarations").forEach(f -> names.add(f.path("name").asText()));
+                    JsonNode weather = body.at("/tools/0/functionDeclarations/0/parameters");
+                    assertThat(weather.path("type").asText()).as(body.toString()).isEqualTo("OBJECT");
+                    assertThat(weather.at("/properties/unit/nullable").asBoolean()).isTrue();
+                    assertThat(names).containsExactly("get_weather", "get_time");
+                    return;
+                }
+                default -> throw new IllegalArgumentException(provider);
+            }
+            assertThat(names).containsExactly("get_weather", "get_time");
+            assertThat(schemas.get(0)).as(body.toString()).isEqualTo(WEATHER_JSON_SCHEMA);
+            assertThat(schemas.get(1)).as(body.toString()).isEqualTo(TIME_SCHEMA);
+        }
+
+        /** @return a map that keeps the order its entries are given in, as a schema's properties should */
+        private static Map<String, Schema> ordered(Object... entries)
+        {
+            Map<String, Schema> map = new LinkedHashMap<>();
+            for (int i = 0; i < entries.length; i += 2)
+                map.put((String)entries[i], (Schema)entries[i + 1]);
+            return map;
         }
     }
 

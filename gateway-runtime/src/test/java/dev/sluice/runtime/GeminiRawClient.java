@@ -5,7 +5,6 @@ import dev.sluice.api.json.Json;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,8 +24,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A Gemini API client for tests, over plain HTTP/1.1 ({@code java.net.http}): {@code models/{model}:generateContent}
  * and {@code models/{model}:streamGenerateContent?alt=sse}, the API key in {@code x-goog-api-key}, JSON read with
- * Jackson. There is no official Java SDK in the build, and a raw client also shows exactly what went over the wire.
- * Blocking: for test threads only.
+ * Jackson. The tests drive the gateway with the official google-genai SDK; this client is for the cases that need
+ * exactly what went over the wire (an error event, then an abnormal end). Blocking: for test threads only.
  */
 final class GeminiRawClient
 {
@@ -43,32 +42,6 @@ final class GeminiRawClient
     {
         this.base = base;
         this.apiKey = apiKey;
-    }
-
-    /**
-     * {@code POST models/{model}:generateContent}.
-     *
-     * @param model the model, written into the path as is (a {@code /} in it stays a {@code /})
-     * @param body  the request JSON
-     * @return the status and the parsed body ({@code null} when it is not JSON)
-     */
-    Answer generate(String model, String body)
-    {
-        HttpRequest request = request(model + ":generateContent", body);
-        try
-        {
-            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-            return new Answer(response.statusCode(), parse(response.body()), response.body());
-        }
-        catch (IOException x)
-        {
-            throw new UncheckedIOException(x);
-        }
-        catch (InterruptedException x)
-        {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(x);
-        }
     }
 
     /**
@@ -173,18 +146,6 @@ final class GeminiRawClient
         return text.toString();
     }
 
-    /** The {@code functionCall} objects of the first candidate's parts, in order. */
-    static List<JsonNode> functionCalls(JsonNode response)
-    {
-        List<JsonNode> calls = new ArrayList<>();
-        for (JsonNode part : response.path("candidates").path(0).path("content").path("parts"))
-        {
-            if (part.has("functionCall"))
-                calls.add(part.get("functionCall"));
-        }
-        return calls;
-    }
-
     /** Keeps every body byte in arrival order and how the body ended ({@code null}: cleanly). */
     private static final class Collector implements Flow.Subscriber<List<ByteBuffer>>
     {
@@ -223,17 +184,6 @@ final class GeminiRawClient
     }
 
     /**
-     * A non-streamed answer.
-     *
-     * @param status the HTTP status
-     * @param body   the parsed body, or {@code null} when it was not JSON
-     * @param raw    the body as received
-     */
-    record Answer(int status, JsonNode body, String raw)
-    {
-    }
-
-    /**
      * A streamed answer read to its end.
      *
      * @param status      the HTTP status
@@ -254,30 +204,6 @@ final class GeminiRawClient
                     text.append(GeminiRawClient.text(event));
             }
             return text.toString();
-        }
-
-        /** @return every {@code functionCall} of every event, in order */
-        List<JsonNode> functionCalls()
-        {
-            List<JsonNode> calls = new ArrayList<>();
-            for (JsonNode event : events)
-            {
-                if (event != null)
-                    calls.addAll(GeminiRawClient.functionCalls(event));
-            }
-            return calls;
-        }
-
-        /** @return the last {@code usageMetadata} sent, or {@code null} */
-        JsonNode usage()
-        {
-            JsonNode usage = null;
-            for (JsonNode event : events)
-            {
-                if (event != null && event.has("usageMetadata"))
-                    usage = event.get("usageMetadata");
-            }
-            return usage;
         }
 
         /** @return the last {@code finishReason} sent, or {@code null} */

@@ -1,6 +1,7 @@
 package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.JsonInput;
@@ -29,7 +30,7 @@ import java.util.Set;
  *       have no canonical form and are refused.</li>
  *   <li>{@code functionCall} is a {@link ContentPart.ToolCall} whose arguments are {@code args} written compactly
  *       ({@code {}} when absent); {@code functionResponse} is a {@link ContentPart.ToolResult} (see
- *       {@link #result}). Ids come from the part's {@code id}, else from {@link ToolIds}.</li>
+ *       {@link #result}), with an empty {@code parts} list accepted and non-empty ones refused. Ids come from the part's {@code id}, else from {@link ToolIds}.</li>
  * </ul>
  */
 final class GeminiParts
@@ -42,6 +43,7 @@ final class GeminiParts
     private static final Set<String> FILE_FIELDS = Set.of("mimeType", "fileUri", "displayName");
     private static final Set<String> CALL_FIELDS = Set.of("id", "name", "args");
     private static final Set<String> RESPONSE_FIELDS = Set.of("id", "name", "response");
+    private static final Set<String> RESPONSE_FIELDS_NO_PARTS = Set.of("id", "name", "response", "parts");
 
     private GeminiParts()
     {
@@ -243,7 +245,12 @@ final class GeminiParts
     private static ContentPart.ToolResult functionResponse(JsonInput in, ObjectNode response, String path, ToolIds ids)
     {
         if (in == JsonInput.REQUEST)
-            GeminiJson.checkKeys(response, path, RESPONSE_FIELDS);
+        {
+            // The google-genai SDKs write "parts": [] into every function response they build: it asks for nothing.
+            // Parts in it (multimodal function responses) have no canonical form and are refused.
+            boolean noParts = GeminiJson.field(response, "parts") instanceof ArrayNode parts && parts.isEmpty();
+            GeminiJson.checkKeys(response, path, noParts ? RESPONSE_FIELDS_NO_PARTS : RESPONSE_FIELDS);
+        }
         String name = in.text(response, "name", GeminiJson.path(path, "name"));
         String id = in.optText(response, "id", GeminiJson.path(path, "id"));
         ObjectNode value = in.optObject(response, "response", GeminiJson.path(path, "response"));

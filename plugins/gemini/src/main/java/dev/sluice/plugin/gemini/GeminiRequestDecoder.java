@@ -2,7 +2,6 @@ package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.model.ChatRequest;
@@ -29,7 +28,8 @@ import java.util.Set;
  * <ul>
  *   <li>{@code contents} map one to one onto messages: {@code model} is {@link Role#ASSISTANT}; {@code user} (or no
  *       role, or the legacy {@code function}) is {@link Role#TOOL} when it holds only function responses, else
- *       {@link Role#USER}. {@code systemInstruction} (text parts only; its role is ignored) is
+ *       {@link Role#USER}. Empty text parts of a model content (chat histories replay Gemini's finish chunks) are
+ *       dropped, and a model content left empty with them. {@code systemInstruction} (text parts only; its role is ignored) is
  *       {@link ChatRequest#system()}. Parts: see {@link GeminiParts}.</li>
  *   <li>{@code toolConfig.functionCallingConfig}: {@code AUTO} is {@link ToolChoice.Auto}, {@code NONE}
  *       {@link ToolChoice.None}, {@code ANY} {@link ToolChoice.Required}, or {@link ToolChoice.Named} when it allows
@@ -42,11 +42,10 @@ import java.util.Set;
  *       {@code JSON_SCHEMA} with {@code responseJsonSchema}/{@code responseSchema}; {@code text/plain} is
  *       {@code TEXT}; any other type (e.g. {@code text/x.enum}) travels raw with its schema. Every other field
  *       ({@code thinkingConfig}, {@code responseModalities}, ...) travels raw as {@code generationConfig.<name>}.</li>
- *   <li>Schema spellings: canonical schemas are JSON Schema, which Gemini takes as {@code parametersJsonSchema} and
- *       {@code responseJsonSchema}. A client that used the OpenAPI-subset fields ({@code parameters},
- *       {@code responseSchema}) gets them back under the same name: a JSON {@code null} extension
- *       ({@value #PARAMETERS_MARKER}, {@value #RESPONSE_SCHEMA_MARKER}) records the spelling. A null asks for
- *       nothing, so other dialects drop it (see {@link dev.sluice.api.codec.Translation}).</li>
+ *   <li>Schemas: canonical schemas are JSON Schema. {@code parametersJsonSchema} and {@code responseJsonSchema}
+ *       already are and pass unchanged; the OpenAPI-subset {@code parameters} and {@code responseSchema} are converted
+ *       by {@link GeminiSchemas} (upper-case types, {@code nullable}, ...), which refuses a bad schema with a 400
+ *       naming the field's path. The encoder writes every schema back as JSON Schema.</li>
  *   <li>Tools other than function declarations ({@code googleSearch}, {@code codeExecution}, {@code urlContext},
  *       ...) travel raw as {@code tools.<kind>}; other {@code toolConfig} fields as {@code toolConfig.<name>}.
  *       Unknown top-level fields ({@code safetySettings}, {@code cachedContent}, {@code labels}, ...) travel raw under
@@ -56,10 +55,6 @@ import java.util.Set;
  */
 final class GeminiRequestDecoder
 {
-    /** Null extension: the client declared function parameters with {@code parameters}, not the JSON Schema field. */
-    static final String PARAMETERS_MARKER = "functionDeclarations.parameters";
-    /** Null extension: the client gave the response schema as {@code responseSchema}, not the JSON Schema field. */
-    static final String RESPONSE_SCHEMA_MARKER = "generationConfig.responseSchema";
     /** Prefixes of extensions that belong inside an object rather than at the top level. */
     static final String GENERATION_CONFIG = "generationConfig.";
     static final String TOOL_CONFIG = "toolConfig.";
@@ -155,6 +150,14 @@ final class GeminiRequestDecoder
             List<ContentPart> out = new ArrayList<>(parts.size());
             for (int j = 0; j < parts.size(); j++)
                 GeminiParts.decode(IN, parts.get(j), path + ".parts[" + j + "]", model, ids, out);
+            if (model)
+            {
+                // A history replays Gemini's finish chunks, whose text is empty: it says nothing, and Anthropic
+                // refuses empty text blocks. A model turn left with nothing is no turn.
+                out.removeIf(p -> p instanceof ContentPart.Text t && t.text().isEmpty());
+                if (out.isEmpty() && !parts.isEmpty())
+                    continue;
+            }
             messages.add(new Message(model ? Role.ASSISTANT : onlyToolResults(out) ? Role.TOOL : Role.USER, out, null));
         }
         return messages;
@@ -207,8 +210,6 @@ final class GeminiRequestDecoder
         if (array == null)
             return List.of();
         List<Tool> tools = new ArrayList<>();
-        int withParameters = 0;
-        int withJsonSchema = 0;
         for (int i = 0; i < array.size(); i++)
         {
             String path = key + "[" + i + "]";
@@ -243,21 +244,14 @@ final class GeminiRequestDecoder
                     if (parameters != null && jsonSchema != null)
                         throw IN.fail(declarationPath, "sets both " + parametersKey + " and " + jsonSchemaKey
                             + " (expected: one of them)");
-                    JsonNode schema = parameters != null ? parameters : jsonSchema;
-                    if (schema != null && !schema.isObject())
-                        throw IN.wrongType(declarationPath + "." + (parameters != null ? parametersKey : jsonSchemaKey),
-                            schema, "a schema object");
-                    if (parameters != null)
-                        withParameters++;
-                    else if (jsonSchema != null)
-                        withJsonSchema++;
+                    if (jsonSchema != null && !jsonSchema.isObject())
+                        throw IN.wrongType(declarationPath + "." + jsonSchemaKey, jsonSchema, "a schema object");
+                    JsonNode schema = parameters != null
+                        ? GeminiSchemas.toJsonSchema(parameters, declarationPath + "." + parametersKey) : jsonSchema;
                     tools.add(new Tool(name, description, schema, null, null));
                 }
             }
         }
-        // Mixed spellings are written back as JSON Schema, which accepts what the OpenAPI subset can say.
-        if (withParameters > 0 && withJsonSchema == 0)
-            extensions.put(PARAMETERS_MARKER, NullNode.getInstance());
         return tools;
     }
 
@@ -383,12 +377,12 @@ final class GeminiRequestDecoder
         {
             if (anySchema == null)
                 return new ResponseFormat(ResponseFormat.Type.JSON_OBJECT, null, null, null);
-            if (!anySchema.isObject())
-                throw IN.wrongType(GeminiJson.path(path, schema != null ? schemaKey : jsonSchemaKey), anySchema,
-                    "a schema object");
             if (schema != null)
-                extensions.put(RESPONSE_SCHEMA_MARKER, NullNode.getInstance());
-            return new ResponseFormat(ResponseFormat.Type.JSON_SCHEMA, null, anySchema, null);
+                return new ResponseFormat(ResponseFormat.Type.JSON_SCHEMA, null,
+                    GeminiSchemas.toJsonSchema(schema, GeminiJson.path(path, schemaKey)), null);
+            if (!jsonSchema.isObject())
+                throw IN.wrongType(GeminiJson.path(path, jsonSchemaKey), jsonSchema, "a schema object");
+            return new ResponseFormat(ResponseFormat.Type.JSON_SCHEMA, null, jsonSchema, null);
         }
         if (anySchema == null && "text/plain".equals(mimeType))
             return new ResponseFormat(ResponseFormat.Type.TEXT, null, null, null);

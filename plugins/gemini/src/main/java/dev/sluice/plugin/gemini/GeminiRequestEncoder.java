@@ -213,7 +213,7 @@ final class GeminiRequestEncoder
         for (Map.Entry<String, JsonNode> e : extensions.entrySet())
         {
             String name = e.getKey();
-            // Dotted names belong inside an object (written above) or are spelling markers; known fields are ours.
+            // Dotted names belong inside an object (written above); known fields are ours.
             if (name.indexOf('.') >= 0 || GeminiRequestDecoder.KNOWN_FIELDS.contains(name))
                 continue;
             g.writeFieldName(name);
@@ -400,8 +400,6 @@ final class GeminiRequestEncoder
             otherTools |= e.getKey().startsWith(GeminiRequestDecoder.TOOLS) && !e.getValue().isNull();
         if (tools.isEmpty() && !otherTools)
             return;
-        String schemaField = extensions.containsKey(GeminiRequestDecoder.PARAMETERS_MARKER) ? "parameters"
-            : "parametersJsonSchema";
         g.writeArrayFieldStart("tools");
         if (!tools.isEmpty())
         {
@@ -415,7 +413,8 @@ final class GeminiRequestEncoder
                     g.writeStringField("description", tool.description());
                 if (tool.parameters() != null)
                 {
-                    g.writeFieldName(schemaField);
+                    // Canonical schemas are JSON Schema (the decoder converts Gemini's OpenAPI subset).
+                    g.writeFieldName("parametersJsonSchema");
                     g.writeTree(tool.parameters());
                 }
                 g.writeEndObject();
@@ -530,10 +529,7 @@ final class GeminiRequestEncoder
             g.writeString(format.type() == ResponseFormat.Type.TEXT ? "text/plain" : "application/json");
             if (format.type() == ResponseFormat.Type.JSON_SCHEMA && format.schema() != null)
             {
-                String field = extensions.containsKey(GeminiRequestDecoder.RESPONSE_SCHEMA_MARKER)
-                    && extensions.get(GeminiRequestDecoder.RESPONSE_SCHEMA_MARKER).isNull() ? "responseSchema"
-                    : "responseJsonSchema";
-                open = open(g, open, written, field);
+                open = open(g, open, written, "responseJsonSchema");
                 g.writeTree(format.schema());
             }
         }

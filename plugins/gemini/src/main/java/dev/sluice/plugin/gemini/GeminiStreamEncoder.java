@@ -29,7 +29,8 @@ import java.util.TreeMap;
  *       call's arguments ({@value #MAX_ARGUMENT_CHARS} characters). Arguments that are not a JSON object fail the
  *       stream with a 502 error chunk; a fragment for a call whose block already stopped has nowhere to go and is
  *       ignored.</li>
- *   <li>{@code Stop} is a chunk with {@code finishReason} and {@code usageMetadata}. When its usage is not known
+ *   <li>{@code Stop} is a chunk with {@code finishReason} and {@code usageMetadata}, and, as Gemini's own, a
+ *       {@code content} of role {@code model} with one empty text part. When its usage is not known
  *       yet (OpenAI sources report it in a later {@code UsageReport}) the chunk is held until that report, or until
  *       {@link #end()}, which then sends it without usage.</li>
  *   <li>Errors are {@code data: {"error":{…}}} chunks (see {@link GeminiErrors}).</li>
@@ -239,6 +240,15 @@ final class GeminiStreamEncoder implements StreamEncoder
             g.writeStartObject();
             g.writeArrayFieldStart("candidates");
             g.writeStartObject();
+            // Gemini's finish chunk has a model content too (an empty text part), and SDK chat helpers read it.
+            g.writeObjectFieldStart("content");
+            g.writeArrayFieldStart("parts");
+            g.writeStartObject();
+            g.writeStringField("text", "");
+            g.writeEndObject();
+            g.writeEndArray();
+            g.writeStringField("role", "model");
+            g.writeEndObject();
             g.writeStringField("finishReason", GeminiResponses.finishReason(stop.reason(), stop.rawReason()));
             g.writeNumberField("index", 0);
             g.writeEndObject();

@@ -1,7 +1,6 @@
 package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.NullNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.RequestPeek;
@@ -73,7 +72,7 @@ class GeminiRequestCodecTest
     }
 
     @Test
-    void snakeCaseFieldsDecodeLikeCamelCaseAndKeepTheirSchemaSpelling()
+    void snakeCaseFieldsDecodeLikeCamelCaseAndTheirSchemasBecomeJsonSchema()
     {
         ChatRequest snake = codec.decodeRequest(Fixtures.bytes("request-snake-case.json"));
         byte[] encoded = codec.encodeRequest(snake);
@@ -85,8 +84,10 @@ class GeminiRequestCodecTest
         assertThat(snake.toolChoice()).isEqualTo(new ToolChoice.Auto());
         assertThat(snake.sampling().maxTokens()).isEqualTo(100);
         assertThat(snake.responseFormat().type()).isEqualTo(ResponseFormat.Type.JSON_SCHEMA);
-        assertThat(snake.extensions()).containsOnlyKeys(GeminiRequestDecoder.PARAMETERS_MARKER,
-            GeminiRequestDecoder.RESPONSE_SCHEMA_MARKER, "generationConfig.thinkingConfig");
+        assertThat(snake.extensions()).containsOnlyKeys("generationConfig.thinkingConfig");
+        assertThat(snake.tools().get(0).parameters()).isEqualTo(Fixtures.tree("{\"type\":\"object\",\"properties\":"
+            + "{\"location\":{\"type\":\"string\"},\"movie\":{\"type\":[\"string\",\"null\"]}},"
+            + "\"required\":[\"location\"]}"));
     }
 
     @Test
@@ -124,6 +125,31 @@ class GeminiRequestCodecTest
         ChatRequest r = codec.decodeRequest(Fixtures.bytes("request-multiturn.json"));
         assertThat(r.model()).isEmpty();
         assertThat(r.stream()).isFalse();
+    }
+
+    @Test
+    void dropsTheEmptyTextOfReplayedFinishChunksFromModelTurns()
+    {
+        // A google-genai chat history after a stream: one model content per chunk, the finish chunk's text empty.
+        ChatRequest r = decode("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Hi\"}]},"
+            + "{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]},{\"role\":\"model\",\"parts\":[{\"text\":\"lo\"},"
+            + "{\"text\":\"\"}]},{\"role\":\"model\",\"parts\":[{\"text\":\"\"}]},"
+            + "{\"role\":\"user\",\"parts\":[{\"text\":\"Again\"}]}]}");
+
+        assertThat(r.messages()).containsExactly(Message.text(Role.USER, "Hi"), Message.text(Role.ASSISTANT, "Hel"),
+            Message.text(Role.ASSISTANT, "lo"), Message.text(Role.USER, "Again"));
+    }
+
+    @Test
+    void acceptsTheEmptyPartsListTheSdkWritesIntoFunctionResponses()
+    {
+        // What google-genai's Part.fromFunctionResponse(name, response) sends.
+        ChatRequest r = decode("{\"contents\":[{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"f\","
+            + "\"args\":{}}}]},{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"f\",\"parts\":[],"
+            + "\"response\":{\"result\":\"ok\"}}}]}]}");
+
+        assertThat(r.messages().get(1).content()).containsExactly(
+            new ContentPart.ToolResult("call_0", List.of(new ContentPart.Text("ok")), false, null));
     }
 
     @Test
@@ -254,19 +280,6 @@ class GeminiRequestCodecTest
         assertThat(e.getMessage())
             .isEqualTo("toolConfig.functionCallingConfig.mode: is a field of the gemini dialect that cannot be translated to openai"
             + " (an operator can allow dropping it: drop_unsupported)");
-    }
-
-    @Test
-    void schemaSpellingMarkersAreNullsThatOtherDialectsDrop()
-    {
-        ChatRequest r = codec.decodeRequest(Fixtures.bytes("request-snake-case.json"));
-        assertThat(r.extensions().get(GeminiRequestDecoder.PARAMETERS_MARKER)).isEqualTo(NullNode.getInstance());
-
-        ChatRequest markersOnly = new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(), null,
-            r.sampling(), r.responseFormat(), false, false, null, null, Map.of(GeminiRequestDecoder.PARAMETERS_MARKER,
-            NullNode.getInstance(), GeminiRequestDecoder.RESPONSE_SCHEMA_MARKER, NullNode.getInstance()));
-        assertThat(Translation.withoutForeignExtensions(markersOnly, "gemini", "openai", Set.of()).extensions())
-            .isEmpty();
     }
 
     @Test

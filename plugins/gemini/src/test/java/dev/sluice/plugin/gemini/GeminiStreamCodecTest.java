@@ -275,7 +275,7 @@ class GeminiStreamCodecTest
         assertThat(chunks.get(1).at("/candidates/0/content/parts/0")).isEqualTo(Fixtures.tree(
             "{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\",\"unit\":\"celsius\"}}}"));
         assertThat(chunks.get(3)).isEqualTo(Fixtures.tree("""
-            {"candidates":[{"finishReason":"STOP","index":0}],
+            {"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],
              "usageMetadata":{"promptTokenCount":112,"candidatesTokenCount":51,"totalTokenCount":280,
                               "thoughtsTokenCount":117},
              "modelVersion":"gemini-3-pro-preview","responseId":"xq0naLrTEeKfz7IPu7-M2AM"}"""));
@@ -354,6 +354,35 @@ class GeminiStreamCodecTest
         assertThat(out).hasSize(1);
         assertThat(out.get(0).at("/candidates/0/finishReason").textValue()).isEqualTo("MAX_TOKENS");
         assertThat(out.get(0).has("usageMetadata")).isFalse();
+    }
+
+    @Test
+    void everyFinishChunkCarriesAModelContentAsGeminiSendsIt()
+    {
+        // A stop with usage, one held for the usage report, and one held until the end: all finish chunks.
+        List<String> finishes = new ArrayList<>();
+        StreamEncoder withUsage = encoder();
+        withUsage.encode(new StreamEvent.MessageStart("m1", "model", 0, null));
+        finishes.add(Fixtures.string(withUsage.encode(
+            new StreamEvent.Stop(StopReason.END_TURN, "end_turn", new Usage(3, 1, 0, 0, 0)))));
+        StreamEncoder reported = encoder();
+        reported.encode(new StreamEvent.MessageStart("m2", "model", 0, null));
+        reported.encode(new StreamEvent.Stop(StopReason.TOOL_USE, "tool_calls", Usage.ZERO));
+        finishes.add(Fixtures.string(reported.encode(new StreamEvent.UsageReport(new Usage(3, 1, 0, 0, 0)))));
+        StreamEncoder ended = encoder();
+        ended.encode(new StreamEvent.MessageStart("m3", "model", 0, null));
+        ended.encode(new StreamEvent.Stop(StopReason.CONTENT_FILTER, "content_filter", Usage.ZERO));
+        finishes.add(Fixtures.string(ended.end()));
+
+        assertThat(finishes).allSatisfy(sse ->
+        {
+            List<JsonNode> out = chunks(sse);
+            assertThat(out).hasSize(1);
+            JsonNode candidate = out.get(0).at("/candidates/0");
+            assertThat(candidate.get("content")).as(sse)
+                .isEqualTo(Fixtures.tree("{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"}"));
+            assertThat(candidate.get("finishReason").textValue()).isNotBlank();
+        });
     }
 
     @Test
