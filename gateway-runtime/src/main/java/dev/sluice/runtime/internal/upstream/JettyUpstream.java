@@ -211,7 +211,6 @@ final class JettyUpstream implements Upstream
     /** One upstream request: its result, its first-byte timer if any, and when it started to wait. */
     private final class Call implements Response.CompleteListener, Response.ContentSourceListener
     {
-        private static final int MAX_RESENDS = 3;
         private final CompletableFuture<UpstreamResponse> result = new CompletableFuture<>();
         private final URI uri;
         private final UpstreamRequest upstreamRequest;
@@ -220,8 +219,10 @@ final class JettyUpstream implements Upstream
         private final long queuedSince = System.nanoTime();
         /** The request in flight: the first one, or its one resend after a kept-alive connection closed under it. */
         private volatile Request request;
+        /** The connection opened for the resend, outside the pool; closed when the resent request completes. */
+        private volatile org.eclipse.jetty.client.Connection unpooled;
         private Throwable aborted;
-        private int resent;
+        private boolean resent;
 
         private Call(Request request, URI uri, UpstreamRequest upstreamRequest, Exchange exchange)
         {
@@ -260,24 +261,43 @@ final class JettyUpstream implements Upstream
         }
 
         /**
-         * Sends the request again on another connection, at most {@link #MAX_RESENDS} times (after a quiet period
-         * several pooled connections may be closing at once); false when that is used up or the call was aborted.
+         * Sends the request again, once, on a connection opened for it outside the pool: after a quiet period every
+         * pooled connection may be closing at the same moment, so another pooled one could be stale too. A fresh
+         * connection cannot be, and a failure on it is never sent again ({@link #closedWhileIdle}).
+         *
+         * @return false when the request was already resent or the call was aborted
          */
         private boolean resend()
         {
             Request again;
             synchronized (this)
             {
-                if (resent == MAX_RESENDS || aborted != null)
+                if (resent || aborted != null)
                     return false;
-                resent++;
+                resent = true;
                 again = newRequest(uri, upstreamRequest);
                 request = again;
             }
             if (LOG.isDebugEnabled())
                 LOG.debug("G2P {} {} resent: the provider closed a kept-alive connection", exchange.id(), bindingName);
-            dispatch(destination, again);
+            again.tag(this);
+            if (firstByte != null)
+                again.onResponseBegin(response -> firstByte.cancel());
+            destination.newConnection(org.eclipse.jetty.util.Promise.from(connection ->
+            {
+                unpooled = connection;
+                // As with d.send: the call listens for completion and for the content source.
+                connection.send(again, this);
+            }, this::failed));
             return true;
+        }
+
+        private void failed(Throwable failure)
+        {
+            if (firstByte != null)
+                firstByte.cancel();
+            if (!result.isDone())
+                result.completeExceptionally(map(failure, firstByte != null && firstByte.fired));
         }
 
         JettyUpstream upstream()
@@ -295,6 +315,9 @@ final class JettyUpstream implements Upstream
         @Override
         public void onComplete(Result r)
         {
+            org.eclipse.jetty.client.Connection own = unpooled;
+            if (own != null && r.getRequest() == request)
+                own.close();
             if (r.isFailed() && !result.isDone() && r.getRequest() == request
                 && closedWhileIdle(r, System.currentTimeMillis() - (System.nanoTime() - queuedSince) / 1_000_000)
                 && resend())
