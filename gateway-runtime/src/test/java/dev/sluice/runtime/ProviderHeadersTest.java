@@ -236,11 +236,12 @@ class ProviderHeadersTest
     }
 
     @Test
-    void geminiProviderSendsNoRateLimitHeadersSoNoneAreInvented()
+    void geminisRetryInfoBecomesRetryAfterAndNoRateLimitsAreInvented()
     {
         assertThatThrownBy(() -> openai.chat().completions().create(openAiAsk("gemini/" + MockModels.ERROR_429)))
             .isInstanceOfSatisfying(RateLimitException.class, e ->
             {
+                assertThat(e.headers().values("retry-after")).containsExactly("1");
                 assertThat(e.headers().names()).noneMatch(n -> n.toLowerCase().startsWith("x-ratelimit-"));
                 assertThat(e.headers().values("x-upstream-request-id")).isEmpty();
             });
