@@ -1,6 +1,10 @@
 package dev.sluice.bench.mock;
 
+import java.time.Instant;
+
+import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.http.HttpStatus;
 
 import static dev.sluice.bench.mock.Template.CACHED;
@@ -216,6 +220,51 @@ final class AnthropicTemplates extends DialectTemplates
     String requestIdHeader()
     {
         return "request-id";
+    }
+
+    private static final HttpField REQUESTS_LIMIT = new PreEncodedHttpField("anthropic-ratelimit-requests-limit", "50");
+    private static final HttpField REQUESTS_REMAINING = new PreEncodedHttpField("anthropic-ratelimit-requests-remaining", "49");
+    private static final HttpField REQUESTS_NONE = new PreEncodedHttpField("anthropic-ratelimit-requests-remaining", "0");
+    private static final HttpField TOKENS_LIMIT = new PreEncodedHttpField("anthropic-ratelimit-tokens-limit", "80000");
+    private static final HttpField TOKENS_REMAINING = new PreEncodedHttpField("anthropic-ratelimit-tokens-remaining", "79000");
+    private static final HttpField INPUT_LIMIT = new PreEncodedHttpField("anthropic-ratelimit-input-tokens-limit", "40000");
+    private static final HttpField INPUT_REMAINING = new PreEncodedHttpField("anthropic-ratelimit-input-tokens-remaining", "39500");
+    private static final HttpField OUTPUT_LIMIT = new PreEncodedHttpField("anthropic-ratelimit-output-tokens-limit", "40000");
+    private static final HttpField OUTPUT_REMAINING = new PreEncodedHttpField("anthropic-ratelimit-output-tokens-remaining", "39500");
+    /** The resets of the current second: RFC 3339 times one second (requests) and one minute (tokens) ahead. */
+    private static volatile Resets resets = new Resets(0, null, null, null, null);
+
+    private record Resets(long second, HttpField requests, HttpField tokens, HttpField input, HttpField output)
+    {
+    }
+
+    @Override
+    void rateLimits(HttpFields.Mutable headers, boolean exhausted)
+    {
+        long now = System.currentTimeMillis() / 1000;
+        Resets r = resets;
+        if (r.second() != now)
+        {
+            // Rendered once a second, not per answer: the mock's own cost stays flat under load.
+            String requests = Instant.ofEpochSecond(now + 1).toString();
+            String tokens = Instant.ofEpochSecond(now + 60).toString();
+            resets = r = new Resets(now, new PreEncodedHttpField("anthropic-ratelimit-requests-reset", requests),
+                new PreEncodedHttpField("anthropic-ratelimit-tokens-reset", tokens),
+                new PreEncodedHttpField("anthropic-ratelimit-input-tokens-reset", tokens),
+                new PreEncodedHttpField("anthropic-ratelimit-output-tokens-reset", tokens));
+        }
+        headers.add(REQUESTS_LIMIT);
+        headers.add(exhausted ? REQUESTS_NONE : REQUESTS_REMAINING);
+        headers.add(r.requests());
+        headers.add(TOKENS_LIMIT);
+        headers.add(TOKENS_REMAINING);
+        headers.add(r.tokens());
+        headers.add(INPUT_LIMIT);
+        headers.add(INPUT_REMAINING);
+        headers.add(r.input());
+        headers.add(OUTPUT_LIMIT);
+        headers.add(OUTPUT_REMAINING);
+        headers.add(r.output());
     }
 
     @Override

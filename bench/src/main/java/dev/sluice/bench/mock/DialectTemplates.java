@@ -74,6 +74,16 @@ abstract class DialectTemplates
     abstract String requestIdHeader();
 
     /**
+     * Adds the dialect's rate-limit headers, as its provider sends them on every answer, errors included; the
+     * default, for dialects without any (Gemini), adds none.
+     *
+     * @param exhausted whether the limit is used up (a 429): no request remains
+     */
+    void rateLimits(HttpFields.Mutable headers, boolean exhausted)
+    {
+    }
+
+    /**
      * @param alternate whether the stream uses the alternate form ({@link Shape#alternate()})
      * @param first whether the error is the first event of the stream
      * @return the in-stream error event ({@code mock-stream-error-<n>}), framed

@@ -274,6 +274,7 @@ final class MockExchange implements Consumer<Throwable>
         if (requestIdHeader != null)
             response.getHeaders().put(requestIdHeader, REQUEST_ID_PREFIX + id);
         Behavior behavior = Behavior.of(model);
+        templates.rateLimits(response.getHeaders(), behavior.kind() == Kind.ERROR_429);
         switch (behavior.kind())
         {
             case ERROR_429:

@@ -10,6 +10,12 @@ package dev.sluice.bench.mock;
  * routes by a provider prefix can forward the name unchanged: {@code anthropic/mock-tools} behaves as
  * {@code mock-tools} and is echoed as {@code anthropic/mock-tools}.</p>
  *
+ * <p>Headers, as the providers send them on every answer to a chat request (success, stream or error): the request
+ * id (OpenAI {@code x-request-id}, Anthropic {@code request-id}: {@code req_mock_<n>}) and the rate limits (OpenAI
+ * {@code x-ratelimit-{limit,remaining,reset}-{requests,tokens}} with Go-duration resets such as {@code 6m0s};
+ * Anthropic {@code anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}} with
+ * RFC 3339 resets). A 429 reports no request remaining. Gemini sends neither.</p>
+ *
  * <p>Errors come in the dialect's own shape: OpenAI {@code {"error":{"message","type","param","code"}}},
  * Anthropic {@code {"type":"error","error":{"type","message"},"request_id"}}, Gemini
  * {@code {"error":{"code","message","status"}}}. "Content events" are the paced events of a stream: OpenAI's content

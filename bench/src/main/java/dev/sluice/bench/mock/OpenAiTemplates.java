@@ -2,7 +2,9 @@ package dev.sluice.bench.mock;
 
 import java.nio.charset.StandardCharsets;
 
+import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.http.HttpStatus;
 
 import static dev.sluice.bench.mock.Template.CACHED;
@@ -156,6 +158,26 @@ final class OpenAiTemplates extends DialectTemplates
     String requestIdHeader()
     {
         return "x-request-id";
+    }
+
+    /** OpenAI's documented example: 60 requests and 150,000 tokens a minute, resets as Go durations. */
+    private static final HttpField[] RATE_LIMITS = {
+        new PreEncodedHttpField("x-ratelimit-limit-requests", "60"),
+        new PreEncodedHttpField("x-ratelimit-limit-tokens", "150000"),
+        new PreEncodedHttpField("x-ratelimit-remaining-requests", "59"),
+        new PreEncodedHttpField("x-ratelimit-remaining-tokens", "149984"),
+        new PreEncodedHttpField("x-ratelimit-reset-requests", "1s"),
+        new PreEncodedHttpField("x-ratelimit-reset-tokens", "6m0s")};
+    private static final HttpField[] EXHAUSTED = {
+        RATE_LIMITS[0], RATE_LIMITS[1],
+        new PreEncodedHttpField("x-ratelimit-remaining-requests", "0"),
+        RATE_LIMITS[3], RATE_LIMITS[4], RATE_LIMITS[5]};
+
+    @Override
+    void rateLimits(HttpFields.Mutable headers, boolean exhausted)
+    {
+        for (HttpField field : exhausted ? EXHAUSTED : RATE_LIMITS)
+            headers.add(field);
     }
 
     @Override

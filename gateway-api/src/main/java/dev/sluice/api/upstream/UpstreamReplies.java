@@ -1,9 +1,11 @@
 package dev.sluice.api.upstream;
 
+import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
 
@@ -69,6 +71,11 @@ public final class UpstreamReplies
      * Bodies are read with {@link Bodies}, sized from {@link UpstreamResponse#contentLength()}. Usage is recorded on
      * the exchange as soon as it is known.
      *
+     * <p>Headers: the provider's retry, rate-limit and request-id headers are captured once, by
+     * {@link ProviderHeaders} from the provider's dialect ({@link DialectCodec#dialect() codec.dialect()}) to the
+     * client's ({@link Exchange#dialect()}), and put on the reply, or on the failure (added after any headers the
+     * codec's {@code decodeError} set).
+     *
      * @param relayRaw  whether the client speaks the provider's dialect (its bytes go out as they are)
      * @param rawStream the dialect's same-dialect stream relay, given the body and the usage sink
      */
@@ -77,16 +84,21 @@ public final class UpstreamReplies
                                                BiFunction<BodySource, Consumer<Usage>, EventStream> rawStream)
     {
         int status = response.status();
+        ResponseHeaders headers = ProviderHeaders.capture(response, codec.dialect(), exchange.dialect());
         if (status < 200 || status > 299)
         {
             return Bodies.readPrefix(response.body(), response.contentLength(), MAX_ERROR_BYTES)
-                .thenCompose(bytes -> CompletableFuture.failedFuture(codec.decodeError(status, bytes)));
+                .thenCompose(bytes ->
+                {
+                    GatewayException error = codec.decodeError(status, bytes);
+                    return CompletableFuture.failedFuture(error.withHeaders(error.headers().withAll(headers)));
+                });
         }
         if (stream)
         {
             EventStream events = relayRaw ? rawStream.apply(response.body(), exchange::usage)
                 : new UpstreamEventStream.Translated(response.body(), codec.newStreamDecoder(), exchange::usage);
-            return CompletableFuture.completedFuture(new Reply.Stream(events));
+            return CompletableFuture.completedFuture(new Reply.Stream(events, headers));
         }
         // Every answer is checked to be JSON as it is read (allocation-free), relayed or decoded alike.
         return Bodies.readJson(response.body(), response.contentLength(), MAX_RESPONSE_BYTES).thenApply(bytes ->
@@ -96,11 +108,11 @@ public final class UpstreamReplies
                 Usage usage = codec.scanUsage(bytes);
                 if (usage != null)
                     exchange.usage(usage);
-                return new Reply.Bytes(status, "application/json", bytes, usage);
+                return new Reply.Bytes(status, "application/json", bytes, usage, headers);
             }
             ChatResponse decoded = codec.decodeResponse(bytes);
             exchange.usage(decoded.usage());
-            return new Reply.Message(decoded);
+            return new Reply.Message(decoded, headers);
         });
     }
 }

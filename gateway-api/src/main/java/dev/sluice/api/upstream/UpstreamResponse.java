@@ -1,5 +1,10 @@
 package dev.sluice.api.upstream;
 
+import dev.sluice.api.exchange.Headers;
+
+import java.util.List;
+import java.util.function.BiConsumer;
+
 /** An upstream response whose headers have arrived; the body is read from {@link #body()}. */
 public interface UpstreamResponse
 {
@@ -8,6 +13,40 @@ public interface UpstreamResponse
 
     /** @return the first value of header {@code name}, or {@code null} */
     String header(String name);
+
+    /**
+     * Every response header, as a read-only view (no copy), for a reader that scans them once (as
+     * {@link ProviderHeaders} does) instead of asking for names one by one.
+     *
+     * <p>The default, for implementations written before this method, has no headers to enumerate: {@code get} asks
+     * {@link #header(String)}, {@code forEach} sees nothing. The runtime's implementation overrides it.
+     *
+     * @return the headers; never {@code null}
+     */
+    default Headers headers()
+    {
+        return new Headers()
+        {
+            @Override
+            public String get(String name)
+            {
+                return header(name);
+            }
+
+            @Override
+            public List<String> getAll(String name)
+            {
+                String value = header(name);
+                return value == null ? List.of() : List.of(value);
+            }
+
+            @Override
+            public void forEach(BiConsumer<String, String> action)
+            {
+                // Nothing to enumerate.
+            }
+        };
+    }
 
     /** @return the body; must be read to the end or {@linkplain BodySource#fail(Throwable) failed} */
     BodySource body();

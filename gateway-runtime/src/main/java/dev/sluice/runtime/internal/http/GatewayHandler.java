@@ -377,6 +377,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 if (reply instanceof Reply.Bytes bytes)
                 {
                     response.setStatus(bytes.status());
+                    ReplyHeaders.add(response.getHeaders(), bytes.headers());
                     response.getHeaders().put(HttpHeader.CONTENT_TYPE, bytes.contentType());
                     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.body().length);
                     response.write(true, ByteBuffer.wrap(bytes.body()), callback);
@@ -385,6 +386,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 {
                     byte[] encoded = codec.encodeResponse(message.response());
                     response.setStatus(200);
+                    ReplyHeaders.add(response.getHeaders(), message.headers());
                     response.getHeaders().add(JSON);
                     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, encoded.length);
                     response.write(true, ByteBuffer.wrap(encoded), callback);
@@ -393,8 +395,9 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 {
                     var encoder = codec.newStreamEncoder(exchange::request);
                     response.setStatus(200);
+                    ReplyHeaders.add(response.getHeaders(), stream.headers());
                     response.getHeaders().put(HttpHeader.CONTENT_TYPE, encoder.contentType());
-                    response.getHeaders().add(NO_CACHE);
+                    response.getHeaders().put(NO_CACHE);
                     new StreamPump(id, stream.events(), encoder, response, callback, this::renderError).iterate();
                 }
             }
@@ -432,6 +435,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 bytes = "{\"error\":{\"message\":\"internal gateway error\"}}".getBytes(StandardCharsets.UTF_8);
             }
             response.setStatus(error.status());
+            ReplyHeaders.add(response.getHeaders(), error.headers());
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
             response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
             response.write(true, ByteBuffer.wrap(bytes), callback);

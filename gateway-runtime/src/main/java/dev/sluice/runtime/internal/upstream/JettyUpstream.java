@@ -3,6 +3,7 @@ package dev.sluice.runtime.internal.upstream;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.upstream.BodyChunk;
 import dev.sluice.api.upstream.BodySource;
@@ -18,6 +19,8 @@ import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.client.transport.HttpExchange;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
@@ -411,7 +414,8 @@ final class JettyUpstream implements Upstream
         }
     }
 
-    private final class JettyResponse implements UpstreamResponse, BodySource
+    /** The response, its body and its headers in one object: reading them allocates no view. */
+    private final class JettyResponse implements UpstreamResponse, BodySource, Headers
     {
         private final Response response;
         private final Content.Source source;
@@ -436,6 +440,36 @@ final class JettyUpstream implements Upstream
         public String header(String name)
         {
             return response.getHeaders().get(name);
+        }
+
+        @Override
+        public Headers headers()
+        {
+            return this;
+        }
+
+        @Override
+        public String get(String name)
+        {
+            return response.getHeaders().get(name);
+        }
+
+        @Override
+        public java.util.List<String> getAll(String name)
+        {
+            return response.getHeaders().getValuesList(name);
+        }
+
+        @Override
+        public void forEach(java.util.function.BiConsumer<String, String> action)
+        {
+            // Indexed: the fields' iterator would be one more object per response.
+            HttpFields fields = response.getHeaders();
+            for (int i = 0, n = fields.size(); i < n; i++)
+            {
+                HttpField field = fields.getField(i);
+                action.accept(field.getName(), field.getValue());
+            }
         }
 
         @Override

@@ -6,6 +6,7 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -37,6 +38,10 @@ import java.util.concurrent.CompletionStage;
  * the client's own dialect. The message names neither the word nor the prompt, so the list cannot be probed and
  * no content is reflected.
  *
+ * <p>With the {@code headers} option, the refusal and every answer that passes carry those response headers
+ * ({@link GatewayException#withHeaders}, {@link Reply#withHeaders}): the runtime writes them with the status in every
+ * dialect, for streams too. The provider's own headers on the answer (rate limits, …) are kept; these go after them.
+ *
  * <h2>Cost</h2>
  * Reading {@link Exchange#request()} decodes the request body once per exchange (later bindings get the same
  * decoded request for free). It does not mark the exchange modified, so a same-dialect provider still receives the
@@ -51,12 +56,19 @@ final class DenyWordsBinding implements ProxyBinding
     // Already lower-cased when ignoreCase is set, so requests never lower-case a word again.
     private final String[] words;
     private final boolean ignoreCase;
+    private final ResponseHeaders headers;
+    // Built once: a refusal is the same every time.
+    private final GatewayException blocked;
 
     /**
      * @param options validated options with a non-null {@code words} list
+     * @param headers the headers of the {@code headers} option, checked
      */
-    DenyWordsBinding(DenyWordsOptions options)
+    DenyWordsBinding(DenyWordsOptions options, ResponseHeaders headers)
     {
+        this.headers = headers;
+        this.blocked = new GatewayException(ErrorKind.GUARDRAIL_BLOCKED, 400, MESSAGE, null, "content_blocked", null,
+            headers);
         this.ignoreCase = options.ignoreCase();
         this.words = options.words().stream()
             .map(word -> ignoreCase ? word.toLowerCase(Locale.ROOT) : word)
@@ -78,8 +90,10 @@ final class DenyWordsBinding implements ProxyBinding
             return CompletableFuture.failedFuture(e);
         }
         if (containsDeniedWord(request))
-            return CompletableFuture.failedFuture(blocked());
-        return next.handle(exchange);
+            return CompletableFuture.failedFuture(blocked);
+        if (headers.isEmpty())
+            return next.handle(exchange);
+        return next.handle(exchange).thenApply(reply -> reply.withHeaders(reply.headers().withAll(headers)));
     }
 
     /** @return whether any scanned text of {@code request} contains a configured word */
@@ -118,10 +132,5 @@ final class DenyWordsBinding implements ProxyBinding
                 return true;
         }
         return false;
-    }
-
-    private static GatewayException blocked()
-    {
-        return new GatewayException(ErrorKind.GUARDRAIL_BLOCKED, 400, MESSAGE, null, "content_blocked", null);
     }
 }

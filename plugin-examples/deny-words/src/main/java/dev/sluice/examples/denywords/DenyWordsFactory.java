@@ -6,7 +6,10 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.config.Options;
+import dev.sluice.api.exchange.ResponseHeaders;
 import org.pf4j.Extension;
+
+import java.util.TreeSet;
 
 /**
  * Creates {@code deny-words} proxy bindings: a guardrail that rejects requests containing configured words.
@@ -25,7 +28,8 @@ import org.pf4j.Extension;
  * and returns a new binding, which holds the state.
  *
  * <p>Options ({@link DenyWordsOptions}): {@code words}, required, a list of non-blank words or phrases;
- * {@code ignore_case}, optional, default {@code true}. The binding takes an {@code exit} (where allowed requests
+ * {@code ignore_case}, optional, default {@code true}; {@code headers}, optional, response headers added to every
+ * answer and refusal. The binding takes an {@code exit} (where allowed requests
  * go) and no {@code routes}. Every mistake is a {@link ConfigException} naming its path, e.g.
  * {@code bindings.deny.options.words[1]: value: " " (expected: a non-blank word or phrase)}.
  *
@@ -63,6 +67,20 @@ public final class DenyWordsFactory implements ProxyBindingFactory
         // the binder reports unknown keys only after the record's constructor has run.
         if (options.words() == null)
             throw new ConfigException(config.optionsPath() + ".words", "must be set (expected: a list of words to block)");
-        return new DenyWordsBinding(options);
+        ResponseHeaders headers = ResponseHeaders.EMPTY;
+        // Sorted, so the order on the wire does not depend on the map's.
+        for (String name : new TreeSet<>(options.headers().keySet()))
+        {
+            try
+            {
+                headers = headers.with(name, options.headers().get(name));
+            }
+            catch (IllegalArgumentException e)
+            {
+                // ResponseHeaders refuses the names the runtime owns: a startup error here, not a failed request.
+                throw new ConfigException(config.optionsPath() + ".headers." + name, e.getMessage());
+            }
+        }
+        return new DenyWordsBinding(options, headers);
     }
 }

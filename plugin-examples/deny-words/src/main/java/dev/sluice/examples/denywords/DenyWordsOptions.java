@@ -1,6 +1,7 @@
 package dev.sluice.examples.denywords;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * The options of a {@code deny-words} binding, bound from the config by
@@ -8,7 +9,7 @@ import java.util.List;
  * is written {@code ignore_case}), and any other key is a startup error naming its path.
  *
  * <pre>{@code
- * options: { words: [ "project-x", "acme confidential" ], ignore_case: true }
+ * options: { words: [ "project-x", "acme confidential" ], ignore_case: true, headers: { x-guardrail: deny-words } }
  * }</pre>
  *
  * <p>Validation lives in the compact constructor: an {@link IllegalArgumentException} whose message starts with
@@ -19,9 +20,19 @@ import java.util.List;
  *                   binding: {@link DenyWordsFactory} reports a missing list, after the binder has reported unknown
  *                   keys, so a typo such as {@code word:} is named as the unknown key it is
  * @param ignoreCase whether matching ignores case; {@code null} (absent) means {@code true}
+ * @param headers    response headers added to every answer that passes and to every refusal, so a client can see
+ *                   the guardrail ran; {@code null} (absent) means none. A name the runtime owns
+ *                   ({@code content-type}, {@code x-request-id}, hop-by-hop…) is a config error: see
+ *                   {@link dev.sluice.api.exchange.ResponseHeaders}
  */
-public record DenyWordsOptions(List<String> words, Boolean ignoreCase)
+public record DenyWordsOptions(List<String> words, Boolean ignoreCase, Map<String, String> headers)
 {
+    /** The two-component form, from before {@code headers}. */
+    public DenyWordsOptions(List<String> words, Boolean ignoreCase)
+    {
+        this(words, ignoreCase, null);
+    }
+
     /** Checks every word and fills the default of {@code ignore_case}. */
     public DenyWordsOptions
     {
@@ -39,5 +50,7 @@ public record DenyWordsOptions(List<String> words, Boolean ignoreCase)
             words = List.copyOf(words);
         }
         ignoreCase = ignoreCase == null || ignoreCase;
+        headers = headers == null ? Map.of() : Map.copyOf(headers);
     }
+
 }

@@ -91,6 +91,26 @@ class DenyWordsTest
     }
 
     @Test
+    void putsItsHeadersOnTheRefusalAndOnEveryAnswerThatPasses() throws Exception
+    {
+        ProxyBinding deny = create("{\"words\":[\"forbidden\"],\"headers\":{\"X-Guardrail\":\"deny-words\"}}");
+
+        assertThat(failure(deny.handle(exchange(userSays("forbidden")), next)).headers().get("x-guardrail"))
+            .isEqualTo("deny-words");
+        Reply passed = deny.handle(exchange(userSays("fine")), next).toCompletableFuture().get();
+        assertThat(passed.headers().get("x-guardrail")).isEqualTo("deny-words");
+        assertThat(passed).isInstanceOf(Reply.Bytes.class);
+    }
+
+    @Test
+    void refusesAHeaderTheRuntimeOwnsAtItsPath()
+    {
+        assertThatThrownBy(() -> create("{\"words\":[\"x\"],\"headers\":{\"content-type\":\"text/plain\"}}"))
+            .isInstanceOf(ConfigException.class)
+            .satisfies(e -> assertThat(((ConfigException)e).path()).isEqualTo("bindings.deny.options.headers.content-type"));
+    }
+
+    @Test
     void matchesSubstringsAndPhrases()
     {
         ProxyBinding deny = create("{\"words\":[\"secret\", \"acme confidential\"]}");
@@ -165,7 +185,7 @@ class DenyWordsTest
     {
         assertThatThrownBy(() -> create("{\"word\":[\"x\"]}"))
             .isInstanceOf(ConfigException.class)
-            .hasMessage("bindings.deny.options.word: unknown key (expected one of: ignore_case, words)");
+            .hasMessage("bindings.deny.options.word: unknown key (expected one of: headers, ignore_case, words)");
     }
 
     @Test

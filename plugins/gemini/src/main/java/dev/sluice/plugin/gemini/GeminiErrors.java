@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.JsonOutput;
+import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.json.Json;
 
 import java.io.IOException;
@@ -134,7 +135,43 @@ final class GeminiErrors
             kind = ErrorKind.UPSTREAM_ERROR;
             answerStatus = 502;
         }
-        return fromErrorObject(error, kind, answerStatus, "upstream answered with status " + status);
+        GatewayException decoded = fromErrorObject(error, kind, answerStatus, "upstream answered with status " + status);
+        String retryAfter = retryAfterSeconds(error);
+        return retryAfter == null ? decoded : decoded.withHeaders(ResponseHeaders.of("retry-after", retryAfter));
+    }
+
+    /**
+     * Gemini sends no {@code retry-after} header: its retry hint is a {@code google.rpc.RetryInfo} detail,
+     * {@code "retryDelay": "1.5s"} (protobuf's JSON duration). Turned into whole seconds, rounded up, it becomes the
+     * {@code retry-after} every client's SDK reads.
+     *
+     * @return the delay in whole seconds, or {@code null} if there is no such detail or it does not parse
+     */
+    static String retryAfterSeconds(JsonNode error)
+    {
+        if (error == null || !error.path("details").isArray())
+            return null;
+        for (JsonNode detail : error.get("details"))
+        {
+            JsonNode type = detail.get("@type");
+            JsonNode delay = detail.get("retryDelay");
+            if (type == null || !type.isTextual() || !type.textValue().endsWith("google.rpc.RetryInfo") || delay == null
+                || !delay.isTextual())
+                continue;
+            String text = delay.textValue();
+            if (text.length() < 2 || text.length() > 24 || !text.endsWith("s"))
+                return null;
+            try
+            {
+                double seconds = Double.parseDouble(text.substring(0, text.length() - 1));
+                return seconds >= 0 && seconds < 1e9 ? Long.toString((long)Math.ceil(seconds)) : null;
+            }
+            catch (NumberFormatException e)
+            {
+                return null;
+            }
+        }
+        return null;
     }
 
     /** Maps an in-stream {@code {"error":{…}}} chunk: {@code code} is an HTTP status, {@code status} gives the kind. */
