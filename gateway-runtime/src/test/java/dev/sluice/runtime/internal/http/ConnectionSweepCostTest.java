@@ -20,8 +20,9 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the connection sweep costs per period with 5,000 idle connections open: it looks at every connection each
- * period, so this is its price on a busy gateway. Printed, and bounded loosely (it is a measurement, not a benchmark).
+ * The connection sweep looks at every open connection each period and leaves idle ones alone (no request head begun:
+ * only the idle timeout applies to them). Its time per period is printed for the record; performance is claimed with
+ * bench/, not here, so nothing is asserted about it.
  */
 class ConnectionSweepCostTest
 {
@@ -44,7 +45,7 @@ class ConnectionSweepCostTest
 
     @Test
     @Timeout(120)
-    void sweepingFiveThousandIdleConnectionsCostsMicroseconds() throws Exception
+    void sweepVisitsFiveThousandIdleConnectionsAndClosesNone() throws Exception
     {
         execution = new Execution(4, Execution.DEFAULT_BUFFER_POOL_BYTES, null);
         Handler ok = new Handler.Abstract.NonBlocking()
@@ -69,21 +70,21 @@ class ConnectionSweepCostTest
         while (sweep.lastSweepConnections() < CONNECTIONS && System.nanoTime() < deadline)
             Thread.sleep(100);
         assertThat(sweep.lastSweepConnections()).isEqualTo(CONNECTIONS);
-        // 40 periods (20 s): the first ones run interpreted, later ones compiled.
-        long[] samples = new long[40];
+        long[] samples = new long[6];
         for (int i = 0; i < samples.length; i++)
         {
             Thread.sleep(500);
             samples[i] = sweep.lastSweepNanos();
         }
-        long[] last = Arrays.copyOfRange(samples, 20, 40);
+        long[] last = Arrays.copyOfRange(samples, 2, samples.length);
         Arrays.sort(last);
         long median = last[last.length / 2];
         System.out.printf("connection sweep over %d idle connections: median %d µs (%d ns per connection), min %d µs, "
-                + "max %d µs over the last 20 periods; all samples (µs): %s%n", CONNECTIONS, median / 1000,
+                + "max %d µs over the last periods; all samples (µs): %s%n", CONNECTIONS, median / 1000,
             median / CONNECTIONS, last[0] / 1000, last[last.length - 1] / 1000,
             Arrays.toString(Arrays.stream(samples).map(n -> n / 1000).toArray()));
-        assertThat(median).isLessThan(50_000_000L);
+        // Still all of them after six periods: the server closed none.
+        assertThat(sweep.lastSweepConnections()).as("every connection still open and swept").isEqualTo(CONNECTIONS);
     }
 
     private static SocketChannel connect(InetSocketAddress address) throws IOException
