@@ -1,0 +1,81 @@
+package dev.sluice.plugin.openai;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.codec.StreamDecoder;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.testing.FuzzInputs;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Coverage-guided fuzzing of the OpenAi dialect's decoders: request bodies as the server binding receives them, and
+ * upstream streams in arbitrary chunk splits. Seeds: {@code src/test/resources/dev/sluice/plugin/openai/OpenAiFuzzTestInputs/}
+ * (stream seeds: first byte the chunk split, see {@link FuzzInputs#chunks}). Every build runs them in regression
+ * mode; {@code JAZZER_FUZZ=1} fuzzes (README "Fuzz tests").
+ */
+@Timeout(10)
+class OpenAiFuzzTest
+{
+    private static final String PATH = "/v1/chat/completions";
+    private static final String QUERY = null;
+
+    private final ServerBinding server = new OpenAiServer("/v1/chat/completions");
+    private final DialectCodec codec = server.codec();
+
+    /**
+     * The server binding's peek rejects a body only with a 4xx; whatever it accepts the codec decodes or rejects with
+     * a 4xx, never another exception; a route alias spliced in keeps the body acceptable; and a request the codec
+     * decoded and encodes again in its own dialect is accepted by its own peek and decoder.
+     */
+    @FuzzTest
+    void whatThePeekAcceptsDecodes(byte[] body)
+    {
+        RequestPeek peek = FuzzInputs.acceptOrReject("peek", () -> server.peek(PATH, QUERY, body));
+        if (peek == null)
+            return;
+        ChatRequest request = FuzzInputs.acceptOrReject("decodeRequest", () -> codec.decodeRequest(body, peek));
+        byte[] aliased = codec.rewriteModel(body, peek, "fuzz-alias");
+        RequestPeek aliasedPeek = FuzzInputs.acceptOrReject("peek after rewriteModel", () -> server.peek(PATH, QUERY, aliased));
+        if (aliasedPeek == null || aliasedPeek.stream() != peek.stream())
+            throw new AssertionError("rewriteModel broke an accepted body: " + aliasedPeek);
+        if (request == null)
+            return;
+        byte[] encoded = FuzzInputs.acceptOrReject("encodeRequest", () -> codec.encodeRequest(request));
+        if (encoded == null)
+            return;
+        RequestPeek again = FuzzInputs.acceptOrReject("peek of the encoded request", () -> server.peek(PATH, QUERY, encoded));
+        if (again == null || FuzzInputs.acceptOrReject("decode of the encoded request", () -> codec.decodeRequest(encoded, again)) == null)
+            throw new AssertionError("the codec rejects its own encoding of an accepted request: " + request);
+    }
+
+    /**
+     * Upstream stream bytes, split anywhere, decode into a well-formed prefix of canonical events, or fail with the
+     * documented {@code UPSTREAM_UNAVAILABLE}; nothing else escapes.
+     */
+    @FuzzTest
+    void streamDecoderFailsOnlyAsDocumented(byte[] input)
+    {
+        StreamDecoder decoder = codec.newStreamDecoder();
+        List<StreamEvent> events = new ArrayList<>();
+        for (ByteBuffer chunk : FuzzInputs.chunks(input))
+        {
+            try
+            {
+                decoder.decode(chunk, events::add);
+            }
+            catch (RuntimeException e)
+            {
+                FuzzInputs.assertUpstreamFailure(e);
+                break;
+            }
+        }
+        FuzzInputs.assertWellFormedPrefix(events);
+    }
+}
