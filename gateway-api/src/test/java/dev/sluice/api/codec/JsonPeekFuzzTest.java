@@ -30,7 +30,8 @@ class JsonPeekFuzzTest
         if (peek.model().isBlank())
             throw new AssertionError("a blank model was accepted");
         if (peek.modelStart() < 0 || peek.modelStart() >= peek.modelEnd() || peek.modelEnd() > body.length)
-            throw new AssertionError("model offsets " + peek.modelStart() + ".." + peek.modelEnd() + " in " + body.length + " bytes");
+            throw new AssertionError("model offsets " + peek.modelStart() + ".." + peek.modelEnd() + " in " + body.length
+                + " bytes");
         String atOffsets = Json.MAPPER.readValue(Arrays.copyOfRange(body, peek.modelStart(), peek.modelEnd()), String.class);
         if (!atOffsets.equals(peek.model()))
             throw new AssertionError("the offsets hold " + atOffsets + ", the peek found " + peek.model());
