@@ -90,7 +90,11 @@ public final class FuzzInputs
 
     /**
      * Asserts that what a stream decoder emitted so far is a prefix of a well-formed stream (the order documented on
-     * {@link StreamEvent}, see {@link Contracts#assertWellFormed}), where an {@link StreamEvent.Error} ends it.
+     * {@link StreamEvent}, see {@link Contracts#assertWellFormed}), where an {@link StreamEvent.Error} ends it. One
+     * exception: a {@link StreamEvent.ToolCallDelta} may continue a tool call whose block already stopped (a server that
+     * interleaves calls; the OpenAI decoder keeps such late argument fragments on the call's own block rather than lose
+     * them); and a {@link StreamEvent.UsageReport} may come anywhere (a server that reports usage before the finish
+     * reason; encoders use a report only after the {@code Stop}).
      */
     public static void assertWellFormedPrefix(List<StreamEvent> events)
     {
@@ -106,7 +110,27 @@ public final class FuzzInputs
             end--;
         if (end == 0)
             return;
-        List<StreamEvent> prefix = new ArrayList<>(events.subList(0, end));
+        List<StreamEvent> prefix = new ArrayList<>();
+        List<Integer> toolBlocks = new ArrayList<>();
+        int openBlock = -1;
+        for (StreamEvent e : events.subList(0, end))
+        {
+            if (e instanceof StreamEvent.ToolCallStart t)
+                toolBlocks.add(t.index());
+            if (e instanceof StreamEvent.ToolCallDelta d && d.index() != openBlock && toolBlocks.contains(d.index()))
+                continue;
+            if (e instanceof StreamEvent.UsageReport)
+                continue;
+            if (e instanceof StreamEvent.TextStart t)
+                openBlock = t.index();
+            else if (e instanceof StreamEvent.ThinkingStart t)
+                openBlock = t.index();
+            else if (e instanceof StreamEvent.ToolCallStart t)
+                openBlock = t.index();
+            else if (e instanceof StreamEvent.BlockStop)
+                openBlock = -1;
+            prefix.add(e);
+        }
         // Complete the prefix as the relay would when the stream ends here, then check the whole.
         int open = -1;
         boolean stopped = false;
