@@ -90,6 +90,10 @@ final class GeminiRequestDecoder
             String camel = GeminiJson.camel(e.getKey());
             if (!camel.equals(e.getKey()) && body.has(camel))
                 throw IN.fail(e.getKey(), "is set twice, as " + camel + " and " + e.getKey());
+            // Extension names with a '.' are paths the encoder writes into nested objects (toolConfig.…): a top-level
+            // field named like one would reach the provider where the decoder validated nothing.
+            if (!KNOWN_FIELDS.contains(camel) && camel.indexOf('.') >= 0)
+                throw IN.fail(e.getKey(), "is not a Gemini request field (expected: a field name without '.')");
             if (!KNOWN_FIELDS.contains(camel))
                 extensions.put(camel, e.getValue());
         }
