@@ -2,9 +2,14 @@ package dev.sluice.api.testing;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.StreamEvent;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -109,5 +114,37 @@ public final class FuzzInputs
     public static byte[] payload(byte[] data)
     {
         return data.length < 2 ? new byte[0] : Arrays.copyOfRange(data, 1, data.length);
+    }
+    /**
+     * The request-path property every dialect's fuzz target checks: the server binding's peek rejects a body only with
+     * a 4xx; whatever it accepts the codec decodes or rejects with a 4xx, never another exception; a route alias
+     * spliced in keeps the body acceptable; and a request the codec decoded and encodes again in its own dialect is
+     * accepted by its own peek and decoder.
+     */
+    public static void assertRequestPath(ServerBinding server, String path, String query, byte[] body)
+    {
+        DialectCodec codec = server.codec();
+        RequestPeek peek = acceptOrReject("peek", () -> server.peek(path, query, body));
+        if (peek == null)
+            return;
+        ChatRequest request = acceptOrReject("decodeRequest", () -> codec.decodeRequest(body, peek));
+        byte[] aliased = codec.rewriteModel(body, peek, "fuzz-alias");
+        RequestPeek aliasedPeek = acceptOrReject("peek after rewriteModel", () -> server.peek(path, query, aliased));
+        if (aliasedPeek == null || aliasedPeek.stream() != peek.stream())
+            throw new AssertionError("rewriteModel broke an accepted body: " + aliasedPeek);
+        if (request == null)
+            return;
+        byte[] encoded = acceptOrReject("encodeRequest", () -> codec.encodeRequest(request));
+        if (encoded == null)
+            return;
+        try
+        {
+            codec.decodeRequest(encoded, server.peek(path, query, encoded));
+        }
+        catch (RuntimeException e)
+        {
+            throw new AssertionError("the codec rejects its own encoding " + new String(encoded, StandardCharsets.UTF_8)
+                + " of an accepted request: " + e.getMessage(), e);
+        }
     }
 }
