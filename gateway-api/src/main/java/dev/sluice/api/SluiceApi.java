@@ -2,15 +2,26 @@ package dev.sluice.api;
 
 /**
  * Version of the plugin SPI. The runtime announces it to PF4J as the system version; every plugin declares the
- * range it needs in its manifest ({@code Plugin-Requires: >=0.1.0}). 0.2.0 added response headers ({@code ResponseHeaders} on {@code Reply} and {@code GatewayException}); a plugin built for 0.1.0 loads and links unchanged.
+ * range it needs in its manifest ({@code Plugin-Requires: >=0.1.0}).
  *
- * <p>SemVer: a minor release only adds (new records, new {@code default} methods); a major release may break.
- * Types marked {@link Experimental} may change in a minor release.
+ * <p><b>SemVer.</b> A patch release changes no signature. A minor release only adds: new types, new {@code default}
+ * methods on interfaces a plugin implements (bindings, factories, codecs, {@code EventStream}), new methods on
+ * interfaces only the runtime implements ({@code Exchange}, {@code BindingContext}, {@code Completion},
+ * {@code Scheduler}, {@code AdminRoutes}; given defaults too, so test doubles keep compiling), new enum constants
+ * (a plugin's {@code switch} over an SPI enum needs a {@code default}). A plugin built for {@code 0.N.x} loads and
+ * links unchanged on every later {@code 0.M} with M &gt;= N. A major release may remove or change anything. Types
+ * marked {@link Experimental} may change in a minor release.
+ *
+ * <p>History: 0.2.0 added response headers ({@code ResponseHeaders} on {@code Reply} and {@code GatewayException}).
+ * 0.3.0 added what guardrail, logging and caching plugins need: the client's key and an identity on the
+ * {@code Exchange}, the completion hook ({@code Completion}, {@code Exchange.onComplete},
+ * {@code BindingContext.onComplete}), the shared executor and scheduler, admin endpoints, {@code close()} on
+ * bindings and {@code BindingContext.checkOnly()}, and {@code Stage.FIRST_EVENT}.
  */
 public final class SluiceApi
 {
     /** The SPI version, {@code MAJOR.MINOR.PATCH}. */
-    public static final String VERSION = "0.2.0";
+    public static final String VERSION = "0.3.0";
 
     private SluiceApi()
     {

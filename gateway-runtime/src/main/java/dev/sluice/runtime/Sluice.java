@@ -7,6 +7,7 @@ import dev.sluice.runtime.internal.http.Execution;
 import dev.sluice.runtime.internal.http.GatewayHandler;
 import dev.sluice.runtime.internal.http.HttpGateway;
 import dev.sluice.runtime.internal.plugin.BindingTypes;
+import dev.sluice.runtime.internal.service.RuntimeServices;
 import dev.sluice.runtime.internal.upstream.UpstreamClients;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,10 +37,13 @@ public final class Sluice implements AutoCloseable
     private final UpstreamClients upstreams;
     private final HttpGateway http;
     private final GatewayConfig config;
+    private final Runnable closeBindings;
     private volatile boolean ready;
 
-    private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config)
+    private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config,
+                   Runnable closeBindings)
     {
+        this.closeBindings = closeBindings;
         this.types = types;
         this.execution = execution;
         this.upstreams = upstreams;
@@ -53,6 +57,7 @@ public final class Sluice implements AutoCloseable
         private final Path config;
         private final Path plugins;
         private Integer port;
+        private Integer adminPort;
         private Function<String, String> env = System::getenv;
         private org.eclipse.jetty.io.ByteBufferPool bufferPool;
 
@@ -66,6 +71,13 @@ public final class Sluice implements AutoCloseable
         public Options port(int port)
         {
             this.port = port;
+            return this;
+        }
+
+        /** Overrides the config's admin listener port (when the config has an admin listener); 0 picks a free one. */
+        public Options adminPort(int port)
+        {
+            this.adminPort = port;
             return this;
         }
 
@@ -105,7 +117,9 @@ public final class Sluice implements AutoCloseable
         try (BindingTypes types = BindingTypes.load(options.plugins))
         {
             UpstreamClients upstreams = new UpstreamClients(new Execution(config.workers(), config.bufferPoolBytes(), null));
-            new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
+            // Check mode: bindings know it (no side effects), the services run nothing; closed at once.
+            new ChainAssembler(types, upstreams::upstream, options.env, new RuntimeServices(null, null, true))
+                .assemble(config).closeBindings().run();
             return List.copyOf(config.bindings().keySet());
         }
     }
@@ -116,17 +130,21 @@ public final class Sluice implements AutoCloseable
         GatewayConfig config = new ConfigLoader(options.env).load(options.config);
         if (options.port != null)
             config = config.withPort(options.port);
+        if (options.adminPort != null && config.admin().enabled())
+            config = config.withAdminPort(options.adminPort);
         BindingTypes types = BindingTypes.load(options.plugins);
         Execution execution = new Execution(config.workers(), config.bufferPoolBytes(), options.bufferPool);
         UpstreamClients upstreams = new UpstreamClients(execution);
+        RuntimeServices services = new RuntimeServices(execution.threads(), execution.scheduler(), false);
+        ChainAssembler.Chain chain = null;
         try
         {
-            ChainAssembler.Chain chain = new ChainAssembler(types, upstreams::upstream, options.env).assemble(config);
+            chain = new ChainAssembler(types, upstreams::upstream, options.env, services).assemble(config);
             Sluice[] self = new Sluice[1];
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(), () -> self[0] != null && self[0].ready);
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
-                config.clientTimeouts());
-            self[0] = new Sluice(types, execution, upstreams, http, config);
+                config.clientTimeouts(), config.admin(), services.adminRoutes());
+            self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
             upstreams.start();
@@ -138,6 +156,8 @@ public final class Sluice implements AutoCloseable
         }
         catch (Exception | Error e)
         {
+            if (chain != null)
+                chain.closeBindings().run();
             upstreams.stop();
             execution.stop();
             types.close();
@@ -149,6 +169,12 @@ public final class Sluice implements AutoCloseable
     public int port()
     {
         return http.port();
+    }
+
+    /** @return the admin listener's bound port, or -1 if the config has none */
+    public int adminPort()
+    {
+        return http.adminPort();
     }
 
     /** @return the validated config this gateway runs */
@@ -170,6 +196,8 @@ public final class Sluice implements AutoCloseable
         {
             try
             {
+                // After the drain, before the clients and the pool stop: a binding may flush through them.
+                closeBindings.run();
                 upstreams.stop();
             }
             finally

@@ -99,7 +99,7 @@ class ConfigValidationTest
     @Test
     void rejectsUnknownAdminKey()
     {
-        assertFails("admin: { stagez: true }\n" + VALID, "admin.stagez: unknown key (expected one of: stages)");
+        assertFails("admin: { stagez: true }\n" + VALID, "admin.stagez: unknown key (expected one of: host, port, stages, token)");
     }
 
     @Test

@@ -42,7 +42,7 @@ final class GatewayHarness implements AutoCloseable
     {
         Path file = Files.createTempFile(dir, "gateway", ".yaml");
         Files.writeString(file, yaml);
-        Sluice gateway = Sluice.start(Sluice.options(file, plugins).port(0).env(env::get).bufferPool(pool));
+        Sluice gateway = Sluice.start(Sluice.options(file, plugins).port(0).adminPort(0).env(env::get).bufferPool(pool));
         return new GatewayHarness(gateway, newClient());
     }
 
@@ -64,6 +64,12 @@ final class GatewayHarness implements AutoCloseable
     String url(String path)
     {
         return "http://127.0.0.1:" + gateway.port() + path;
+    }
+
+    /** @return {@code path} on the admin listener (a config with {@code admin.port} gets a free one) */
+    String adminUrl(String path)
+    {
+        return "http://127.0.0.1:" + gateway.adminPort() + path;
     }
 
     String baseUrl()

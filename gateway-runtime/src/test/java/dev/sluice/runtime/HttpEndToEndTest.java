@@ -306,15 +306,17 @@ class HttpEndToEndTest
     void servesThePerStageBreakdownWhenEnabled() throws Exception
     {
         mock = MockProvider.builder().start();
-        harness = GatewayHarness.start(dir, "admin: { stages: true }\n" + OpenAiEndToEndTest.config(mock.baseUrl(), "http/1.1"),
+        harness = GatewayHarness.start(dir, "admin: { port: 0, stages: true }\n" + OpenAiEndToEndTest.config(mock.baseUrl(), "http/1.1"),
             TestDist.plugins(), Map.of("MOCK_KEY", "k"));
         for (int i = 0; i < 5; i++)
             assertThat(chat(body("gpt-4o", i % 2 == 0), HttpVersion.HTTP_1_1).send().getStatus()).isEqualTo(200);
-        String stages = harness.http.GET(harness.url("/_sluice/stages?reset=true")).getContentAsString();
+        // On the admin listener only.
+        assertThat(harness.http.GET(harness.url("/_sluice/stages")).getStatus()).isEqualTo(404);
+        String stages = harness.http.GET(harness.adminUrl("/_sluice/stages?reset=true")).getContentAsString();
         assertThat(stages).startsWith("{\"count\":5,")
             .contains("\"name\":\"read_body\"", "\"name\":\"peek\"", "\"name\":\"binding:router\"", "\"name\":\"binding:south\"",
                 "\"name\":\"provider_first_byte\"", "\"name\":\"respond\"", "\"name\":\"gateway\"");
-        assertThat(harness.http.GET(harness.url("/_sluice/stages")).getContentAsString()).startsWith("{\"count\":0,");
+        assertThat(harness.http.GET(harness.adminUrl("/_sluice/stages")).getContentAsString()).startsWith("{\"count\":0,");
     }
 
     @Test

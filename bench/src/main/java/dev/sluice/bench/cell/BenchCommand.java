@@ -233,7 +233,7 @@ public final class BenchCommand
         {
             Path tmp = Files.createTempDirectory("sluice-bench-check");
             Path config = tmp.resolve("check.yaml");
-            Files.writeString(config, GatewayConfigs.yaml(8080, 9999, false, 512, true, true), StandardCharsets.UTF_8);
+            Files.writeString(config, GatewayConfigs.yaml(8080, 9999, false, 512, true, 9091), StandardCharsets.UTF_8);
             Process p = new ProcessBuilder(dist.resolve("bin/sluice").toString(), "check", "--config", config.toString())
                 .redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

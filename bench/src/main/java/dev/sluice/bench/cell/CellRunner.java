@@ -693,13 +693,14 @@ final class CellRunner implements AutoCloseable
     private GatewayProcess startGateway(Cell cell, int rep, MockProcess mock, boolean routeAll) throws IOException
     {
         int port = Ports.free();
+        int adminPort = session.stages() ? Ports.free() : -1;
         Path config = session.raw().resolve("config/gateway-" + cell.name() + "-r" + rep + ".yaml");
         Files.createDirectories(config.getParent());
         Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
-            session.stages(), cell.client(), cell.provider()), StandardCharsets.UTF_8);
+            adminPort, cell.client(), cell.provider()), StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
         Files.deleteIfExists(gc);
-        return GatewayProcess.start(session.options().dist(), config, port, gc,
+        return GatewayProcess.start(session.options().dist(), config, port, adminPort, gc,
             session.raw().resolve("logs/gateway-" + cell.name() + "-r" + rep + ".log"), session.pinning());
     }
 
@@ -766,7 +767,7 @@ final class CellRunner implements AutoCloseable
     private RunProbe targetProbe(TargetProcess t, MockProcess mock)
     {
         return new RunProbe(t.process().handle(), mock.process().handle(), t.gcLog(),
-            session.stages() && t instanceof GatewayProcess gw ? gw.uri("/_sluice/stages") : null);
+            session.stages() && t instanceof GatewayProcess gw ? gw.adminUri("/_sluice/stages") : null);
     }
 
     /** Creates a fresh probe per step of a ladder. */

@@ -16,14 +16,16 @@ final class GatewayProcess implements TargetProcess
 {
     private final ChildProcess process;
     private final int port;
+    private final int adminPort;
     private final GcLog gcLog;
     private final Integer activeProcessors;
     private final double firstAnswerMs;
 
-    private GatewayProcess(ChildProcess process, int port, GcLog gcLog, Integer activeProcessors, double firstAnswerMs)
+    private GatewayProcess(ChildProcess process, int port, int adminPort, GcLog gcLog, Integer activeProcessors, double firstAnswerMs)
     {
         this.process = process;
         this.port = port;
+        this.adminPort = adminPort;
         this.gcLog = gcLog;
         this.activeProcessors = activeProcessors;
         this.firstAnswerMs = firstAnswerMs;
@@ -39,7 +41,7 @@ final class GatewayProcess implements TargetProcess
      * @return the started gateway, answering {@code GET /readyz} with 200
      * @throws IOException if it did not become ready within 60 s
      */
-    static GatewayProcess start(Path dist, Path config, int port, Path gcLogFile, Path log, Pinning pinning)
+    static GatewayProcess start(Path dist, Path config, int port, int adminPort, Path gcLogFile, Path log, Pinning pinning)
         throws IOException
     {
         // taskset execs bin/sluice, which execs java: the child's pid is the JVM's.
@@ -54,7 +56,7 @@ final class GatewayProcess implements TargetProcess
             child.close();
             throw new IOException("the gateway did not become ready on port " + port + " within 60 s:\n" + tail);
         }
-        return new GatewayProcess(child, port, new GcLog(gcLogFile), pinning.activeProcessorCount(),
+        return new GatewayProcess(child, port, adminPort, new GcLog(gcLogFile), pinning.activeProcessorCount(),
             child.millisSinceStart());
     }
 
@@ -91,6 +93,12 @@ final class GatewayProcess implements TargetProcess
     public URI uri(String path)
     {
         return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    /** @return {@code path} on the admin listener (the config's {@code admin.port}; -1 when it has none) */
+    URI adminUri(String path)
+    {
+        return URI.create("http://127.0.0.1:" + adminPort + path);
     }
 
     /** @return the chat completions URL */

@@ -40,11 +40,12 @@ class PiecesTest
     @Test
     void gatewayConfigRoutesToTheMockWithTheCellsProtocol()
     {
-        String all = GatewayConfigs.yaml(8081, 9001, true, 512, true, true);
-        assertThat(all).contains("listen: { host: 127.0.0.1, port: 8081 }").contains("admin: { stages: true }")
+        String all = GatewayConfigs.yaml(8081, 9001, true, 512, true, 9002);
+        assertThat(all).contains("listen: { host: 127.0.0.1, port: 8081 }")
+            .contains("admin: { host: 127.0.0.1, port: 9002, stages: true }")
             .contains("model: \"*\"").contains("url: \"http://127.0.0.1:9001/v1\"")
             .contains("http: { version: h2c, max_connections: 512 }");
-        String r404 = GatewayConfigs.yaml(8081, 9001, false, 4096, false, false);
+        String r404 = GatewayConfigs.yaml(8081, 9001, false, 4096, false, -1);
         assertThat(r404).doesNotContain("admin").contains("model: \"bench-*\"")
             .contains("version: http/1.1, max_connections: 4096");
         assertThat(Cells.UNKNOWN_MODEL).doesNotStartWith("bench-");

@@ -1,12 +1,27 @@
 package dev.sluice.api.binding;
 
+import dev.sluice.api.admin.AdminRoutes;
+import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Next;
+import dev.sluice.api.service.Scheduler;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
+
+import java.util.concurrent.Executor;
 
 /**
  * What the runtime offers a factory while it creates a binding. Bindings are created exits-first, so every exit
  * named in the config already exists when a binding asks for it.
+ *
+ * <p>The runtime's shared services — {@link #executor()}, {@link #scheduler()}, {@link #admin()},
+ * {@link #onComplete(CompletionListener)} — are how a plugin does background work, serves operator endpoints and
+ * observes finished exchanges: a plugin starts no threads of its own. When {@link #checkOnly()} is true the binding is
+ * being created by {@code sluice check} to validate its options: it must have no side effect (open no file, start
+ * nothing, schedule nothing, register nothing); the services then accept registrations and do nothing with them.
+ *
+ * <p>The runtime implements this interface; it may gain methods in a minor version of the SPI (README "SPI
+ * versions"). Test doubles should extend a class of the plugin's own tests rather than rely on the defaults, which
+ * refuse.
  */
 public interface BindingContext
 {
@@ -24,4 +39,55 @@ public interface BindingContext
 
     /** @return the environment variable {@code name}, or {@code null}; secrets come only from here */
     String env(String name);
+
+    /** @return the name of the binding being created (its key under {@code bindings}) */
+    default String bindingName()
+    {
+        throw new UnsupportedOperationException("this context does not know the binding's name");
+    }
+
+    /**
+     * @return whether the binding is created only to validate the config ({@code sluice check}): then it must have no
+     *         side effect, see the class comment
+     */
+    default boolean checkOnly()
+    {
+        return false;
+    }
+
+    /**
+     * The runtime's shared thread pool, for work off the request path (a log writer's batch, a keys file reload).
+     * Tasks share the threads that serve requests: they must not block for long (a buffered file write is fine, a
+     * network call that can hang is not), and a plugin queues its own work in a bounded structure rather than
+     * submitting without limit. Submitting after the gateway stopped is refused with
+     * {@link java.util.concurrent.RejectedExecutionException}.
+     */
+    default Executor executor()
+    {
+        throw new UnsupportedOperationException("this context offers no executor");
+    }
+
+    /** @return the runtime's one scheduler; see {@link Scheduler} for what its tasks may do */
+    default Scheduler scheduler()
+    {
+        throw new UnsupportedOperationException("this context offers no scheduler");
+    }
+
+    /** @return where to register endpoints on the admin listener, see {@link AdminRoutes} */
+    default AdminRoutes admin()
+    {
+        throw new UnsupportedOperationException("this context offers no admin listener");
+    }
+
+    /**
+     * Registers {@code listener} for every exchange of this gateway, whatever binding it reached: requests refused
+     * before any binding ran included (see {@link dev.sluice.api.exchange.Completion}). It is what a request log or
+     * metrics use; a binding that only needs its own exchanges uses {@link
+     * dev.sluice.api.exchange.Exchange#onComplete(CompletionListener)}. Costs nothing per request while no listener
+     * is registered.
+     */
+    default void onComplete(CompletionListener listener)
+    {
+        throw new UnsupportedOperationException("this context offers no completion listeners");
+    }
 }

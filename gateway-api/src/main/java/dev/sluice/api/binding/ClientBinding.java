@@ -15,10 +15,20 @@ import java.util.concurrent.CompletionStage;
  * <p>Responses: when the dialects are equal, relay the upstream bytes as {@link Reply.Bytes} or
  * {@link dev.sluice.api.model.RawFrame}s, scanned only for usage and errors, even if the request was modified: the
  * answer is already in the client's wire format and decoding it would lose what the canonical model does not
- * carry. Otherwise decode the answer into canonical form ({@link Reply.Message}, canonical stream events).
+ * carry. Otherwise, or when a binding {@linkplain Exchange#requireCanonicalReply() required} it, decode the answer
+ * into canonical form ({@link Reply.Message}, canonical stream events); {@code UpstreamReplies.reply} does both.
  */
 public interface ClientBinding
 {
     /** Sends the exchange upstream; completes when the reply (or, for streams, its headers) is known. */
     CompletionStage<Reply> handle(Exchange exchange);
+
+    /**
+     * Called once when the gateway stops, after in-flight exchanges finished or the grace period ended, and after
+     * {@code sluice check} created the binding: flush what is buffered, cancel scheduled tasks. Bindings are closed in
+     * the reverse order of their creation (a binding before its exits). Must not throw; what it throws is logged.
+     */
+    default void close()
+    {
+    }
 }

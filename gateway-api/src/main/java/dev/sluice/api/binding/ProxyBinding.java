@@ -35,4 +35,13 @@ public interface ProxyBinding
     {
         return List.of();
     }
+
+    /**
+     * Called once when the gateway stops, after in-flight exchanges finished or the grace period ended, and after
+     * {@code sluice check} created the binding: flush what is buffered, cancel scheduled tasks. Bindings are closed in
+     * the reverse order of their creation (a binding before its exits). Must not throw; what it throws is logged.
+     */
+    default void close()
+    {
+    }
 }

@@ -58,6 +58,15 @@ public interface ServerBinding
     }
 
     /**
+     * Called once when the gateway stops, after in-flight exchanges finished or the grace period ended, and after
+     * {@code sluice check} created the binding: flush what is buffered, cancel scheduled tasks. Bindings are closed in
+     * the reverse order of their creation (a binding before its exits). Must not throw; what it throws is logged.
+     */
+    default void close()
+    {
+    }
+
+    /**
      * Where this dialect's clients put their API key: OpenAI an {@code Authorization: Bearer} token (the default),
      * Anthropic {@code x-api-key}, Gemini {@code x-goog-api-key} or {@code ?key=}. Authentication bindings (virtual
      * keys) read the key through this, so they work for every dialect; the key itself is never forwarded upstream.

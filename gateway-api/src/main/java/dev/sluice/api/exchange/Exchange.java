@@ -104,6 +104,63 @@ public interface Exchange
     void usage(Usage usage);
 
     /**
+     * Asks for the answer in canonical form — {@link Reply.Message} and canonical {@code StreamEvent}s — even when the
+     * client and the provider speak the same dialect, so that a binding can inspect or rewrite it (a content guard on
+     * responses). It costs the same-dialect fast path: the provider's answer is decoded and encoded again, and what the
+     * canonical model does not carry is lost. Call it on the way in, before {@code next}; it cannot be undone.
+     */
+    default void requireCanonicalReply()
+    {
+        throw new UnsupportedOperationException("this exchange cannot require a canonical reply");
+    }
+
+    /** @return whether a binding {@linkplain #requireCanonicalReply() required} a canonical answer */
+    default boolean canonicalReplyRequired()
+    {
+        return false;
+    }
+
+    /**
+     * The credential the client sent, read where its dialect's SDKs put it ({@link
+     * dev.sluice.api.binding.ServerBinding#clientKey}: {@code Authorization: Bearer}, {@code x-api-key},
+     * {@code x-goog-api-key} or {@code ?key=}). It is never forwarded upstream, never logged and never part of an
+     * error message: compare it (in constant time), then forget it.
+     *
+     * @return the key, or {@code null} if the client sent none
+     */
+    default String clientKey()
+    {
+        return null;
+    }
+
+    /** @return who is calling, as an authentication binding {@linkplain #identity(Identity) set} it, or {@code null} */
+    default Identity identity()
+    {
+        return null;
+    }
+
+    /**
+     * Sets who is calling; an authentication binding calls it once it has checked the {@link #clientKey()}. Later
+     * bindings, the request log and metrics read it ({@link Completion#identity()}).
+     */
+    default void identity(Identity identity)
+    {
+        throw new UnsupportedOperationException("this exchange keeps no identity");
+    }
+
+    /**
+     * Registers {@code listener} to be called exactly once when this exchange is over (see {@link Completion}):
+     * after the answer was written, the exchange failed, or the client went away. Use it to release what admission
+     * took (a concurrency slot, a budget reservation): it is called on every path, including a rejection by a later
+     * binding and a stream the client cancelled. Registered after the exchange is over (in a listener, say), it is
+     * called at once. Listeners run in registration order, before the gateway-wide ones.
+     */
+    default void onComplete(CompletionListener listener)
+    {
+        throw new UnsupportedOperationException("this exchange reports no completion");
+    }
+
+    /**
      * Registers a listener called at most once if the exchange is aborted before it completes: the client went
      * away or the gateway is stopping. Client bindings use it to abort their upstream request.
      */

@@ -23,6 +23,11 @@ public enum Stage
     UPSTREAM_END,
     /** The gateway started writing the response to the client. */
     RESPONSE_START,
-    /** The response to the client was completely written. */
+    /**
+     * The first event of a streamed answer was handed to the client connection (time to first token, as the client
+     * sees it); not reached by non-streamed answers.
+     */
+    FIRST_EVENT,
+    /** The exchange ended: the response was completely written, the exchange failed or the client went away. */
     RESPONSE_END
 }

@@ -76,13 +76,16 @@ public final class UpstreamReplies
      * client's ({@link Exchange#dialect()}), and put on the reply, or on the failure (added after any headers the
      * codec's {@code decodeError} set).
      *
-     * @param relayRaw  whether the client speaks the provider's dialect (its bytes go out as they are)
+     * @param sameDialect whether the client speaks the provider's dialect (its bytes go out as they are, unless a
+     *                  binding {@linkplain Exchange#requireCanonicalReply() required} a canonical answer)
      * @param rawStream the dialect's same-dialect stream relay, given the body and the usage sink
      */
     public static CompletionStage<Reply> reply(Exchange exchange, UpstreamResponse response, DialectCodec codec,
-                                               boolean stream, boolean relayRaw,
+                                               boolean stream, boolean sameDialect,
                                                BiFunction<BodySource, Consumer<Usage>, EventStream> rawStream)
     {
+        // A binding that inspects answers asked for canonical ones: decode even what could be relayed.
+        boolean relayRaw = sameDialect && !exchange.canonicalReplyRequired();
         int status = response.status();
         ResponseHeaders headers = ProviderHeaders.capture(response, codec.dialect(), exchange.dialect());
         if (status < 200 || status > 299)

@@ -1,6 +1,12 @@
 package dev.sluice.runtime.internal.chain;
 
 import dev.sluice.api.ErrorKind;
+import dev.sluice.api.admin.AdminRoutes;
+import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.service.Scheduler;
+import dev.sluice.runtime.internal.service.RuntimeServices;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
@@ -26,6 +32,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 
@@ -36,6 +43,8 @@ import java.util.function.Function;
  */
 public final class ChainAssembler
 {
+    private static final Logger LOG = LoggerFactory.getLogger(ChainAssembler.class);
+
     private final BindingTypes types;
     private final BiFunction<String, UpstreamOptions, Upstream> upstreams;
     private final Function<String, String> env;
@@ -43,13 +52,25 @@ public final class ChainAssembler
     private final List<ServerRoute> servers = new ArrayList<>();
     private final Set<String> models = new LinkedHashSet<>();
     private final List<String> bindingNames = new ArrayList<>();
+    private final RuntimeServices services;
+    private final List<Closer> created = new ArrayList<>();
 
-    /** @param upstreams creates the HTTP client of a client binding, given its name and options */
-    public ChainAssembler(BindingTypes types, BiFunction<String, UpstreamOptions, Upstream> upstreams, Function<String, String> env)
+    /**
+     * @param upstreams creates the HTTP client of a client binding, given its name and options
+     * @param services  what the runtime shares with plugins
+     */
+    public ChainAssembler(BindingTypes types, BiFunction<String, UpstreamOptions, Upstream> upstreams, Function<String, String> env,
+                          RuntimeServices services)
     {
         this.types = types;
         this.upstreams = upstreams;
         this.env = env;
+        this.services = services;
+    }
+
+    /** A created binding's {@code close()}, with its name for the log. */
+    private record Closer(String name, Runnable close)
+    {
     }
 
     /** A server binding with the stage it starts. */
@@ -61,12 +82,32 @@ public final class ChainAssembler
      * The assembled chain: server bindings with their entry stages, the models the routes advertise, and the names
      * of the proxy and client bindings by the index {@link DefaultExchange#enter(int)} records.
      */
-    public record Chain(List<ServerRoute> servers, List<String> models, List<String> bindingNames)
+    public record Chain(List<ServerRoute> servers, List<String> models, List<String> bindingNames,
+                        CompletionListener[] completionListeners, Runnable closeBindings)
     {
+        /** A chain with no completion listeners and nothing to close (tests). */
+        public Chain(List<ServerRoute> servers, List<String> models, List<String> bindingNames)
+        {
+            this(servers, models, bindingNames, new CompletionListener[0], () -> { });
+        }
     }
 
     /** Creates all bindings of {@code config}. */
     public Chain assemble(GatewayConfig config)
+    {
+        try
+        {
+            return assembleAll(config);
+        }
+        catch (RuntimeException | Error e)
+        {
+            // Bindings created before the failure may have scheduled work or opened files: undo it.
+            closeAll();
+            throw e;
+        }
+    }
+
+    private Chain assembleAll(GatewayConfig config)
     {
         Map<String, BindingConfig> bindings = config.bindings();
         Map<String, String> endpoints = new HashMap<>();
@@ -76,6 +117,7 @@ public final class ChainAssembler
             {
                 case SERVER ->
                 {
+                    Next entry = stage(b.exit(), bindings);
                     ServerBinding server = types.server(b.type(), b.path() + ".type").create(b, context(b, bindings));
                     if (server == null)
                         throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
@@ -86,12 +128,37 @@ public final class ChainAssembler
                         if (previous != null)
                             throw new ConfigException(b.path(), "endpoint " + key + " is already served by bindings." + previous);
                     }
-                    servers.add(new ServerRoute(b.name(), server, stage(b.exit(), bindings)));
+                    created.add(new Closer(b.name(), server::close));
+                    servers.add(new ServerRoute(b.name(), server, entry));
                 }
                 default -> stage(b.name(), bindings);
             }
         }
-        return new Chain(List.copyOf(servers), List.copyOf(models), List.copyOf(bindingNames));
+        return new Chain(List.copyOf(servers), List.copyOf(models), List.copyOf(bindingNames),
+            services.completionListeners(), this::closeAll);
+    }
+
+    /** Closes every binding created so far, the last created first; what a {@code close()} throws is logged. */
+    private void closeAll()
+    {
+        List<Closer> toClose;
+        synchronized (created)
+        {
+            toClose = new ArrayList<>(created);
+            created.clear();
+        }
+        for (int i = toClose.size() - 1; i >= 0; i--)
+        {
+            Closer c = toClose.get(i);
+            try
+            {
+                c.close().run();
+            }
+            catch (Throwable t)
+            {
+                LOG.error("bindings.{}: close() failed", c.name(), t);
+            }
+        }
     }
 
     private Next stage(String name, Map<String, BindingConfig> bindings)
@@ -108,16 +175,19 @@ public final class ChainAssembler
                 ClientBinding client = types.client(b.type(), b.path() + ".type").create(b, context(b, bindings));
                 if (client == null)
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
+                created.add(new Closer(name, client::close));
                 stage = guard(timed(bindingNames.size(), client::handle));
                 bindingNames.add(name);
             }
             case PROXY ->
             {
+                // The exit first, so that it is closed after this binding.
+                Next next = b.exit() != null ? stage(b.exit(), bindings) : NO_EXIT;
                 ProxyBinding proxy = types.proxy(b.type(), b.path() + ".type").create(b, context(b, bindings));
                 if (proxy == null)
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
+                created.add(new Closer(name, proxy::close));
                 models.addAll(proxy.advertisedModels());
-                Next next = b.exit() != null ? stage(b.exit(), bindings) : NO_EXIT;
                 stage = guard(timed(bindingNames.size(), exchange -> proxy.handle(exchange, next)));
                 bindingNames.add(name);
             }
@@ -188,6 +258,42 @@ public final class ChainAssembler
             public String env(String name)
             {
                 return env.apply(name);
+            }
+
+            @Override
+            public String bindingName()
+            {
+                return b.name();
+            }
+
+            @Override
+            public boolean checkOnly()
+            {
+                return services.checkOnly();
+            }
+
+            @Override
+            public Executor executor()
+            {
+                return services.executor();
+            }
+
+            @Override
+            public Scheduler scheduler()
+            {
+                return services.scheduler();
+            }
+
+            @Override
+            public AdminRoutes admin()
+            {
+                return services.adminRoutes(b.name());
+            }
+
+            @Override
+            public void onComplete(CompletionListener listener)
+            {
+                services.addCompletionListener(listener);
             }
         };
     }

@@ -1,8 +1,12 @@
 package dev.sluice.runtime.internal.chain;
 
+import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Completion;
+import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
@@ -37,6 +41,13 @@ public final class DefaultExchange implements Exchange
     private List<Consumer<Throwable>> abortListeners;
     private Throwable aborted;
     private final long[] stages = new long[STAGES.length];
+    private final ServerBinding server;
+    private Identity identity;
+    private boolean canonicalReply;
+    // Per-exchange completion listeners, guarded by abortLock like the abort listeners; done is the completion once
+    // the exchange is over (later registrations are called at once).
+    private List<CompletionListener> completionListeners;
+    private Completion done;
     // The bindings entered, in order, with the time of entry: the per-binding breakdown.
     private int[] bindingPath = new int[6];
     private long[] pathNanos = new long[6];
@@ -48,6 +59,17 @@ public final class DefaultExchange implements Exchange
     public DefaultExchange(String id, long arrivalNanos, String method, String path, String query, Headers headers,
                            DialectCodec codec, byte[] body, RequestPeek peek)
     {
+        this(id, arrivalNanos, method, path, query, headers, codec, body, peek, null);
+    }
+
+    /**
+     * Creates an exchange for one request that reached {@code server}, which knows where its clients put their key
+     * ({@code null}: no key is read).
+     */
+    public DefaultExchange(String id, long arrivalNanos, String method, String path, String query, Headers headers,
+                           DialectCodec codec, byte[] body, RequestPeek peek, ServerBinding server)
+    {
+        this.server = server;
         this.id = id;
         this.arrivalNanos = arrivalNanos;
         this.method = method;
@@ -242,6 +264,84 @@ public final class DefaultExchange implements Exchange
     public void usage(Usage usage)
     {
         this.usage = usage;
+    }
+
+    @Override
+    public void requireCanonicalReply()
+    {
+        canonicalReply = true;
+    }
+
+    @Override
+    public boolean canonicalReplyRequired()
+    {
+        return canonicalReply;
+    }
+
+    @Override
+    public String clientKey()
+    {
+        // Not cached: read when asked (once, by the authentication binding), so the key is kept nowhere.
+        return server == null ? null : server.clientKey(headers, query);
+    }
+
+    @Override
+    public Identity identity()
+    {
+        return identity;
+    }
+
+    @Override
+    public void identity(Identity identity)
+    {
+        this.identity = identity;
+    }
+
+    @Override
+    public void onComplete(CompletionListener listener)
+    {
+        java.util.Objects.requireNonNull(listener, "listener");
+        Completion over;
+        synchronized (abortLock)
+        {
+            over = done;
+            if (over == null)
+            {
+                if (completionListeners == null)
+                    completionListeners = new ArrayList<>(2);
+                completionListeners.add(listener);
+                return;
+            }
+        }
+        Completions.call(listener, over);
+    }
+
+    /** @return whether a binding registered a completion listener on this exchange */
+    public boolean hasCompletionListeners()
+    {
+        synchronized (abortLock)
+        {
+            return completionListeners != null;
+        }
+    }
+
+    /** The exchange is over: calls its completion listeners, once; later registrations are called at once. */
+    public void completed(Completion completion)
+    {
+        List<CompletionListener> toRun;
+        synchronized (abortLock)
+        {
+            if (done != null)
+                return;
+            done = completion;
+            toRun = completionListeners;
+            completionListeners = null;
+        }
+        if (toRun != null)
+        {
+            for (CompletionListener l : toRun)
+                Completions.call(l, completion);
+        }
     }
 
     @Override

@@ -42,9 +42,19 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
         }
     }
 
-    /** {@code admin: { stages }}: operator endpoints, all off by default. */
-    public record Admin(Boolean stages)
+    /**
+     * {@code admin: { host, port, token, stages }}: the admin listener (README "Admin listener"), off unless a port is
+     * set; {@code token} (from the environment) makes every admin request carry {@code Authorization: Bearer TOKEN}.
+     */
+    public record Admin(String host, Integer port, String token, Boolean stages)
     {
+        public Admin
+        {
+            if (port != null && (port < 0 || port > 65535))
+                throw new IllegalArgumentException("port: value: " + port + " (expected: 0..65535)");
+            if (token != null && token.isBlank())
+                throw new IllegalArgumentException("token: is empty (expected: a secret from the environment, or no token key)");
+        }
     }
 
     /** {@code execution: { workers, buffer_pool_bytes }}: the shared thread and buffer pools. */

@@ -211,7 +211,7 @@ public final class ConfigLoader
             listen.port() == null ? 8080 : listen.port(),
             file.limits() == null || file.limits().maxBodyBytes() == null ? DEFAULT_MAX_BODY_BYTES : file.limits().maxBodyBytes(),
             file.shutdown() == null || file.shutdown().grace() == null ? DEFAULT_GRACE : file.shutdown().grace(),
-            file.admin() != null && Boolean.TRUE.equals(file.admin().stages()),
+            admin(file.admin()),
             file.execution() == null || file.execution().workers() == null ? 0 : file.execution().workers(),
             file.execution() == null || file.execution().bufferPoolBytes() == null
                 ? dev.sluice.runtime.internal.http.Execution.DEFAULT_BUFFER_POOL_BYTES : file.execution().bufferPoolBytes(),
@@ -219,5 +219,21 @@ public final class ConfigLoader
                 listen.headerTimeout() == null ? defaults.header() : listen.headerTimeout(),
                 listen.minBodyRate() == null ? defaults.minBodyRate() : listen.minBodyRate()),
             bindings);
+    }
+
+    private static GatewayConfig.Admin admin(ConfigFile.Admin admin)
+    {
+        if (admin == null)
+            return GatewayConfig.Admin.OFF;
+        boolean stages = Boolean.TRUE.equals(admin.stages());
+        if (admin.port() == null)
+        {
+            if (stages)
+                throw new ConfigException("admin.stages", "needs an admin listener (expected: admin.port too)");
+            if (admin.token() != null)
+                throw new ConfigException("admin.token", "needs an admin listener (expected: admin.port too)");
+            return GatewayConfig.Admin.OFF;
+        }
+        return new GatewayConfig.Admin(admin.host() == null ? "127.0.0.1" : admin.host(), admin.port(), admin.token(), stages);
     }
 }

@@ -10,12 +10,12 @@ import java.util.Map;
  *
  * @param maxBodyBytes the request body cap
  * @param grace        how long in-flight requests may run on at shutdown
- * @param stages       whether {@code GET /_sluice/stages} serves the per-stage breakdown
+ * @param admin        the admin listener
  * @param workers      worker threads of the shared pool, 0 for the default (from the cores)
  * @param bufferPoolBytes the shared buffer pool's cap on retained heap, and on retained direct memory
  * @param clientTimeouts how long the server waits for its clients
  */
-public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, boolean stages, int workers,
+public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Admin admin, int workers,
                             long bufferPoolBytes, ClientTimeouts clientTimeouts, Map<String, BindingConfig> bindings)
 {
     public GatewayConfig
@@ -26,7 +26,47 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
-        return new GatewayConfig(host, newPort, maxBodyBytes, grace, stages, workers, bufferPoolBytes, clientTimeouts, bindings);
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts, bindings);
+    }
+
+    /** @return a copy whose admin listener (if it has one) listens on {@code newPort} */
+    public GatewayConfig withAdminPort(int newPort)
+    {
+        return new GatewayConfig(host, port, maxBodyBytes, grace, new Admin(admin.host(), newPort, admin.token(), admin.stages()),
+            workers, bufferPoolBytes, clientTimeouts, bindings);
+    }
+
+    /** @return whether the per-stage breakdown is kept (and served on the admin listener) */
+    public boolean stages()
+    {
+        return admin.stages();
+    }
+
+    /**
+     * The admin listener.
+     *
+     * @param host   the interface it listens on (default 127.0.0.1: admin endpoints are not for the public)
+     * @param port   its port; -1 when there is no admin listener, 0 for a free one
+     * @param token  the bearer token every admin request must carry, or {@code null} for none
+     * @param stages whether {@code GET /_sluice/stages} serves the per-stage breakdown
+     */
+    public record Admin(String host, int port, String token, boolean stages)
+    {
+        /** No admin listener. */
+        public static final Admin OFF = new Admin("127.0.0.1", -1, null, false);
+
+        /** @return whether an admin listener is configured */
+        public boolean enabled()
+        {
+            return port >= 0;
+        }
+
+        @Override
+        public String toString()
+        {
+            // Never the token.
+            return "Admin[host=" + host + ", port=" + port + ", token=" + (token == null ? "none" : "set") + ", stages=" + stages + "]";
+        }
     }
 
     /**

@@ -5,11 +5,17 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.Endpoint;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Completion;
+import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.runtime.internal.chain.ChainAssembler.Chain;
 import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
+import dev.sluice.runtime.internal.chain.Completions;
 import dev.sluice.runtime.internal.chain.DefaultExchange;
+import dev.sluice.api.model.Usage;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
@@ -27,6 +33,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
@@ -59,6 +66,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private final String idPrefix = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 45), 36);
     private final AtomicLong ids = new AtomicLong();
     private final StageStats stageStats;
+    private final CompletionListener[] completionListeners;
     private ConnectionSweep clientSweep;
 
     private record Bound(Endpoint endpoint, ServerRoute route)
@@ -73,6 +81,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     {
         this.chain = chain;
         this.stageStats = stages ? new StageStats(chain.bindingNames()) : null;
+        this.completionListeners = chain.completionListeners();
         this.maxBodyBytes = maxBodyBytes;
         this.ready = ready;
         for (ServerRoute route : chain.servers())
@@ -87,6 +96,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 .append(",\"object\":\"model\",\"created\":0,\"owned_by\":\"sluice\"}");
         }
         modelsBody = b.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** @return the per-stage breakdown, or {@code null} when it is off (the admin listener serves it) */
+    StageStats stageStats()
+    {
+        return stageStats;
     }
 
     /** Watches HTTP/1.1 clients that wait for an answer with {@code sweep}; called once, before the server starts. */
@@ -115,14 +130,6 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     writePlain(response, callback, ok ? 200 : 503, ok ? "{\"status\":\"ready\"}" : "{\"status\":\"draining\"}");
                     return true;
                 }
-                case "/_sluice/stages" ->
-                {
-                    if (stageStats == null)
-                        break;
-                    String query = request.getHttpURI().getQuery();
-                    writePlain(response, callback, 200, stageStats.json(query != null && query.contains("reset=true")));
-                    return true;
-                }
                 case "/v1/models" ->
                 {
                     response.getHeaders().add(JSON);
@@ -149,42 +156,28 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         }
         if (bound == null)
         {
+            long arrival = System.nanoTime();
+            String unroutedId = idPrefix + Long.toString(ids.incrementAndGet(), 36);
+            response.getHeaders().put(REQUEST_ID, unroutedId);
             if (pathKnown != null)
             {
                 // The path is a dialect's: answer in that dialect's error shape.
                 GatewayException error = new GatewayException(ErrorKind.INVALID_REQUEST, 405,
                     "method " + method + " is not allowed on " + path, null, null, null);
-                writePlain(response, callback, 405, pathKnown.route().binding().codec().encodeError(error));
+                byte[] body = pathKnown.route().binding().codec().encodeError(error);
+                writePlain(response, completionListeners.length == 0 ? callback
+                    : new Unrouted(unroutedId, arrival, request, response, pathKnown.route(), error, body.length, callback), 405, body);
                 return true;
             }
-            writePlain(response, callback, 404, DialectErrorHandler.withoutDialect(new GatewayException(ErrorKind.NOT_FOUND,
-                "no endpoint at " + method + " " + path)));
+            GatewayException error = new GatewayException(ErrorKind.NOT_FOUND, "no endpoint at " + method + " " + path);
+            byte[] body = DialectErrorHandler.withoutDialect(error);
+            writePlain(response, completionListeners.length == 0 ? callback
+                : new Unrouted(unroutedId, arrival, request, response, null, error, body.length, callback), 404, body);
             return true;
         }
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
         long arrival = System.nanoTime();
-        Call call = new Call(id, arrival, request, response, bound.route());
-        call.callback = new OnceCallback(stageStats == null ? callback : new Callback()
-        {
-            @Override
-            public void succeeded()
-            {
-                call.finished();
-                callback.succeeded();
-            }
-
-            @Override
-            public void failed(Throwable x)
-            {
-                callback.failed(x);
-            }
-
-            @Override
-            public InvocationType getInvocationType()
-            {
-                return callback.getInvocationType();
-            }
-        }, id);
+        Call call = new Call(id, arrival, request, response, bound.route(), callback);
         call.start();
         return true;
     }
@@ -215,14 +208,234 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         response.write(true, ByteBuffer.wrap(json), callback);
     }
 
-    /** One chat request through the chain. */
-    private final class Call implements Runnable
+    /**
+     * A request to no chat endpoint (404, 405), seen by the completion listeners when there are any: the callback that
+     * reports it, and the completion it reports.
+     */
+    /**
+     * The handler's callback for a {@link Call}: completes Jetty's callback exactly once (a second completion is a bug,
+     * counted and logged as {@link OnceCallback} does), after telling the completion listeners. Extends
+     * {@link AtomicBoolean} for its once-flag: one object per request, as the plain {@code OnceCallback} was.
+     */
+    private static final class Finish extends AtomicBoolean implements Callback
+    {
+        private final Call call;
+
+        private Finish(Call call)
+        {
+            this.call = call;
+        }
+
+        @Override
+        public void succeeded()
+        {
+            if (!compareAndSet(false, true))
+            {
+                OnceCallback.twice(call.id, null);
+                return;
+            }
+            call.end(Completion.Outcome.COMPLETED, null);
+            call.jettyCallback.succeeded();
+        }
+
+        @Override
+        public void failed(Throwable x)
+        {
+            if (!compareAndSet(false, true))
+            {
+                OnceCallback.twice(call.id, x);
+                return;
+            }
+            // A GatewayException is the gateway failing the answer (a stream that broke after it started); anything
+            // else is the connection failing under it: the client went away, or stopped reading until a timeout.
+            GatewayException failure = x instanceof GatewayException g ? g : null;
+            call.end(failure != null ? Completion.Outcome.FAILED : Completion.Outcome.CLIENT_GONE, failure);
+            call.jettyCallback.failed(x);
+        }
+
+        @Override
+        public InvocationType getInvocationType()
+        {
+            return call.jettyCallback.getInvocationType();
+        }
+    }
+
+    private final class Unrouted implements Callback, Completion
     {
         private final String id;
         private final long arrival;
         private final Request request;
         private final Response response;
-        private Callback callback;
+        private final ServerRoute route;
+        private final GatewayException error;
+        private final int bytes;
+        private final Callback callback;
+        private long end;
+        private Outcome outcome;
+
+        private Unrouted(String id, long arrival, Request request, Response response, ServerRoute route,
+                         GatewayException error, int bytes, Callback callback)
+        {
+            this.id = id;
+            this.arrival = arrival;
+            this.request = request;
+            this.response = response;
+            this.route = route;
+            this.error = error;
+            this.bytes = bytes;
+            this.callback = callback;
+        }
+
+        @Override
+        public void succeeded()
+        {
+            report(Outcome.COMPLETED);
+            callback.succeeded();
+        }
+
+        @Override
+        public void failed(Throwable x)
+        {
+            report(Outcome.CLIENT_GONE);
+            callback.failed(x);
+        }
+
+        private void report(Outcome how)
+        {
+            end = System.nanoTime();
+            outcome = how;
+            for (CompletionListener l : completionListeners)
+                Completions.call(l, this);
+        }
+
+        @Override
+        public InvocationType getInvocationType()
+        {
+            return callback.getInvocationType();
+        }
+
+        @Override
+        public String id()
+        {
+            return id;
+        }
+
+        @Override
+        public String server()
+        {
+            return route == null ? null : route.name();
+        }
+
+        @Override
+        public String dialect()
+        {
+            return route == null ? null : route.binding().codec().dialect();
+        }
+
+        @Override
+        public String method()
+        {
+            return request.getMethod();
+        }
+
+        @Override
+        public String path()
+        {
+            return request.getHttpURI().getPath();
+        }
+
+        @Override
+        public Exchange exchange()
+        {
+            return null;
+        }
+
+        @Override
+        public Outcome outcome()
+        {
+            return outcome;
+        }
+
+        @Override
+        public int status()
+        {
+            return response.getStatus();
+        }
+
+        @Override
+        public ErrorKind errorKind()
+        {
+            return error.kind();
+        }
+
+        @Override
+        public String errorMessage()
+        {
+            return error.getMessage();
+        }
+
+        @Override
+        public String model()
+        {
+            return null;
+        }
+
+        @Override
+        public String targetModel()
+        {
+            return null;
+        }
+
+        @Override
+        public boolean stream()
+        {
+            return false;
+        }
+
+        @Override
+        public Identity identity()
+        {
+            return null;
+        }
+
+        @Override
+        public Usage usage()
+        {
+            return null;
+        }
+
+        @Override
+        public long nanos(Stage stage)
+        {
+            return stage == Stage.ARRIVAL ? arrival : stage == Stage.RESPONSE_END ? end : 0;
+        }
+
+        @Override
+        public long requestBytes()
+        {
+            return 0;
+        }
+
+        @Override
+        public long responseBytes()
+        {
+            return bytes;
+        }
+    }
+
+    /**
+     * One chat request through the chain, and the {@link Completion} the listeners read. Not itself a callback: as a
+     * plain {@link Runnable} its body-read demand is dispatched as Jetty dispatches blocking tasks (README "Execution
+     * model"); {@link Finish} is the handler's callback.
+     */
+    private final class Call implements Runnable, Completion, StreamPump.Observer
+    {
+        private final String id;
+        private final long arrival;
+        private final Request request;
+        private final Response response;
+        private final Callback jettyCallback;
+        private final Callback callback;
         private final ServerRoute route;
         private long bodyRead;
         private final DialectCodec codec;
@@ -230,8 +443,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private int length;
         private DefaultExchange exchange;
         private ClientWatch watch;
+        private GatewayException error;
+        private long written;
+        private long end;
+        private Outcome outcome;
 
-        private Call(String id, long arrival, Request request, Response response, ServerRoute route)
+        private Call(String id, long arrival, Request request, Response response, ServerRoute route, Callback jettyCallback)
         {
             this.id = id;
             this.arrival = arrival;
@@ -239,6 +456,165 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             this.response = response;
             this.route = route;
             this.codec = route.binding().codec();
+            this.jettyCallback = jettyCallback;
+            this.callback = new Finish(this);
+        }
+
+        /** The exchange is over: records its stages, then tells the listeners (before Jetty may recycle the response). */
+        private void end(Outcome how, GatewayException failure)
+        {
+            end = System.nanoTime();
+            outcome = how;
+            if (failure != null)
+                error = failure;
+            DefaultExchange e = exchange;
+            if (e != null)
+            {
+                e.mark(Stage.RESPONSE_END, end);
+                if (stageStats != null && how == Outcome.COMPLETED)
+                    stageStats.record(e);
+                e.completed(this);
+            }
+            for (CompletionListener l : completionListeners)
+                Completions.call(l, this);
+        }
+
+        @Override
+        public void wrote(int bytes)
+        {
+            written += bytes;
+        }
+
+        @Override
+        public void firstEvent()
+        {
+            DefaultExchange e = exchange;
+            if (e != null)
+                e.mark(Stage.FIRST_EVENT);
+        }
+
+        @Override
+        public String id()
+        {
+            return id;
+        }
+
+        @Override
+        public String server()
+        {
+            return route.name();
+        }
+
+        @Override
+        public String dialect()
+        {
+            return codec.dialect();
+        }
+
+        @Override
+        public String method()
+        {
+            return request.getMethod();
+        }
+
+        @Override
+        public String path()
+        {
+            return request.getHttpURI().getPath();
+        }
+
+        @Override
+        public Exchange exchange()
+        {
+            return exchange;
+        }
+
+        @Override
+        public Outcome outcome()
+        {
+            return outcome;
+        }
+
+        @Override
+        public int status()
+        {
+            if (outcome == Outcome.CLIENT_GONE && !response.isCommitted())
+                return 499;
+            return response.getStatus();
+        }
+
+        @Override
+        public ErrorKind errorKind()
+        {
+            return error == null ? null : error.kind();
+        }
+
+        @Override
+        public String errorMessage()
+        {
+            return error == null ? null : error.getMessage();
+        }
+
+        @Override
+        public String model()
+        {
+            DefaultExchange e = exchange;
+            return e == null ? null : e.model();
+        }
+
+        @Override
+        public String targetModel()
+        {
+            DefaultExchange e = exchange;
+            return e == null ? null : e.targetModel();
+        }
+
+        @Override
+        public boolean stream()
+        {
+            DefaultExchange e = exchange;
+            return e != null && e.stream();
+        }
+
+        @Override
+        public Identity identity()
+        {
+            DefaultExchange e = exchange;
+            return e == null ? null : e.identity();
+        }
+
+        @Override
+        public Usage usage()
+        {
+            DefaultExchange e = exchange;
+            return e == null ? null : e.usage();
+        }
+
+        @Override
+        public long nanos(Stage stage)
+        {
+            DefaultExchange e = exchange;
+            if (e != null)
+                return e.nanos(stage);
+            return switch (stage)
+            {
+                case ARRIVAL -> arrival;
+                case BODY_READ -> bodyRead;
+                case RESPONSE_END -> end;
+                default -> 0;
+            };
+        }
+
+        @Override
+        public long requestBytes()
+        {
+            return length;
+        }
+
+        @Override
+        public long responseBytes()
+        {
+            return written;
         }
 
         void start()
@@ -306,17 +682,6 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             }
         }
 
-        /** The response was written completely: record its stages. */
-        void finished()
-        {
-            DefaultExchange e = exchange;
-            if (e != null)
-            {
-                e.mark(Stage.RESPONSE_END);
-                stageStats.record(e);
-            }
-        }
-
         private void bodyComplete()
         {
             bodyRead = System.nanoTime();
@@ -327,7 +692,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             {
                 RequestPeek peek = route.binding().peek(request.getHttpURI().getPath(), request.getHttpURI().getQuery(), bytes);
                 exchange = new DefaultExchange(id, arrival, request.getMethod(), request.getHttpURI().getPath(),
-                    request.getHttpURI().getQuery(), new FieldsHeaders(request.getHeaders()), codec, bytes, peek);
+                    request.getHttpURI().getQuery(), new FieldsHeaders(request.getHeaders()), codec, bytes, peek,
+                    route.binding());
                 exchange.mark(Stage.BODY_READ, bodyRead);
                 exchange.mark(Stage.CHAIN_START);
                 watch = watchClient();
@@ -380,6 +746,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     ReplyHeaders.add(response.getHeaders(), bytes.headers());
                     response.getHeaders().put(HttpHeader.CONTENT_TYPE, bytes.contentType());
                     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.body().length);
+                    written = bytes.body().length;
                     response.write(true, ByteBuffer.wrap(bytes.body()), callback);
                 }
                 else if (reply instanceof Reply.Message message)
@@ -389,6 +756,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     ReplyHeaders.add(response.getHeaders(), message.headers());
                     response.getHeaders().add(JSON);
                     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, encoded.length);
+                    written = encoded.length;
                     response.write(true, ByteBuffer.wrap(encoded), callback);
                 }
                 else if (reply instanceof Reply.Stream stream)
@@ -398,7 +766,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     ReplyHeaders.add(response.getHeaders(), stream.headers());
                     response.getHeaders().put(HttpHeader.CONTENT_TYPE, encoder.contentType());
                     response.getHeaders().put(NO_CACHE);
-                    new StreamPump(id, stream.events(), encoder, response, callback, this::renderError).iterate();
+                    new StreamPump(id, stream.events(), encoder, response, callback, this::renderError, this).iterate();
                 }
             }
             catch (Throwable t)
@@ -424,6 +792,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
         private void renderError(GatewayException error)
         {
+            this.error = error;
             byte[] bytes;
             try
             {
@@ -438,6 +807,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             ReplyHeaders.add(response.getHeaders(), error.headers());
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
             response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+            written = bytes.length;
             response.write(true, ByteBuffer.wrap(bytes), callback);
         }
 

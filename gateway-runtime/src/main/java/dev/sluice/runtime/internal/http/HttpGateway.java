@@ -10,7 +10,13 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 
+import dev.sluice.runtime.internal.config.GatewayConfig;
+import dev.sluice.runtime.internal.service.RuntimeServices;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.Duration;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -20,9 +26,12 @@ import java.util.function.Function;
  */
 public final class HttpGateway
 {
+    private static final Logger LOG = LoggerFactory.getLogger(HttpGateway.class);
+
     private final Server server;
     private final ServerConnector connector;
     private final ConnectionSweep sweep;
+    private final ServerConnector adminConnector;
 
     /**
      * @param grace     how long {@link #stop()} waits for in-flight requests and streams
@@ -30,6 +39,16 @@ public final class HttpGateway
      * @param timeouts  how long the server waits for its clients
      */
     public HttpGateway(String host, int port, Duration grace, Handler handler, Execution execution, ClientTimeouts timeouts)
+    {
+        this(host, port, grace, handler, execution, timeouts, GatewayConfig.Admin.OFF, Map.of());
+    }
+
+    /**
+     * @param admin       the admin listener's config
+     * @param adminRoutes the admin endpoints plugins registered
+     */
+    public HttpGateway(String host, int port, Duration grace, Handler handler, Execution execution, ClientTimeouts timeouts,
+                       GatewayConfig.Admin admin, Map<String, RuntimeServices.AdminRoute> adminRoutes)
     {
         server = new Server(execution.threads(), execution.scheduler(), execution.buffers());
         HttpConfiguration config = new HttpConfiguration();
@@ -73,7 +92,33 @@ public final class HttpGateway
         if (handler instanceof GatewayHandler gateway)
             gateway.watchClients(sweep);
         server.addConnector(connector);
-        server.setHandler(new GracefulHandler(handler));
+        Handler top = handler;
+        if (admin.enabled())
+        {
+            // The admin port: one selector that also accepts (admin traffic is light), on the same pool and server,
+            // so that the graceful stop covers it. The handler picks by connector: one comparison per request.
+            adminConnector = new ServerConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 0, 1,
+                new HttpConnectionFactory(config));
+            execution.reserve(1);
+            for (Object shared : new Object[]{execution.threads(), execution.scheduler(), execution.buffers()})
+            {
+                if (adminConnector.contains(shared))
+                    adminConnector.unmanage(shared);
+            }
+            adminConnector.setHost(admin.host());
+            adminConnector.setPort(admin.port());
+            adminConnector.setIdleTimeout(timeouts.idle().toMillis());
+            server.addConnector(adminConnector);
+            StageStats stages = handler instanceof GatewayHandler gateway ? gateway.stageStats() : null;
+            top = new ByConnector(adminConnector, new AdminListener(adminRoutes, admin.token(), stages), handler);
+        }
+        else
+        {
+            adminConnector = null;
+            if (!adminRoutes.isEmpty())
+                LOG.warn("no admin listener is configured (admin.port): not serving the admin endpoints {}", adminRoutes.keySet());
+        }
+        server.setHandler(new GracefulHandler(top));
         // Errors Jetty answers itself (unparsable requests, draining at shutdown) in the dialect of the path.
         Function<String, DialectCodec> dialects = path -> null;
         if (handler instanceof GatewayHandler gateway)
@@ -99,6 +144,38 @@ public final class HttpGateway
     public int port()
     {
         return connector.getLocalPort();
+    }
+
+    /** @return the admin listener's bound port, or -1 if there is none */
+    public int adminPort()
+    {
+        return adminConnector == null ? -1 : adminConnector.getLocalPort();
+    }
+
+    /** Sends requests to the admin port to the admin handler, every other one to the gateway's. */
+    private static final class ByConnector extends Handler.Abstract.NonBlocking
+    {
+        private final ServerConnector admin;
+        private final Handler adminHandler;
+        private final Handler gateway;
+
+        ByConnector(ServerConnector admin, Handler adminHandler, Handler gateway)
+        {
+            this.admin = admin;
+            this.adminHandler = adminHandler;
+            this.gateway = gateway;
+            addBean(adminHandler);
+            addBean(gateway);
+        }
+
+        @Override
+        public boolean handle(org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response,
+                              org.eclipse.jetty.util.Callback callback) throws Exception
+        {
+            if (request.getConnectionMetaData().getConnector() == admin)
+                return adminHandler.handle(request, response, callback);
+            return gateway.handle(request, response, callback);
+        }
     }
 
     /** @return the connection sweep (tests measure its cost) */

@@ -58,6 +58,12 @@ public final class OnceCallback implements Callback
 
     private void twice(Throwable x)
     {
+        twice(requestId, x);
+    }
+
+    /** Reports a second completion of request {@code requestId}'s handler callback. */
+    static void twice(String requestId, Throwable x)
+    {
         DOUBLE_COMPLETIONS.incrementAndGet();
         LOG.error("request {}: handler callback completed twice", requestId, x == null ? new IllegalStateException("second completion") : x);
     }

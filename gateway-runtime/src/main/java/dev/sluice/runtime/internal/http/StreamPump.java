@@ -41,6 +41,17 @@ final class StreamPump extends IteratingCallback
     private boolean canonical;
     private boolean done;
     private RetainedFrame inFlight;
+    private final Observer observer;
+
+    /** Told what the pump writes: the completion's byte count and time to first event. */
+    interface Observer
+    {
+        /** {@code bytes} more were handed to the connection. */
+        void wrote(int bytes);
+
+        /** The first event is being written. */
+        void firstEvent();
+    }
 
     /** Renders an error as a whole response while nothing has been written yet. */
     interface ErrorRenderer
@@ -49,8 +60,9 @@ final class StreamPump extends IteratingCallback
     }
 
     StreamPump(String requestId, EventStream events, StreamEncoder encoder, Response response, Callback handlerCallback,
-               ErrorRenderer beforeCommit)
+               ErrorRenderer beforeCommit, Observer observer)
     {
+        this.observer = observer;
         this.requestId = requestId;
         this.events = events;
         this.encoder = encoder;
@@ -98,7 +110,9 @@ final class StreamPump extends IteratingCallback
             {
                 done = true;
                 // A raw stream already carried the dialect's own end marker; a canonical one gets the encoder's.
-                response.write(true, canonical ? encoder.end() : EMPTY, handlerCallback);
+                ByteBuffer end = canonical ? encoder.end() : EMPTY;
+                observer.wrote(end.remaining());
+                response.write(true, end, handlerCallback);
                 return Action.SUCCEEDED;
             }
             if (item instanceof StreamEvent.Error error)
@@ -131,7 +145,12 @@ final class StreamPump extends IteratingCallback
 
     private void write(ByteBuffer bytes)
     {
-        wroteAny = true;
+        if (!wroteAny)
+        {
+            wroteAny = true;
+            observer.firstEvent();
+        }
+        observer.wrote(bytes.remaining());
         response.write(false, bytes, this);
     }
 
@@ -153,6 +172,7 @@ final class StreamPump extends IteratingCallback
             bytes = ByteBuffer.allocate(boundary.remaining() + event.remaining()).put(boundary).put(event).flip();
         }
         // Emit the dialect's error event, then end abnormally so the client cannot mistake it for a clean end.
+        observer.wrote(bytes.remaining());
         response.write(false, bytes, Callback.from(() -> handlerCallback.failed(error), handlerCallback::failed));
     }
 

@@ -1,0 +1,151 @@
+package dev.sluice.runtime.internal.http;
+
+import dev.sluice.api.admin.AdminRequest;
+import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.codec.JsonStrings;
+import dev.sluice.runtime.internal.service.RuntimeServices.AdminRoute;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The admin listener's handler (README "Admin listener"): the bearer token check, the runtime's own endpoints
+ * ({@code /healthz}, {@code /_sluice/stages} when enabled) and the endpoints plugins registered. Off the request path:
+ * it runs only for connections to the admin port.
+ */
+final class AdminListener extends Handler.Abstract.NonBlocking
+{
+    private static final Logger LOG = LoggerFactory.getLogger(AdminListener.class);
+    /** The largest admin request body read. */
+    static final int MAX_BODY_BYTES = 1 << 20;
+
+    private final Map<String, AdminRoute> routes;
+    private final byte[] token;
+    private final StageStats stageStats;
+
+    /**
+     * @param token      the bearer token every request must carry, or {@code null} for none
+     * @param stageStats the per-stage breakdown to serve, or {@code null}
+     */
+    AdminListener(Map<String, AdminRoute> routes, String token, StageStats stageStats)
+    {
+        this.routes = Map.copyOf(routes);
+        this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+        this.stageStats = stageStats;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback)
+    {
+        String method = request.getMethod();
+        String path = request.getHttpURI().getPath();
+        if (token != null && !authorized(request.getHeaders().get(HttpHeader.AUTHORIZATION)))
+        {
+            response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
+            write(response, callback, AdminResponse.json(401, error("this admin endpoint needs Authorization: Bearer <admin.token>")));
+            return true;
+        }
+        if ("GET".equals(method) && "/healthz".equals(path))
+        {
+            write(response, callback, AdminResponse.json(200, "{\"status\":\"ok\"}"));
+            return true;
+        }
+        if ("GET".equals(method) && "/_sluice/stages".equals(path) && stageStats != null)
+        {
+            String query = request.getHttpURI().getQuery();
+            write(response, callback, AdminResponse.json(200, stageStats.json(query != null && query.contains("reset=true"))));
+            return true;
+        }
+        AdminRoute route = routes.get(method + " " + path);
+        if (route == null)
+        {
+            boolean pathKnown = routes.values().stream().anyMatch(r -> r.path().equals(path));
+            write(response, callback, pathKnown
+                ? AdminResponse.json(405, error("method " + method + " is not allowed on " + path))
+                : AdminResponse.json(404, error("no admin endpoint at " + method + " " + path)));
+            return true;
+        }
+        long declared = request.getLength();
+        if (declared > MAX_BODY_BYTES)
+        {
+            write(response, callback, AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes")));
+            return true;
+        }
+        Content.Source.asByteArrayAsync(request, MAX_BODY_BYTES).whenComplete((body, readFailure) ->
+        {
+            if (readFailure != null)
+            {
+                write(response, callback, AdminResponse.json(400, error("the request body could not be read")));
+                return;
+            }
+            CompletionStage<AdminResponse> answer;
+            try
+            {
+                answer = route.handler().handle(new AdminRequest(method, path, request.getHttpURI().getQuery(),
+                    new FieldsHeaders(request.getHeaders()), body));
+            }
+            catch (Throwable t)
+            {
+                failed(route, t, response, callback);
+                return;
+            }
+            if (answer == null)
+            {
+                failed(route, new NullPointerException("the admin handler returned no stage"), response, callback);
+                return;
+            }
+            answer.whenComplete((r, failure) ->
+            {
+                if (failure != null || r == null)
+                    failed(route, failure != null ? failure : new NullPointerException("the admin handler answered null"), response, callback);
+                else
+                    write(response, callback, r);
+            });
+        });
+        return true;
+    }
+
+    private boolean authorized(String authorization)
+    {
+        String presented = dev.sluice.api.binding.ServerBinding.bearerToken(authorization);
+        return presented != null && MessageDigest.isEqual(token, presented.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void failed(AdminRoute route, Throwable t, Response response, Callback callback)
+    {
+        LOG.error("admin endpoint {} {} of bindings.{} failed", route.method(), route.path(), route.binding(), t);
+        write(response, callback, AdminResponse.json(500, error("the admin endpoint failed; see the gateway's log")));
+    }
+
+    private static String error(String message)
+    {
+        return "{\"error\":{\"message\":" + JsonStrings.quote(message) + "}}";
+    }
+
+    private static void write(Response response, Callback callback, AdminResponse r)
+    {
+        try
+        {
+            response.setStatus(r.status());
+            ReplyHeaders.add(response.getHeaders(), r.headers());
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, r.contentType());
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, r.body().length);
+            response.write(true, ByteBuffer.wrap(r.body()), callback);
+        }
+        catch (Throwable t)
+        {
+            callback.failed(t);
+        }
+    }
+}

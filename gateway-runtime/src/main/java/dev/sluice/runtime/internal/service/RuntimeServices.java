@@ -1,0 +1,206 @@
+package dev.sluice.runtime.internal.service;
+
+import dev.sluice.api.admin.AdminHandler;
+import dev.sluice.api.admin.AdminRoutes;
+import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.service.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the runtime shares with plugins (README "Shared services"): the process's one thread pool and scheduler, the
+ * admin listener's routes and the gateway-wide completion listeners. Filled while the chain is assembled, read-only
+ * afterwards. In check mode ({@code sluice check}) nothing runs: the executor refuses, scheduled tasks never run, and
+ * registrations are kept but unused.
+ */
+public final class RuntimeServices
+{
+    private static final Logger LOG = LoggerFactory.getLogger(RuntimeServices.class);
+
+    private final Executor executor;
+    private final org.eclipse.jetty.util.thread.Scheduler scheduler;
+    private final boolean checkOnly;
+    private final Scheduler pluginScheduler;
+    private final Map<String, AdminRoute> adminRoutes = new LinkedHashMap<>();
+    private final List<CompletionListener> completionListeners = new ArrayList<>();
+
+    /** An admin endpoint and the binding that registered it. */
+    public record AdminRoute(String method, String path, AdminHandler handler, String binding)
+    {
+    }
+
+    /**
+     * @param executor  the shared pool, or {@code null} in check mode
+     * @param scheduler the shared scheduler, or {@code null} in check mode
+     */
+    public RuntimeServices(Executor executor, org.eclipse.jetty.util.thread.Scheduler scheduler, boolean checkOnly)
+    {
+        this.checkOnly = checkOnly;
+        this.executor = checkOnly ? task ->
+        {
+            throw new RejectedExecutionException("sluice check runs no background work");
+        } : Objects.requireNonNull(executor, "executor");
+        this.scheduler = scheduler;
+        this.pluginScheduler = checkOnly ? new Idle() : new Shared();
+    }
+
+    /** @return whether the bindings are created only to be validated */
+    public boolean checkOnly()
+    {
+        return checkOnly;
+    }
+
+    /** @return the executor plugins get */
+    public Executor executor()
+    {
+        return executor;
+    }
+
+    /** @return the scheduler plugins get */
+    public Scheduler scheduler()
+    {
+        return pluginScheduler;
+    }
+
+    /** @return the admin routes registry for the binding named {@code binding} */
+    public AdminRoutes adminRoutes(String binding)
+    {
+        return (method, path, handler) ->
+        {
+            Objects.requireNonNull(handler, "handler");
+            String m = Objects.requireNonNull(method, "method").toUpperCase(java.util.Locale.ROOT);
+            if (path == null || !path.startsWith("/") || path.indexOf('?') >= 0)
+                throw new ConfigException("bindings." + binding, "admin path " + path + " must start with / and have no query");
+            String key = m + " " + path;
+            AdminRoute previous = adminRoutes.putIfAbsent(key, new AdminRoute(m, path, handler, binding));
+            if (previous != null)
+                throw new ConfigException("bindings." + binding, "admin endpoint " + key + " is already served by bindings." + previous.binding());
+        };
+    }
+
+    /** Registers a gateway-wide completion listener. */
+    public void addCompletionListener(CompletionListener listener)
+    {
+        completionListeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** @return the gateway-wide completion listeners, in registration order */
+    public CompletionListener[] completionListeners()
+    {
+        return completionListeners.toArray(new CompletionListener[0]);
+    }
+
+    /** @return the admin endpoints plugins registered, by {@code "METHOD /path"} */
+    public Map<String, AdminRoute> adminRoutes()
+    {
+        return java.util.Collections.unmodifiableMap(adminRoutes);
+    }
+
+    private static Runnable logged(Runnable task)
+    {
+        return () ->
+        {
+            try
+            {
+                task.run();
+            }
+            catch (Throwable t)
+            {
+                LOG.error("a scheduled plugin task failed", t);
+            }
+        };
+    }
+
+    /** The shared Jetty scheduler behind the SPI's interface. */
+    private final class Shared implements Scheduler
+    {
+        @Override
+        public Task schedule(Runnable task, Duration delay)
+        {
+            org.eclipse.jetty.util.thread.Scheduler.Task t =
+                scheduler.schedule(logged(Objects.requireNonNull(task, "task")), delay.toNanos(), TimeUnit.NANOSECONDS);
+            return t::cancel;
+        }
+
+        @Override
+        public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
+        {
+            if (delay.isNegative() || delay.isZero())
+                throw new IllegalArgumentException("delay: " + delay + " (expected: > 0)");
+            Repeating r = new Repeating(logged(Objects.requireNonNull(task, "task")), delay.toNanos());
+            r.next = scheduler.schedule(r, initialDelay.toNanos(), TimeUnit.NANOSECONDS);
+            return r;
+        }
+    }
+
+    /** A task that schedules itself again after each run until cancelled. */
+    private final class Repeating implements Runnable, Scheduler.Task
+    {
+        private final Runnable task;
+        private final long delayNanos;
+        private volatile boolean cancelled;
+        private volatile org.eclipse.jetty.util.thread.Scheduler.Task next;
+
+        private Repeating(Runnable task, long delayNanos)
+        {
+            this.task = task;
+            this.delayNanos = delayNanos;
+        }
+
+        @Override
+        public void run()
+        {
+            if (cancelled)
+                return;
+            task.run();
+            if (!cancelled)
+            {
+                try
+                {
+                    next = scheduler.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
+                }
+                catch (RejectedExecutionException stopped)
+                {
+                    // The gateway is stopping: the task ends with it.
+                }
+            }
+        }
+
+        @Override
+        public boolean cancel()
+        {
+            if (cancelled)
+                return false;
+            cancelled = true;
+            org.eclipse.jetty.util.thread.Scheduler.Task t = next;
+            return t != null && t.cancel();
+        }
+    }
+
+    /** Check mode: tasks are accepted and never run. */
+    private static final class Idle implements Scheduler
+    {
+        @Override
+        public Task schedule(Runnable task, Duration delay)
+        {
+            return () -> false;
+        }
+
+        @Override
+        public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
+        {
+            return () -> false;
+        }
+    }
+}
