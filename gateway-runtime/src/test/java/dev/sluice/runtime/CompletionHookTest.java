@@ -267,6 +267,30 @@ class CompletionHookTest
 
     @ParameterizedTest(name = "client {0}")
     @ValueSource(strings = {"HTTP/1.1", "HTTP/2.0"})
+    void clientGoneWhileWaitingForTheProviderCompletesAsClientGoneWith499(String clientVersion) throws Exception
+    {
+        start(MockProvider.builder().start(), "http/1.1");
+        Request request = chat(body(MockModels.HANG, false), HttpVersion.fromString(clientVersion));
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        request.onRequestSuccess(r -> sent.complete(null));
+        request.send(result -> { });
+        sent.get(10, TimeUnit.SECONDS);
+        assertThat(mock.awaitRequests(1, Duration.ofSeconds(10))).isTrue();
+
+        request.abort(new Exception("client went away"));
+
+        assertThat(mock.awaitAborted(1, Duration.ofSeconds(10))).as("the mock saw the upstream request cancelled").isTrue();
+        JsonNode tap = awaitSeen(1);
+        assertCounts(tap, 1, 1);
+        JsonNode rec = TapGateway.records(tap).get(0);
+        assertTapped(rec);
+        assertThat(rec.get("outcome").asText()).isEqualTo("CLIENT_GONE");
+        assertThat(rec.get("status").asInt()).as("nothing was sent").isEqualTo(499);
+        assertThat(rec.get("usage").isNull()).isTrue();
+    }
+
+    @ParameterizedTest(name = "client {0}")
+    @ValueSource(strings = {"HTTP/1.1", "HTTP/2.0"})
     void refusalsBeforeTheChainCompleteOnceWithoutAnExchange(String clientVersion) throws Exception
     {
         start(MockProvider.builder().start(), "http/1.1");

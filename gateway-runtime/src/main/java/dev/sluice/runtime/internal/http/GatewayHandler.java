@@ -234,7 +234,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 OnceCallback.twice(call.id, null);
                 return;
             }
-            call.end(Completion.Outcome.COMPLETED, null);
+            // An HTTP/1.1 client that left while the request waited for the provider may still take the 499 the
+            // aborted exchange renders (its socket is only half-closed): the write succeeds, the client is gone all
+            // the same.
+            call.end(call.clientGone ? Completion.Outcome.CLIENT_GONE : Completion.Outcome.COMPLETED, null);
             call.jettyCallback.succeeded();
         }
 
@@ -447,6 +450,9 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private long written;
         private long end;
         private Outcome outcome;
+        // Set when the runtime learnt that the client went away (the HTTP/1.1 probe, an h2c reset) and aborted the
+        // exchange for it; the completion is then CLIENT_GONE whatever the last write did.
+        private volatile boolean clientGone;
 
         private Call(String id, long arrival, Request request, Response response, ServerRoute route, Callback jettyCallback)
         {
@@ -722,7 +728,11 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 instanceof org.eclipse.jetty.server.internal.HttpConnection http1)
             {
                 DefaultExchange e = exchange;
-                return sweep.watch(http1.getEndPoint(), e::abort);
+                return sweep.watch(http1.getEndPoint(), gone ->
+                {
+                    clientGone = true;
+                    e.abort(gone);
+                });
             }
             return null;
         }
@@ -813,6 +823,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
         private void aborted(Throwable cause)
         {
+            clientGone = true;
             DefaultExchange e = exchange;
             // Named as the client's failure, so that it is never reported as the provider's (a TimeoutException here
             // once read "upstream timed out").
