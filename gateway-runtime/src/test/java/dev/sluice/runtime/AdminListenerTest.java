@@ -128,4 +128,15 @@ class AdminListenerTest
         assertThat(get(harness.adminUrl("/healthz"), "Bearer s3cret-admin").getStatus()).isEqualTo(200);
         assertThat(get(harness.adminUrl("/unknown"), "Bearer s3cret-admin").getStatus()).isEqualTo(404);
     }
+
+    @Test
+    void aPluginsPeriodicTaskRunsOnTheSharedScheduler() throws Exception
+    {
+        // Scheduled while the binding is created, before the gateway starts: it must run once the gateway runs.
+        start("admin: { port: 0 }\n", "{ summary_every: 20ms }");
+
+        JsonNode tap = TapGateway.await(harness.http, harness.adminUrl(TAP), t -> t.get("summaries").asLong() >= 2);
+
+        assertThat(tap.get("summaries").asLong()).isGreaterThanOrEqualTo(2);
+    }
 }

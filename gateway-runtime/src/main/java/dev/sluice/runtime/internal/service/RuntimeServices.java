@@ -34,6 +34,10 @@ public final class RuntimeServices
     private final Scheduler pluginScheduler;
     private final Map<String, AdminRoute> adminRoutes = new LinkedHashMap<>();
     private final List<CompletionListener> completionListeners = new ArrayList<>();
+    // Plugin tasks scheduled before start(), guarded by this: bindings are created (and schedule) before the
+    // execution starts, and Jetty's scheduler drops what it is given before it started.
+    private final List<Runnable> beforeStart = new ArrayList<>();
+    private boolean started;
 
     /** An admin endpoint and the binding that registered it. */
     public record AdminRoute(String method, String path, AdminHandler handler, String binding)
@@ -53,6 +57,37 @@ public final class RuntimeServices
         } : Objects.requireNonNull(executor, "executor");
         this.scheduler = scheduler;
         this.pluginScheduler = checkOnly ? new Idle() : new Shared();
+    }
+
+    /**
+     * The shared scheduler runs now: schedules the plugin tasks scheduled before (while the bindings were created),
+     * their delays counted from now. Called once, after the execution started.
+     */
+    public void start()
+    {
+        List<Runnable> pending;
+        synchronized (this)
+        {
+            started = true;
+            pending = new ArrayList<>(beforeStart);
+            beforeStart.clear();
+        }
+        for (Runnable schedule : pending)
+            schedule.run();
+    }
+
+    /** Runs {@code schedule} now if the scheduler started, else when it starts. */
+    private void whenStarted(Runnable schedule)
+    {
+        synchronized (this)
+        {
+            if (!started)
+            {
+                beforeStart.add(schedule);
+                return;
+            }
+        }
+        schedule.run();
     }
 
     /** @return whether the bindings are created only to be validated */
@@ -128,9 +163,14 @@ public final class RuntimeServices
         @Override
         public Task schedule(Runnable task, Duration delay)
         {
-            org.eclipse.jetty.util.thread.Scheduler.Task t =
-                scheduler.schedule(logged(Objects.requireNonNull(task, "task")), delay.toNanos(), TimeUnit.NANOSECONDS);
-            return t::cancel;
+            Once once = new Once(logged(Objects.requireNonNull(task, "task")));
+            long nanos = delay.toNanos();
+            whenStarted(() ->
+            {
+                if (!once.cancelled)
+                    once.scheduled = scheduler.schedule(once, nanos, TimeUnit.NANOSECONDS);
+            });
+            return once;
         }
 
         @Override
@@ -139,8 +179,44 @@ public final class RuntimeServices
             if (delay.isNegative() || delay.isZero())
                 throw new IllegalArgumentException("delay: " + delay + " (expected: > 0)");
             Repeating r = new Repeating(logged(Objects.requireNonNull(task, "task")), delay.toNanos());
-            r.next = scheduler.schedule(r, initialDelay.toNanos(), TimeUnit.NANOSECONDS);
+            long initial = initialDelay.toNanos();
+            whenStarted(() ->
+            {
+                if (!r.cancelled)
+                    r.next = scheduler.schedule(r, initial, TimeUnit.NANOSECONDS);
+            });
             return r;
+        }
+    }
+
+    /** A task that runs once unless cancelled first; it may wait for {@link #start()} to be scheduled. */
+    private static final class Once implements Runnable, Scheduler.Task
+    {
+        private final Runnable task;
+        private volatile boolean cancelled;
+        private volatile org.eclipse.jetty.util.thread.Scheduler.Task scheduled;
+
+        private Once(Runnable task)
+        {
+            this.task = task;
+        }
+
+        @Override
+        public void run()
+        {
+            if (!cancelled)
+                task.run();
+        }
+
+        @Override
+        public boolean cancel()
+        {
+            if (cancelled)
+                return false;
+            cancelled = true;
+            org.eclipse.jetty.util.thread.Scheduler.Task t = scheduled;
+            // Not scheduled yet (waiting for start): this call prevented its run.
+            return t == null || t.cancel();
         }
     }
 
@@ -184,7 +260,8 @@ public final class RuntimeServices
                 return false;
             cancelled = true;
             org.eclipse.jetty.util.thread.Scheduler.Task t = next;
-            return t != null && t.cancel();
+            // Not scheduled yet (waiting for start): this call prevented its first run.
+            return t == null || t.cancel();
         }
     }
 
