@@ -139,6 +139,12 @@ class CompletionHookTest
     {
         start(MockProvider.builder().start(), "http/1.1");
         String body = body("gpt-4o", false);
+        // Health checks and the model list are not exchanges (nor are the admin reads of the tap).
+        for (String path : new String[]{"/healthz", "/readyz", "/v1/models"})
+        {
+            assertThat(harness.http.newRequest(harness.url(path)).version(HttpVersion.fromString(clientVersion))
+                .timeout(10, TimeUnit.SECONDS).send().getStatus()).isEqualTo(200);
+        }
 
         ContentResponse r = chat(body, HttpVersion.fromString(clientVersion)).send();
 
@@ -306,6 +312,12 @@ class CompletionHookTest
             .getBytes(StandardCharsets.UTF_8);
         refused.put("413", harness.http.newRequest(harness.url("/v1/chat/completions")).method(HttpMethod.POST).version(version)
             .timeout(20, TimeUnit.SECONDS).body(new BytesRequestContent("application/json", huge)).send());
+        // Without a length (chunked on HTTP/1.1): refused while the body is read, once it is over the cap.
+        org.eclipse.jetty.client.AsyncRequestContent chunked = new org.eclipse.jetty.client.AsyncRequestContent("application/json");
+        chunked.write(java.nio.ByteBuffer.wrap(huge), org.eclipse.jetty.util.Callback.NOOP);
+        chunked.close();
+        refused.put("413 while reading", harness.http.newRequest(harness.url("/v1/chat/completions")).method(HttpMethod.POST)
+            .version(version).timeout(20, TimeUnit.SECONDS).body(chunked).send());
         refused.put("400", chat("{\"model\":\"gpt-4o\",\"messages\":", version).send());
         refused.put("400 messages", chat("{\"model\":\"gpt-4o\",\"messages\":\"hi\"}", version).send());
 
@@ -337,6 +349,28 @@ class CompletionHookTest
             .isEqualTo("REQUEST_TOO_LARGE");
         assertThat(TapGateway.record(tap, refused.get("400").getHeaders().get("x-request-id")).get("request_bytes").asLong())
             .isEqualTo("{\"model\":\"gpt-4o\",\"messages\":".length());
+    }
+
+    @Test
+    void clientGoneWhileSendingTheBodyCompletesAsClientGoneWithoutAnExchange() throws Exception
+    {
+        start(MockProvider.builder().start(), "http/1.1");
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", harness.gateway.port()))
+        {
+            socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 100\r\n\r\n{\"model\":").getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            // Closed with 90 bytes of the body missing: the head is complete, so the handler runs and its read fails.
+        }
+
+        JsonNode tap = awaitSeen(1);
+        assertCounts(tap, 1, 0);
+        JsonNode rec = TapGateway.records(tap).get(0);
+        assertThat(rec.get("outcome").asText()).isEqualTo("CLIENT_GONE");
+        assertThat(rec.get("status").asInt()).isEqualTo(499);
+        assertThat(rec.get("exchange").asBoolean()).isFalse();
+        assertThat(rec.get("server").asText()).isEqualTo("north");
+        assertThat(mock.requestCount()).isZero();
     }
 
     @Test
