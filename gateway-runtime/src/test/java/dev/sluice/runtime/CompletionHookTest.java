@@ -310,19 +310,23 @@ class CompletionHookTest
             .timeout(20, TimeUnit.SECONDS).body(new StringRequestContent("text/plain", body("gpt-4o", false))).send());
         byte[] huge = ("{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(70_000) + "\"}]}")
             .getBytes(StandardCharsets.UTF_8);
-        refused.put("413", harness.http.newRequest(harness.url("/v1/chat/completions")).method(HttpMethod.POST).version(version)
-            .timeout(20, TimeUnit.SECONDS).body(new BytesRequestContent("application/json", huge)).send());
-        // Without a length (chunked on HTTP/1.1): refused while the body is read, once it is over the cap.
+        // Too large by Content-Length (refused before reading), and without a length (chunked on HTTP/1.1: refused while
+        // reading, once over the cap). The gateway answers before the client has sent its body: over h2c Jetty then
+        // resets the stream (CANCEL), and jetty-client may fail the request although the 413 arrived; the answer's
+        // headers are what counts here.
+        Map<String, String> tooLarge = new java.util.LinkedHashMap<>();
+        tooLarge.put("413", refusedEarly(harness.http.newRequest(harness.url("/v1/chat/completions")).method(HttpMethod.POST)
+            .version(version).body(new BytesRequestContent("application/json", huge)), version));
         org.eclipse.jetty.client.AsyncRequestContent chunked = new org.eclipse.jetty.client.AsyncRequestContent("application/json");
         chunked.write(java.nio.ByteBuffer.wrap(huge), org.eclipse.jetty.util.Callback.NOOP);
         chunked.close();
-        refused.put("413 while reading", harness.http.newRequest(harness.url("/v1/chat/completions")).method(HttpMethod.POST)
-            .version(version).timeout(20, TimeUnit.SECONDS).body(chunked).send());
+        tooLarge.put("413 while reading", refusedEarly(harness.http.newRequest(harness.url("/v1/chat/completions"))
+            .method(HttpMethod.POST).version(version).body(chunked), version));
         refused.put("400", chat("{\"model\":\"gpt-4o\",\"messages\":", version).send());
         refused.put("400 messages", chat("{\"model\":\"gpt-4o\",\"messages\":\"hi\"}", version).send());
 
-        JsonNode tap = awaitSeen(refused.size());
-        assertCounts(tap, refused.size(), 0);
+        JsonNode tap = awaitSeen(refused.size() + tooLarge.size());
+        assertCounts(tap, refused.size() + tooLarge.size(), 0);
         assertThat(mock.requestCount()).isZero();
         for (Map.Entry<String, ContentResponse> e : refused.entrySet())
         {
@@ -345,10 +349,42 @@ class CompletionHookTest
             .as("404: no endpoint matched").isTrue();
         assertThat(TapGateway.record(tap, refused.get("405").getHeaders().get("x-request-id")).get("dialect").asText())
             .isEqualTo("openai");
-        assertThat(TapGateway.record(tap, refused.get("413").getHeaders().get("x-request-id")).get("error_kind").asText())
-            .isEqualTo("REQUEST_TOO_LARGE");
+        for (Map.Entry<String, String> e : tooLarge.entrySet())
+        {
+            JsonNode rec = TapGateway.record(tap, e.getValue());
+            assertThat(rec.get("status").asInt()).as(e.getKey()).isEqualTo(413);
+            assertThat(rec.get("error_kind").asText()).as(e.getKey()).isEqualTo("REQUEST_TOO_LARGE");
+            assertThat(rec.get("exchange").asBoolean()).as(e.getKey()).isFalse();
+            assertThat(rec.get("response_bytes").asLong()).as(e.getKey()).isPositive();
+        }
+        assertThat(TapGateway.record(tap, tooLarge.get("413")).get("request_bytes").asLong()).as("refused before reading").isZero();
         assertThat(TapGateway.record(tap, refused.get("400").getHeaders().get("x-request-id")).get("request_bytes").asLong())
             .isEqualTo("{\"model\":\"gpt-4o\",\"messages\":".length());
+    }
+
+    /**
+     * Sends a request the gateway refuses before reading all of its body.
+     *
+     * @return the {@code x-request-id} of its 413
+     */
+    private static String refusedEarly(Request request, HttpVersion version) throws Exception
+    {
+        CompletableFuture<String> id = new CompletableFuture<>();
+        request.timeout(20, TimeUnit.SECONDS).onResponseHeaders(r ->
+        {
+            assertThat(r.getStatus()).isEqualTo(413);
+            id.complete(r.getHeaders().get("x-request-id"));
+        });
+        try
+        {
+            assertThat(request.send().getStatus()).isEqualTo(413);
+        }
+        catch (ExecutionException e)
+        {
+            if (version != HttpVersion.HTTP_2)
+                throw e;
+        }
+        return id.get(10, TimeUnit.SECONDS);
     }
 
     @Test
