@@ -251,8 +251,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             }
             // A GatewayException is the gateway failing the answer (a stream that broke after it started); anything
             // else is the connection failing under it: the client went away, or stopped reading until a timeout.
+            // A stream whose client left can also end through its own error event (the upstream request aborted for
+            // the client surfaces as one): the client going away is what happened.
             GatewayException failure = x instanceof GatewayException g ? g : null;
-            call.end(failure != null ? Completion.Outcome.FAILED : Completion.Outcome.CLIENT_GONE, failure);
+            call.end(failure != null && !call.clientGone ? Completion.Outcome.FAILED : Completion.Outcome.CLIENT_GONE, failure);
             call.jettyCallback.failed(x);
         }
 
