@@ -1,14 +1,20 @@
 package dev.sluice.runtime;
 
 import dev.sluice.api.config.ConfigException;
+import dev.sluice.bench.mock.MockModels;
 import dev.sluice.bench.mock.MockProvider;
+import org.eclipse.jetty.client.CompletableResponseListener;
+import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.logging.JettyLogger;
 import org.eclipse.jetty.logging.StdErrAppender;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayOutputStream;
@@ -16,8 +22,10 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -77,6 +85,47 @@ class BindingLifecycleTest
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0)).startsWith("closed binding=tap_a seen=1 entered=1 in_flight=0 ");
         assertThat(lines.get(1)).startsWith("closed binding=tap_b seen=1 entered=1 in_flight=0 ");
+    }
+
+    @Test
+    void closeComesAfterAnInFlightStreamDrainedAndCompleted() throws Exception
+    {
+        mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ofMillis(40), 15).start();
+        Path closed = dir.resolve("closed.txt");
+        GatewayHarness harness = GatewayHarness.start(dir, twoTaps(closed, ""), TapGateway.plugins(dir), Map.of("MOCK_KEY", "k"));
+        CompletableFuture<ContentResponse> response = new CompletableResponseListener(harness.http.newRequest(
+            harness.url("/v1/chat/completions")).method(HttpMethod.POST).timeout(20, TimeUnit.SECONDS)
+            .body(new StringRequestContent("application/json", CompletionHookTest.body("gpt-4o", true))), 1 << 20).send();
+        assertThat(mock.awaitRequests(1, Duration.ofSeconds(10))).isTrue();
+
+        harness.gateway.close();
+
+        assertThat(response.get(20, TimeUnit.SECONDS).getContentAsString()).endsWith("data: [DONE]\n\n");
+        harness.http.stop();
+        assertThat(Files.readAllLines(closed)).hasSize(2)
+            .allMatch(l -> l.contains(" seen=1 entered=1 in_flight=0 "), "the stream completed before close()");
+    }
+
+    @ParameterizedTest(name = "client {0}")
+    @ValueSource(strings = {"HTTP/1.1", "HTTP/2.0"})
+    void anExchangeCutAtTheEndOfTheGraceCompletesBeforeClose(String clientVersion) throws Exception
+    {
+        mock = MockProvider.builder().start();
+        Path closed = dir.resolve("closed.txt");
+        GatewayHarness harness = GatewayHarness.start(dir, "shutdown: { grace: 200ms }\n" + twoTaps(closed, ""),
+            TapGateway.plugins(dir), Map.of("MOCK_KEY", "k"));
+        harness.http.newRequest(harness.url("/v1/chat/completions")).method(HttpMethod.POST)
+            .version(HttpVersion.fromString(clientVersion)).timeout(20, TimeUnit.SECONDS)
+            .body(new StringRequestContent("application/json", CompletionHookTest.body(MockModels.HANG, false))).send(result -> { });
+        assertThat(mock.awaitRequests(1, Duration.ofSeconds(10))).isTrue();
+
+        // The provider never answers: the grace ends, the connection is closed, the exchange must still complete once.
+        // Jetty's Server.stop reports the ended grace as a TimeoutException, after it stopped; Sluice.close passes it on.
+        assertThatThrownBy(harness.gateway::close).isInstanceOf(java.util.concurrent.TimeoutException.class);
+        harness.http.stop();
+
+        assertThat(Files.readAllLines(closed)).hasSize(2)
+            .allMatch(l -> l.contains(" seen=1 entered=1 in_flight=0 "), "the cut exchange completed before close()");
     }
 
     @Test

@@ -35,6 +35,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
@@ -67,6 +68,9 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private final AtomicLong ids = new AtomicLong();
     private final StageStats stageStats;
     private final CompletionListener[] completionListeners;
+    // Exchanges begun and not yet ended (their completion listeners run): at stop, the bindings are closed only after
+    // the exchanges the server's stop cut have ended, which happens on other threads after the stop returned.
+    private final LongAdder inFlight = new LongAdder();
     private ConnectionSweep clientSweep;
 
     private record Bound(Endpoint endpoint, ServerRoute route)
@@ -108,6 +112,31 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     void watchClients(ConnectionSweep sweep)
     {
         this.clientSweep = sweep;
+    }
+
+    /**
+     * Waits until every exchange begun has ended (its completion listeners ran), or {@code timeout} passed. Called at
+     * stop, after the server stopped: exchanges the end of the grace cut complete on other threads, after that.
+     *
+     * @return whether none is left
+     */
+    boolean awaitExchangesEnded(java.time.Duration timeout) throws InterruptedException
+    {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // Polling, at shutdown only: a per-exchange notification would cost every request.
+        while (inFlight.sum() > 0)
+        {
+            if (System.nanoTime() - deadline > 0)
+                return false;
+            Thread.sleep(5);
+        }
+        return true;
+    }
+
+    /** @return exchanges begun and not yet ended */
+    long exchangesInFlight()
+    {
+        return inFlight.sum();
     }
 
     @Override
@@ -289,6 +318,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             this.error = error;
             this.bytes = bytes;
             this.callback = callback;
+            inFlight.increment();
         }
 
         @Override
@@ -309,8 +339,15 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         {
             end = System.nanoTime();
             outcome = how;
-            for (CompletionListener l : completionListeners)
-                Completions.call(l, this);
+            try
+            {
+                for (CompletionListener l : completionListeners)
+                    Completions.call(l, this);
+            }
+            finally
+            {
+                inFlight.decrement();
+            }
         }
 
         @Override
@@ -466,6 +503,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             this.codec = route.binding().codec();
             this.jettyCallback = jettyCallback;
             this.callback = new Finish(this);
+            inFlight.increment();
         }
 
         /** The exchange is over: records its stages, then tells the listeners (before Jetty may recycle the response). */
@@ -483,8 +521,15 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     stageStats.record(e);
                 e.completed(this);
             }
-            for (CompletionListener l : completionListeners)
-                Completions.call(l, this);
+            try
+            {
+                for (CompletionListener l : completionListeners)
+                    Completions.call(l, this);
+            }
+            finally
+            {
+                inFlight.decrement();
+            }
         }
 
         @Override
