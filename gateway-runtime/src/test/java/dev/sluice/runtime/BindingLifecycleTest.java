@@ -120,8 +120,8 @@ class BindingLifecycleTest
         assertThat(mock.awaitRequests(1, Duration.ofSeconds(10))).isTrue();
 
         // The provider never answers: the grace ends, the connection is closed, the exchange must still complete once.
-        // Jetty's Server.stop reports the ended grace as a TimeoutException, after it stopped; Sluice.close passes it on.
-        assertThatThrownBy(harness.gateway::close).isInstanceOf(java.util.concurrent.TimeoutException.class);
+        // An ended grace is how a stop goes, not a failure of it: close() does not throw.
+        harness.gateway.close();
         harness.http.stop();
 
         assertThat(Files.readAllLines(closed)).hasSize(2)
