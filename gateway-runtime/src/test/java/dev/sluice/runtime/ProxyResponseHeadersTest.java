@@ -1,5 +1,6 @@
 package dev.sluice.runtime;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.bench.mock.MockModels;
 import dev.sluice.bench.mock.MockProvider;
 import org.eclipse.jetty.client.ContentResponse;
@@ -91,6 +92,26 @@ class ProxyResponseHeadersTest
         assertThat(upstream429.getHeaders().get("retry-after")).isEqualTo("1");
         assertThat(bytes.getHeaders().get("x-ratelimit-limit-requests")).isNotBlank();
         assertThat(rawStream.getHeaders().get("cache-control")).isEqualTo("no-cache");
+
+        // The same exchanges as the completion hook saw them: the Anthropic ones translated, usage included.
+        JsonNode tap = TapGateway.await(harness.http, harness.adminUrl("/exchange-tap/recent"),
+            t -> t.get("seen").asLong() == 7 && t.get("in_flight").asLong() == 0);
+        assertThat(tap.get("entered").asLong()).isEqualTo(7);
+        for (ContentResponse r : new ContentResponse[]{message, canonicalStream})
+        {
+            JsonNode rec = TapGateway.record(tap, r.getHeaders().get("x-request-id"));
+            assertThat(rec.get("server").asText()).isEqualTo("north_anthropic");
+            assertThat(rec.get("dialect").asText()).isEqualTo("anthropic");
+            assertThat(rec.get("status").asInt()).isEqualTo(200);
+            assertThat(rec.get("usage").get("output_tokens").asLong()).as(r.getRequest().getPath() + " usage").isPositive();
+            assertThat(rec.get("response_bytes").asLong()).isEqualTo(r.getContent().length);
+        }
+        assertThat(TapGateway.record(tap, anthropic429.getHeaders().get("x-request-id")).get("error_kind").asText())
+            .isEqualTo("RATE_LIMITED");
+        JsonNode unrouted = TapGateway.record(tap, noRoute.getHeaders().get("x-request-id"));
+        assertThat(unrouted.get("error_kind").asText()).isEqualTo("NOT_FOUND");
+        assertThat(unrouted.get("tapped").asBoolean()).as("rejected after the tap, by the router").isTrue();
+        assertThat(unrouted.get("upstream_headers_ns").asLong()).isEqualTo(-1);
     }
 
     @ParameterizedTest(name = "client {0}")
