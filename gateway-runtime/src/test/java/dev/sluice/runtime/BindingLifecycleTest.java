@@ -145,6 +145,23 @@ class BindingLifecycleTest
     }
 
     @Test
+    void checkReportsTwoBindingsOnOneAdminPathAsTheStartWould() throws Exception
+    {
+        mock = MockProvider.builder().start();
+        Path closed = dir.resolve("closed.txt");
+        Path file = Files.writeString(dir.resolve("clash.yaml"), twoTaps(closed, "").replace("admin_path: /tap-b", "admin_path: /tap-a"));
+        Path plugins = TapGateway.plugins(dir);
+
+        assertThatThrownBy(() -> Sluice.check(Sluice.options(file, plugins).env(Map.of("MOCK_KEY", "k")::get)))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("admin endpoint GET /tap-a is already served by bindings.tap_b");
+        assertThatThrownBy(() -> Sluice.start(Sluice.options(file, plugins).port(0).adminPort(0).env(Map.of("MOCK_KEY", "k")::get)))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("admin endpoint GET /tap-a is already served by bindings.tap_b");
+        // Check wrote nothing; the start closed the tap it had created (tap_b, the exit) and tap_a, refused by the
+        // runtime while it registered, had scheduled nothing yet (it registers its admin path first).
+        assertThat(Files.readAllLines(closed)).singleElement().asString().startsWith("closed binding=tap_b ");
+    }
+
+    @Test
     void checkClosesEveryBindingOnceAndTellsItSoItHasNoSideEffects() throws Exception
     {
         mock = MockProvider.builder().start();
