@@ -42,7 +42,7 @@ final class Detector
             Pattern.compile("(?<![A-Za-z0-9_-])(?:sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_-]{20,200}"
                 + "|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"
                 + "|xox[bpoas]-[A-Za-z0-9-]{10,250}|AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"),
-            Kind.PLAIN));
+            Kind.API_KEY));
 
     /** How a candidate match is confirmed, and which pre-test applies. */
     enum Kind
@@ -56,7 +56,9 @@ final class Detector
         /** Needs a digit; issuer digit 2 to 6 and the Luhn check. */
         CARD,
         /** Needs a digit; the ISO 13616 mod-97 check. */
-        IBAN
+        IBAN,
+        /** Needs one of the key prefixes ({@code sk-}, {@code AKIA}, {@code ASIA}, {@code xox}, {@code AIza}) or a {@code _}. */
+        API_KEY
     }
 
     private final String name;
@@ -112,9 +114,70 @@ final class Detector
             case CARD:
             case IBAN:
                 return hasDigit(text);
+            case API_KEY:
+                return mayHoldKey(text);
             default:
                 return true;
         }
+    }
+
+    /**
+     * The regex engine tries every position of a text (Java's {@code Pattern} has no first-character skip for a
+     * pattern that starts with a lookbehind), which for six alternatives costs more than the rest of the detectors
+     * together on ordinary prose; {@code String.indexOf} is an intrinsic that skips ahead. {@code gh?_} and
+     * {@code github_pat_} keys have a {@code _}, the others a fixed prefix.
+     */
+    private static boolean mayHoldKey(CharSequence text)
+    {
+        String s = text instanceof String string ? string : null;
+        if (s == null)
+            return true;
+        return s.indexOf('_') >= 0 || s.contains("sk-") || s.contains("AKIA") || s.contains("ASIA") || s.contains("xox")
+            || s.contains("AIza");
+    }
+
+    /**
+     * @return whether only the positions {@link #canStartAt} accepts are tried ({@code phone}, {@code card},
+     *         {@code iban}), instead of a {@link Matcher#find()} over the whole text
+     */
+    boolean anchored()
+    {
+        return kind == Kind.PHONE || kind == Kind.CARD || kind == Kind.IBAN;
+    }
+
+    /**
+     * Whether a match may start at {@code i}: a digit that does not continue a number (or, for phones, a {@code +} or
+     * {@code (}), or for an IBAN two capitals and two digits after no letter or digit. Java's regex engine would try
+     * the pattern (its lookbehind first) at every position of the text; this test is a character or two, so prose
+     * with a few numbers costs a few regex attempts instead of a thousand.
+     */
+    boolean canStartAt(CharSequence text, int i)
+    {
+        char c = text.charAt(i);
+        char previous = i == 0 ? ' ' : text.charAt(i - 1);
+        switch (kind)
+        {
+            case PHONE:
+                return c == '+' || c == '(' || (isDigit(c) && !isDigit(previous) && !Character.isLetter(previous));
+            case CARD:
+                return isDigit(c) && !isDigit(previous) && previous != '-';
+            case IBAN:
+                return c >= 'A' && c <= 'Z' && i + 3 < text.length() && isUpper(text.charAt(i + 1))
+                    && isDigit(text.charAt(i + 2)) && isDigit(text.charAt(i + 3)) && !isDigit(previous)
+                    && !Character.isLetter(previous);
+            default:
+                return true;
+        }
+    }
+
+    private static boolean isDigit(char c)
+    {
+        return c >= '0' && c <= '9';
+    }
+
+    private static boolean isUpper(char c)
+    {
+        return c >= 'A' && c <= 'Z';
     }
 
     /**

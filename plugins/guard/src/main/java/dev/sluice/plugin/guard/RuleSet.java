@@ -71,6 +71,11 @@ final class RuleSet
             {
                 if (!detector.mayMatch(text))
                     continue;
+                if (detector.anchored())
+                {
+                    spans = scanAnchored(detector, rule, text, from, spans);
+                    continue;
+                }
                 Matcher m = detector.matcher(text);
                 if (from > 0)
                     m.region(from, end).useTransparentBounds(true).useAnchoringBounds(false);
@@ -85,6 +90,32 @@ final class RuleSet
                     spans.add(new Span(m.start(), m.end(), rule));
                 }
             }
+        }
+        return spans;
+    }
+
+    /** Tries {@code detector} only where {@link Detector#canStartAt} allows; see there for why. */
+    private static List<Span> scanAnchored(Detector detector, Rule rule, CharSequence text, int from, List<Span> spans)
+    {
+        int end = text.length();
+        Matcher m = null;
+        for (int i = from; i < end; i++)
+        {
+            if (!detector.canStartAt(text, i))
+                continue;
+            if (m == null)
+                m = detector.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+            m.region(i, end);
+            if (!m.lookingAt() || m.end() == i)
+                continue;
+            if (detector.confirm(text, m))
+            {
+                if (spans == null)
+                    spans = new ArrayList<>(4);
+                spans.add(new Span(i, m.end(), rule));
+            }
+            // Past the candidate either way, as find() would: a 16-digit run that is no phone holds no shorter phone.
+            i = m.end() - 1;
         }
         return spans;
     }
