@@ -22,10 +22,15 @@ import java.util.List;
  * in the released part, or the block ended: a redaction releases {@code [REDACTED:rule]} in its place, a block ends
  * the stream. A match longer than the window whose beginning was released before it could be recognised is still
  * redacted or blocked from where it is recognised on; the window is the guarantee: any match of at most
- * {@code window} characters is caught whole. {@link StreamEvent.BlockStop} releases the rest.
+ * {@code window} characters is caught whole. {@link StreamEvent.BlockStop} releases the rest. A match that would hold
+ * more than {@code window} + {@value #MAX_HELD_MATCH} characters (only an unbounded deny-list regex can) ends the
+ * stream with a {@link ErrorKind#GUARDRAIL_BLOCKED} error, so the held text stays bounded (in report mode it is
+ * released).
  *
  * <p><b>Tool calls.</b> A {@link StreamEvent.ToolCallStart} (id and name) goes on at once; the argument deltas are
- * held until the block stops, then checked whole and released as one {@link StreamEvent.ToolCallDelta}.
+ * held until the block stops, then checked whole and released as one {@link StreamEvent.ToolCallDelta}; arguments
+ * longer than {@value #MAX_HELD_ARGUMENTS} characters end the stream with a {@link ErrorKind#GUARDRAIL_BLOCKED} error
+ * instead of growing the held buffer without bound.
  *
  * <p><b>A block</b> cancels the upstream stream and ends this one with a {@link StreamEvent.Error} carrying the rule's
  * {@link ErrorKind#GUARDRAIL_BLOCKED} refusal: the client gets its dialect's error event and an abnormal end. What was
@@ -47,6 +52,23 @@ final class GuardStream implements EventStream
 {
     /** Characters kept before the unreleased text so that lookbehinds ({@code (?<!\d)}) see their context. */
     private static final int CONTEXT = 16;
+
+    /**
+     * How far a match that crosses the release point may hold text back beyond the window; past it the stream ends.
+     * The built-in detectors' matches are far shorter; only a deny-list regex such as {@code secret.*} gets
+     * here.
+     */
+    static final int MAX_HELD_MATCH = 16_384;
+
+    private static final GatewayException MATCH_TOO_LONG = new GatewayException(ErrorKind.GUARDRAIL_BLOCKED, 400,
+        "content blocked by the guard: a match longer than the guard can hold back cannot be checked", null, null, null);
+
+    /** Tool-call arguments held beyond this many characters end the stream: holding is what bounds memory here. */
+    static final int MAX_HELD_ARGUMENTS = 1 << 20;
+
+    private static final GatewayException TOO_LONG = new GatewayException(ErrorKind.GUARDRAIL_BLOCKED, 400,
+        "content blocked by the guard: tool call arguments over " + MAX_HELD_ARGUMENTS + " characters cannot be checked",
+        null, null, null);
 
     private static final GatewayException UNCHECKABLE = new GatewayException(ErrorKind.INTERNAL, 500,
         "the guard cannot check this answer: the client binding sent raw bytes although a canonical reply was required",
@@ -114,7 +136,11 @@ final class GuardStream implements EventStream
         }
         else if (item instanceof StreamEvent.ToolCallDelta delta)
         {
-            block(delta.index(), true, delta.toolIndex()).text.append(delta.argumentsDelta());
+            StringBuilder held = block(delta.index(), true, delta.toolIndex()).text;
+            if (held.length() + delta.argumentsDelta().length() > MAX_HELD_ARGUMENTS)
+                fail(TOO_LONG);
+            else
+                held.append(delta.argumentsDelta());
         }
         else if (item instanceof StreamEvent.TextStart start)
         {
@@ -230,14 +256,26 @@ final class GuardStream implements EventStream
         if (spans != null)
         {
             if (!last)
-                cut = cutBefore(spans, cut);
+            {
+                int before = cutBefore(spans, cut);
+                if (length - before <= window + MAX_HELD_MATCH)
+                    cut = before;
+                else if (!rules.report())
+                {
+                    // A match still growing past the limit (a deny-list regex with an unbounded quantifier): holding
+                    // it would take memory without bound, and releasing part of it could not be checked any more
+                    // (the rest no longer matches without its beginning). Fail closed.
+                    fail(MATCH_TOO_LONG);
+                    return false;
+                }
+            }
             if (cut <= from)
                 return true;
             List<RuleSet.Span> done = null;
             for (RuleSet.Span span : spans)
             {
-                // Released before (already counted), or not final yet (still held).
-                if (span.end() <= from || span.end() > cut)
+                // Released before (already counted), or wholly in the held part (not final yet).
+                if (span.end() <= from || span.start() >= cut)
                     continue;
                 if (done == null)
                     done = new java.util.ArrayList<>(spans.size());

@@ -192,6 +192,40 @@ class GuardStreamTest
     }
 
     @Test
+    void endsTheStreamRatherThanHoldToolArgumentsWithoutBound()
+    {
+        List<List<StreamItem>> batches = new ArrayList<>();
+        batches.add(List.of(new StreamEvent.MessageStart("id", "m", 0, null),
+            new StreamEvent.ToolCallStart(0, 0, "call_1", "pay")));
+        String fragment = "x".repeat(64 * 1024);
+        for (int i = 0; i <= GuardStream.MAX_HELD_ARGUMENTS / fragment.length(); i++)
+            batches.add(List.of(new StreamEvent.ToolCallDelta(0, 0, fragment)));
+        batches.add(List.of(new StreamEvent.BlockStop(0), StreamItem.END));
+        Source source = new Source(batches);
+        List<StreamItem> items = drain(new GuardStream(source, rules("card", Rule.Action.REDACT, false), 128));
+        assertThat(items.get(items.size() - 1)).isInstanceOfSatisfying(StreamEvent.Error.class,
+            e -> assertThat(e.error().getMessage()).contains("tool call arguments over"));
+        assertThat(items).noneMatch(i -> i instanceof StreamEvent.ToolCallDelta);
+        assertThat(source.cancelled).isNotNull();
+    }
+
+    @Test
+    void endsTheStreamRatherThanHoldAMatchThatKeepsGrowing()
+    {
+        String answer = "the secret is " + "z".repeat(100_000);
+        Rule rule = new Rule("greedy", Rule.Direction.RESPONSE, new Detector[] {Detector.deny("greedy", "secret.*")},
+            Rule.Action.REDACT);
+        Source source = new Source(textStream(split(answer, 1000)));
+        List<StreamItem> items = drain(new GuardStream(source, new RuleSet(List.of(rule), false), 128));
+        assertThat(text(items)).isEqualTo("the ");
+        assertThat(items.get(items.size() - 1)).isInstanceOfSatisfying(StreamEvent.Error.class,
+            e -> assertThat(e.error().getMessage()).contains("longer than the guard can hold back"));
+        assertThat(source.cancelled).isNotNull();
+        // It gave up after holding window + MAX_HELD_MATCH characters, not after reading the whole answer.
+        assertThat(source.reads).isLessThan(answer.length() / 1000);
+    }
+
+    @Test
     void reportModePassesTheTextAndCountsEachHitOnce()
     {
         String answer = "a@b.io " + "z".repeat(200) + " c@d.io";
