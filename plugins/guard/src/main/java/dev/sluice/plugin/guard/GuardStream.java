@@ -122,7 +122,8 @@ final class GuardStream implements EventStream
     @Override
     public void cancel(Throwable cause)
     {
-        blocks = new Block[0];
+        // Only the inner stream: what is held goes with this object, and leaving the fields alone keeps a cancel that
+        // races a read (the client left while an event was being processed) harmless.
         inner.cancel(cause);
     }
 
@@ -166,12 +167,13 @@ final class GuardStream implements EventStream
         else if (item instanceof StreamEvent.Stop || item == StreamItem.END)
         {
             // Blocks end before the stop in a well-formed stream; release what a sloppy one left open.
-            for (int i = 0; i < blocks.length; i++)
+            Block[] open = blocks;
+            for (int i = 0; i < open.length; i++)
             {
-                Block block = blocks[i];
+                Block block = open[i];
                 if (block == null)
                     continue;
-                blocks[i] = null;
+                open[i] = null;
                 if (!flush(i, block))
                     return;
             }
