@@ -147,6 +147,8 @@ public final class Sluice implements AutoCloseable
             self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
+            // Now that the scheduler runs: what plugins scheduled while their bindings were created.
+            services.start();
             upstreams.start();
             http.start();
             self[0].ready = true;
