@@ -330,6 +330,23 @@ class KeysPluginTest
         }
     }
 
+    @ParameterizedTest(name = "{0} provider")
+    @ValueSource(strings = {"openai", "anthropic", "gemini"})
+    void aProviderErrorQuotingTheProvidersKeyReachesNoClientWithIt(String provider) throws Exception
+    {
+        // The provider answers 400 with its own key in the message (MockModels.ECHO_KEY), which the client binding
+        // relays as "upstream: …": the key must be gone from what every client dialect gets, and from the log.
+        String secret = UPSTREAM_KEYS.get(provider.toUpperCase(java.util.Locale.ROOT) + "_KEY");
+        for (String client : DIALECTS)
+        {
+            HttpResponse<String> r = chat(client, TEAM_KEY, provider + "/" + MockModels.ECHO_KEY);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+            assertThat(r.body()).as(client + " client").contains("Incorrect API key provided: [redacted]")
+                .doesNotContain(secret);
+        }
+        assertThat(mock.requestCount()).isEqualTo(3);
+    }
+
     // -----------------------------------------------------------------------------------------------------------------
     // The keys file and the admin endpoints
     // -----------------------------------------------------------------------------------------------------------------
