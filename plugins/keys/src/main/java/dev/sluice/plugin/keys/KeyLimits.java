@@ -13,14 +13,17 @@ import java.util.regex.Pattern;
  * @param rpm           requests per minute, {@code > 0}, or {@code null}
  * @param tpm           tokens per minute, {@code > 0}, or {@code null}
  * @param maxConcurrent requests in flight at once, {@code > 0}, or {@code null}
- * @param budget        the spend allowed per {@code budget_period}, in the price table's currency, {@code >= 0}, or
- *                      {@code null}; set together with {@code budget_period}
+ * @param budget        the spend allowed per {@code budget_period}, in the price table's currency, {@code >= 0} and
+ *                      below 10^15 with at most 10 decimals, or {@code null}; set together with {@code budget_period}
  * @param budgetPeriod  {@code Nd} (N days, 1 to 3660) or {@code month} (the calendar month), or {@code null}; set
  *                      together with {@code budget}
  */
 public record KeyLimits(Long rpm, Long tpm, Long maxConcurrent, BigDecimal budget, String budgetPeriod)
 {
     private static final Pattern PERIOD = Pattern.compile("month|[1-9][0-9]{0,3}d");
+    // Bounds that keep budget.amount a short plain decimal: below 10^15, at most 10 decimals.
+    private static final BigDecimal MAX_BUDGET = new BigDecimal("1E15");
+    private static final int MAX_BUDGET_SCALE = 10;
 
     /** Validates each limit; a budget and its period go together. */
     public KeyLimits
@@ -28,8 +31,10 @@ public record KeyLimits(Long rpm, Long tpm, Long maxConcurrent, BigDecimal budge
         positive("rpm", rpm);
         positive("tpm", tpm);
         positive("max_concurrent", maxConcurrent);
-        if (budget != null && budget.signum() < 0)
-            throw new IllegalArgumentException("budget: value: " + budget.toPlainString() + " (expected: an amount >= 0)");
+        if (budget != null && (budget.signum() < 0 || budget.compareTo(MAX_BUDGET) >= 0 || budget.scale() > MAX_BUDGET_SCALE))
+            throw new IllegalArgumentException("budget: value: " + (budget.abs().compareTo(MAX_BUDGET) >= 0 ? budget.toString()
+                : budget.toPlainString()) + " (expected: an amount >= 0 and below 10^15, with at most " + MAX_BUDGET_SCALE
+                + " decimals)");
         if (budgetPeriod != null && !PERIOD.matcher(budgetPeriod).matches())
             throw new IllegalArgumentException("budget_period: value: \"" + budgetPeriod
                 + "\" (expected: Nd for N days, such as 1d or 30d, or month)");

@@ -44,7 +44,7 @@ final class VirtualKey
         this.where = where;
         this.digest = HexFormat.of().parseHex(definition.sha256());
         Instant expires = definition.expiresAt();
-        this.expiresAtMillis = expires == null ? NEVER : expires.toEpochMilli();
+        this.expiresAtMillis = expires == null ? NEVER : epochMillis(expires);
         this.expired = new GatewayException(ErrorKind.AUTHENTICATION, 401,
             "API key expired at " + expires + " (expected: a key that is still valid; ask for a new one)", null,
             "expired_api_key", null);
@@ -60,6 +60,19 @@ final class VirtualKey
             this.models = new ModelGlob[globs.size()];
             for (int i = 0; i < globs.size(); i++)
                 this.models[i] = ModelGlob.compile(globs.get(i));
+        }
+    }
+
+    // Instants beyond what epoch milliseconds hold (year 292 million) saturate: far enough to mean never or always.
+    private static long epochMillis(Instant instant)
+    {
+        try
+        {
+            return instant.toEpochMilli();
+        }
+        catch (ArithmeticException e)
+        {
+            return instant.isBefore(Instant.EPOCH) ? Long.MIN_VALUE : NEVER;
         }
     }
 
