@@ -11,7 +11,7 @@ import java.util.Objects;
  * <p>Metadata carries what other plugins read about the caller; each plugin documents the keys it reads. The built-in
  * ones: {@code plugins/keys} puts a key's own {@code metadata} there, plus its limits flattened as
  * {@code limit.rpm}, {@code limit.tpm}, {@code limit.max_concurrent} (positive integers as decimal strings),
- * {@code budget.amount} (a plain decimal string, no exponent, in the price table's currency) and
+ * {@code budget.amount} (a plain decimal string, no exponent, no trailing zeros, in the price table's currency) and
  * {@code budget.period} ({@code Nd} for N days, or {@code month}), each present only when the key sets it; those names
  * are reserved: a key's own metadata cannot use the {@code limit.} and {@code budget.} prefixes. {@code plugins/limits}
  * reads them as per-key overrides. An identity built by the keys plugin is created once per key when the keys are

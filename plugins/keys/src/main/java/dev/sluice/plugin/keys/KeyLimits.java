@@ -53,7 +53,7 @@ public record KeyLimits(Long rpm, Long tpm, Long maxConcurrent, BigDecimal budge
     /**
      * The limits as {@link dev.sluice.api.exchange.Identity} metadata, the contract with the limits plugin:
      * {@code limit.rpm}, {@code limit.tpm}, {@code limit.max_concurrent}, {@code budget.amount} (a plain decimal, no
-     * exponent) and {@code budget.period}, each present only when set.
+     * exponent, no trailing zeros: 25.00 is 25) and {@code budget.period}, each present only when set.
      *
      * @return the entries, in that order
      */
@@ -68,7 +68,7 @@ public record KeyLimits(Long rpm, Long tpm, Long maxConcurrent, BigDecimal budge
             out.put("limit.max_concurrent", maxConcurrent.toString());
         if (budget != null)
         {
-            out.put("budget.amount", budget.toPlainString());
+            out.put("budget.amount", budget.stripTrailingZeros().toPlainString());
             out.put("budget.period", budgetPeriod);
         }
         return out;
