@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.plugin;
 
+import dev.sluice.api.SluiceApi;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.ClientBindingFactory;
 import dev.sluice.api.binding.ProxyBindingFactory;
@@ -54,6 +55,7 @@ public final class BindingTypes implements AutoCloseable
         SluicePluginManager manager = new SluicePluginManager(pluginsDir.toAbsolutePath());
         try
         {
+            LOG.info("loading plugins from {} (this runtime's plugin SPI is {})", pluginsDir, SluiceApi.VERSION);
             manager.loadPlugins();
             manager.startPlugins();
             for (PluginWrapper p : manager.getPlugins())
