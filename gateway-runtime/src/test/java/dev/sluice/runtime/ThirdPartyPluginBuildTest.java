@@ -102,7 +102,8 @@ class ThirdPartyPluginBuildTest
         List<String> command = new ArrayList<>(List.of(mvn.toString(), "-B", "-ntp", "-o",
             // Offline, but the file: mirror may still be read: it is the only "remote" there is.
             "-Daether.offline.protocols=file",
-            "-s", settings.toString(), "-Dmaven.repo.local=" + repository,
+            // As user and as global settings: no mirror or proxy of the machine's Maven installation applies.
+            "-s", settings.toString(), "-gs", settings.toString(), "-Dmaven.repo.local=" + repository,
             // The example's tests ran in the reactor with this same pom; compiling them here still proves that
             // gateway-api's test helpers (its test-jar) resolve. Running them again would only add a fork.
             "-DskipTests", "package"));

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.jar.JarEntry;
@@ -138,7 +139,7 @@ public final class SluicePluginManager extends DefaultPluginManager
             else if (state == PluginState.FAILED && plugin.getFailedException() != null)
                 lines.add(describe(plugin) + " failed to start: " + plugin.getFailedException());
             else
-                lines.add(describe(plugin) + " is " + state.toString().toLowerCase(java.util.Locale.ROOT));
+                lines.add(describe(plugin) + " is " + state.toString().toLowerCase(Locale.ROOT));
         }
         return lines;
     }
