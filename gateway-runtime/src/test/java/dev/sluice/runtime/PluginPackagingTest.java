@@ -47,7 +47,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class PluginPackagingTest
 {
-    /** A proxy binding that passes every exchange on; each test plugin is one of these under its own type. */
+    /**
+     * A proxy binding that passes every exchange on; each test plugin is one of these under its own type (1), in its
+     * own package (2), with a statement in {@code create} (3), an {@code extends} clause (4) and a field (5).
+     */
     private static final String FACTORY = """
         package %1$s;
 
@@ -58,8 +61,10 @@ class PluginPackagingTest
         import org.pf4j.Extension;
 
         @Extension
-        public final class Factory implements ProxyBindingFactory
+        public class Factory %4$simplements ProxyBindingFactory
         {
+            %5$s
+
             public String type()
             {
                 return "%2$s";
@@ -77,7 +82,7 @@ class PluginPackagingTest
     private static final String MISSING_MODULE = """
         package com.fasterxml.jackson.datatype.sluicetest;
 
-        public final class TestModule
+        public class TestModule
         {
         }
         """;
@@ -95,13 +100,16 @@ class PluginPackagingTest
     {
         Path sources = Files.createDirectories(classes.resolve("src"));
         List<Path> files = new ArrayList<>();
-        files.add(source(sources, "test.bundled", FACTORY.formatted("test.bundled", "bundled-jackson", "")));
-        files.add(source(sources, "test.future", FACTORY.formatted("test.future", "future-guard", "")));
-        files.add(source(sources, "test.missing", FACTORY.formatted("test.missing", "missing-module",
-            "new com.fasterxml.jackson.datatype.sluicetest.TestModule();")));
-        Path module = Files.createDirectories(sources.resolve("com/fasterxml/jackson/datatype/sluicetest")).resolve("TestModule.java");
-        Files.writeString(module, MISSING_MODULE);
-        files.add(module);
+        String module = "com.fasterxml.jackson.datatype.sluicetest.TestModule";
+        files.add(source(sources, "test.bundled", FACTORY.formatted("test.bundled", "bundled-jackson", "", "", "")));
+        files.add(source(sources, "test.future", FACTORY.formatted("test.future", "future-guard", "", "", "")));
+        files.add(source(sources, "test.missing", FACTORY.formatted("test.missing", "missing-module", "new " + module + "();", "", "")));
+        files.add(source(sources, "test.ctor", FACTORY.formatted("test.ctor", "module-field", "", "",
+            "private final Object module = new " + module + "();")));
+        files.add(source(sources, "test.subclass", FACTORY.formatted("test.subclass", "module-subclass", "", "extends " + module + " ", "")));
+        Path moduleSource = Files.createDirectories(sources.resolve("com/fasterxml/jackson/datatype/sluicetest")).resolve("TestModule.java");
+        Files.writeString(moduleSource, MISSING_MODULE);
+        files.add(moduleSource);
 
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
@@ -245,12 +253,17 @@ class PluginPackagingTest
         assertThat(r.getContentAsString()).contains("fine");
     }
 
+    /** The bundled stand-in for a Jackson module the runtime lacks, as a jar entry. */
+    private static Map<String, byte[]> bundledModule() throws IOException
+    {
+        String entry = "com/fasterxml/jackson/datatype/sluicetest/TestModule.class";
+        return Map.of(entry, Files.readAllBytes(classes.resolve(entry)));
+    }
+
     @Test
     void aBundledJacksonModuleTheRuntimeLacksFailsNamingTheJarAndTheFix() throws Exception
     {
-        Path plugins = plugins(jar("missing-module", ">=" + SluiceApi.VERSION, "test.missing",
-            Map.of("com/fasterxml/jackson/datatype/sluicetest/TestModule.class",
-                Files.readAllBytes(classes.resolve("com/fasterxml/jackson/datatype/sluicetest/TestModule.class")))));
+        Path plugins = plugins(jar("missing-module", ">=" + SluiceApi.VERSION, "test.missing", bundledModule()));
         try (CapturedLog log = new CapturedLog())
         {
             assertThatThrownBy(() -> Sluice.check(Sluice.options(config("missing-module"), plugins).env(Map.<String, String>of()::get)))
@@ -263,6 +276,37 @@ class PluginPackagingTest
             assertThat(log.lines()).anySatisfy(line -> assertThat(line)
                 .contains("WARN").contains("plugin missing-module 1.0 in missing-module.jar")
                 .contains("that the runtime does not have: com.fasterxml.jackson.datatype (1 class)"));
+        }
+    }
+
+    @Test
+    void aFactoryWhoseConstructorNeedsAMissingSharedClassFailsNamingThePlugin() throws Exception
+    {
+        Path plugins = plugins(jar("module-field", ">=" + SluiceApi.VERSION, "test.ctor", bundledModule()));
+        assertThatThrownBy(() -> Sluice.check(Sluice.options(config("module-field"), plugins).env(Map.<String, String>of()::get)))
+            .isInstanceOf(ConfigException.class)
+            .hasMessageStartingWith("plugin module-field 1.0 in module-field.jar: cannot create its ProxyBindingFactory extensions: "
+                + "java.lang.NoClassDefFoundError")
+            .hasMessageContaining("plugin module-field (" + plugins.resolve("module-field.jar").toAbsolutePath() + ") bundles it")
+            .hasMessageContaining("maven-shade-plugin <relocation>");
+    }
+
+    @Test
+    void aFactoryClassThatCannotBeLoadedIsNamedInTheUnknownTypeError() throws Exception
+    {
+        // PF4J logs the class it cannot load (its superclass is missing) and goes on without it.
+        Path plugins = plugins(jar("module-subclass", ">=" + SluiceApi.VERSION, "test.subclass", bundledModule()));
+        String why = "plugin module-subclass 1.0 in module-subclass.jar: its extension test.subclass.Factory could not be loaded "
+            + "or created, or is no binding factory (the error is logged above)";
+        try (CapturedLog log = new CapturedLog())
+        {
+            assertThatThrownBy(() -> Sluice.check(Sluice.options(config("module-subclass"), plugins).env(Map.<String, String>of()::get)))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("bindings.guard.type: value: \"module-subclass\" is not a proxy binding type (expected one of: ")
+                .hasMessageEndingWith("; not loaded: " + why + ")");
+            assertThat(log.lines()).anySatisfy(line -> assertThat(line).contains("WARN").endsWith("not loaded: " + why));
+            assertThat(String.join("\n", log.lines())).contains("com.fasterxml.jackson.datatype.sluicetest.TestModule: plugin "
+                + "module-subclass (" + plugins.resolve("module-subclass.jar").toAbsolutePath() + ") bundles it");
         }
     }
 

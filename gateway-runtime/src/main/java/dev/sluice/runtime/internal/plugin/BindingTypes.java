@@ -12,10 +12,15 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -27,23 +32,41 @@ public final class BindingTypes implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(BindingTypes.class);
 
     private final SluicePluginManager plugins;
-    private final List<String> notStarted;
     private final Map<String, ServerBindingFactory> servers;
     private final Map<String, ProxyBindingFactory> proxies;
     private final Map<String, ClientBindingFactory> clients;
+    /** Plugins and extensions present but not usable, one line each, for the unknown-type error. */
+    private final List<String> notLoaded;
 
     private BindingTypes(SluicePluginManager plugins)
     {
         this.plugins = plugins;
-        this.notStarted = plugins.notStarted();
-        this.servers = index(plugins, ServerBindingFactory.class, ServerBindingFactory::type);
-        this.proxies = index(plugins, ProxyBindingFactory.class, ProxyBindingFactory::type);
-        this.clients = index(plugins, ClientBindingFactory.class, ClientBindingFactory::type);
+        Map<String, Set<String>> created = new HashMap<>();
+        this.servers = index(plugins, ServerBindingFactory.class, ServerBindingFactory::type, created);
+        this.proxies = index(plugins, ProxyBindingFactory.class, ProxyBindingFactory::type, created);
+        this.clients = index(plugins, ClientBindingFactory.class, ClientBindingFactory::type, created);
+        List<String> absent = new ArrayList<>(plugins.notStarted());
+        // PF4J logs an extension class it cannot load (or whose constructor fails with an exception) and goes on
+        // without it: its binding types would then be missing without a word.
+        for (PluginWrapper plugin : plugins.getStartedPlugins())
+        {
+            Set<String> made = created.getOrDefault(plugin.getPluginId(), Set.of());
+            for (String name : new TreeSet<>(plugins.getExtensionClassNames(plugin.getPluginId())))
+            {
+                if (!made.contains(name))
+                    absent.add(SluicePluginManager.describe(plugin) + ": its extension " + name + " could not be loaded or "
+                        + "created, or is no binding factory (the error is logged above)");
+            }
+        }
+        for (String line : absent)
+            LOG.warn("not loaded: {}", line);
+        this.notLoaded = List.copyOf(absent);
     }
 
     /**
      * Loads and starts every plugin jar in {@code pluginsDir} and indexes their factories. Logs each plugin's state,
-     * and warns about each plugin present but not started, naming its jar and why.
+     * and warns about each plugin present but not started, and each extension class listed in a jar's index that gave
+     * no factory, naming the jar and why.
      *
      * @throws ConfigException if the folder is missing, a jar's manifest is unusable, a plugin's extensions cannot be
      *                         loaded, or two plugins offer the same type; the message names the jar or the plugins
@@ -60,8 +83,6 @@ public final class BindingTypes implements AutoCloseable
             manager.startPlugins();
             for (PluginWrapper p : manager.getPlugins())
                 LOG.info("plugin {} {} ({})", p.getPluginId(), p.getDescriptor().getVersion(), p.getPluginState());
-            for (String line : manager.notStarted())
-                LOG.warn("not loaded: {}", line);
             return new BindingTypes(manager);
         }
         catch (RuntimeException | Error e)
@@ -71,7 +92,9 @@ public final class BindingTypes implements AutoCloseable
         }
     }
 
-    private static <F> Map<String, F> index(SluicePluginManager manager, Class<F> type, Function<F, String> typeName)
+    /** Indexes the started plugins' factories of one kind by type, recording each one's class under its plugin id. */
+    private static <F> Map<String, F> index(SluicePluginManager manager, Class<F> type, Function<F, String> typeName,
+                                            Map<String, Set<String>> created)
     {
         Map<String, F> byType = new TreeMap<>();
         Map<String, String> owner = new TreeMap<>();
@@ -97,6 +120,7 @@ public final class BindingTypes implements AutoCloseable
                         + owner.get(name) + " and " + plugin.getPluginId() + "; remove one of the jars");
                 byType.put(name, f);
                 owner.put(name, plugin.getPluginId());
+                created.computeIfAbsent(plugin.getPluginId(), id -> new HashSet<>()).add(f.getClass().getName());
             }
         }
         return byType;
@@ -149,7 +173,7 @@ public final class BindingTypes implements AutoCloseable
         {
             String expected = factories.isEmpty() ? "none loaded; check the plugins folder" : String.join(", ", factories.keySet());
             // A plugin that is present but not started may be the one that offers this type: say which and why.
-            String absent = notStarted.isEmpty() ? "" : "; not loaded: " + String.join("; ", notStarted);
+            String absent = notLoaded.isEmpty() ? "" : "; not loaded: " + String.join("; ", notLoaded);
             throw new ConfigException(path, "value: \"" + type + "\" is not a " + kind.name().toLowerCase(Locale.ROOT)
                 + " binding type (expected one of: " + expected + absent + ")");
         }
