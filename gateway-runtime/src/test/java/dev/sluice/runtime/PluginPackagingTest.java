@@ -103,11 +103,14 @@ class PluginPackagingTest
         String module = "com.fasterxml.jackson.datatype.sluicetest.TestModule";
         files.add(source(sources, "test.bundled", FACTORY.formatted("test.bundled", "bundled-jackson", "", "", "")));
         files.add(source(sources, "test.future", FACTORY.formatted("test.future", "future-guard", "", "", "")));
-        files.add(source(sources, "test.missing", FACTORY.formatted("test.missing", "missing-module", "new " + module + "();", "", "")));
+        files.add(source(sources, "test.missing",
+            FACTORY.formatted("test.missing", "missing-module", "new " + module + "();", "", "")));
         files.add(source(sources, "test.ctor", FACTORY.formatted("test.ctor", "module-field", "", "",
             "private final Object module = new " + module + "();")));
-        files.add(source(sources, "test.subclass", FACTORY.formatted("test.subclass", "module-subclass", "", "extends " + module + " ", "")));
-        Path moduleSource = Files.createDirectories(sources.resolve("com/fasterxml/jackson/datatype/sluicetest")).resolve("TestModule.java");
+        files.add(source(sources, "test.subclass",
+            FACTORY.formatted("test.subclass", "module-subclass", "", "extends " + module + " ", "")));
+        Path moduleSource = Files.createDirectories(sources.resolve("com/fasterxml/jackson/datatype/sluicetest"))
+            .resolve("TestModule.java");
         Files.writeString(moduleSource, MISSING_MODULE);
         files.add(moduleSource);
 
@@ -173,7 +176,8 @@ class PluginPackagingTest
         {
             String factory = pkg + ".Factory";
             entry(out, "META-INF/extensions.idx", (factory + "\n").getBytes(StandardCharsets.UTF_8));
-            entry(out, factory.replace('.', '/') + ".class", Files.readAllBytes(classes.resolve(factory.replace('.', '/') + ".class")));
+            String classFile = factory.replace('.', '/') + ".class";
+            entry(out, classFile, Files.readAllBytes(classes.resolve(classFile)));
             for (Map.Entry<String, byte[]> e : more.entrySet())
                 entry(out, e.getKey(), e.getValue());
         }
@@ -198,6 +202,12 @@ class PluginPackagingTest
               south: { type: mock, kind: client, options: { text: "fine" } }
             """.formatted(proxyType));
         return file;
+    }
+
+    /** {@code sluice check} of {@link #config} with {@code proxyType} against {@code plugins}. */
+    private List<String> check(String proxyType, Path plugins) throws IOException
+    {
+        return Sluice.check(Sluice.options(config(proxyType), plugins).env(Map.<String, String>of()::get));
     }
 
     /** Everything the runtime logs while it runs, from the backend's one appender. */
@@ -247,7 +257,8 @@ class PluginPackagingTest
                 .contains("<scope>provided</scope>"));
         }
         ContentResponse r = gateway.http.newRequest(gateway.url("/v1/chat/completions")).method(HttpMethod.POST)
-            .body(new StringRequestContent("application/json", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
+            .body(new StringRequestContent("application/json",
+                "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
             .timeout(30, TimeUnit.SECONDS).send();
         assertThat(r.getStatus()).isEqualTo(200);
         assertThat(r.getContentAsString()).contains("fine");
@@ -266,10 +277,10 @@ class PluginPackagingTest
         Path plugins = plugins(jar("missing-module", ">=" + SluiceApi.VERSION, "test.missing", bundledModule()));
         try (CapturedLog log = new CapturedLog())
         {
-            assertThatThrownBy(() -> Sluice.check(Sluice.options(config("missing-module"), plugins).env(Map.<String, String>of()::get)))
+            assertThatThrownBy(() -> check("missing-module", plugins))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageStartingWith("bindings.guard.type: value: \"missing-module\" (plugin missing-module 1.0 in missing-module.jar) "
-                    + "failed to create the binding: java.lang.NoClassDefFoundError")
+                .hasMessageStartingWith("bindings.guard.type: value: \"missing-module\" (plugin missing-module 1.0 in "
+                    + "missing-module.jar) failed to create the binding: java.lang.NoClassDefFoundError")
                 .hasMessageContaining("com.fasterxml.jackson.datatype.sluicetest.TestModule: plugin missing-module ("
                     + plugins.resolve("missing-module.jar").toAbsolutePath() + ") bundles it")
                 .hasMessageContaining("maven-shade-plugin <relocation>");
@@ -283,10 +294,10 @@ class PluginPackagingTest
     void aFactoryWhoseConstructorNeedsAMissingSharedClassFailsNamingThePlugin() throws Exception
     {
         Path plugins = plugins(jar("module-field", ">=" + SluiceApi.VERSION, "test.ctor", bundledModule()));
-        assertThatThrownBy(() -> Sluice.check(Sluice.options(config("module-field"), plugins).env(Map.<String, String>of()::get)))
+        assertThatThrownBy(() -> check("module-field", plugins))
             .isInstanceOf(ConfigException.class)
-            .hasMessageStartingWith("plugin module-field 1.0 in module-field.jar: cannot create its ProxyBindingFactory extensions: "
-                + "java.lang.NoClassDefFoundError")
+            .hasMessageStartingWith("plugin module-field 1.0 in module-field.jar: cannot create its ProxyBindingFactory "
+                + "extensions: java.lang.NoClassDefFoundError")
             .hasMessageContaining("plugin module-field (" + plugins.resolve("module-field.jar").toAbsolutePath() + ") bundles it")
             .hasMessageContaining("maven-shade-plugin <relocation>");
     }
@@ -300,9 +311,10 @@ class PluginPackagingTest
             + "or created, or is no binding factory (the error is logged above)";
         try (CapturedLog log = new CapturedLog())
         {
-            assertThatThrownBy(() -> Sluice.check(Sluice.options(config("module-subclass"), plugins).env(Map.<String, String>of()::get)))
+            assertThatThrownBy(() -> check("module-subclass", plugins))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageStartingWith("bindings.guard.type: value: \"module-subclass\" is not a proxy binding type (expected one of: ")
+                .hasMessageStartingWith("bindings.guard.type: value: \"module-subclass\" is not a proxy binding type "
+                    + "(expected one of: ")
                 .hasMessageEndingWith("; not loaded: " + why + ")");
             assertThat(log.lines()).anySatisfy(line -> assertThat(line).contains("WARN").endsWith("not loaded: " + why));
             assertThat(String.join("\n", log.lines())).contains("com.fasterxml.jackson.datatype.sluicetest.TestModule: plugin "
@@ -314,23 +326,25 @@ class PluginPackagingTest
     void aSnapshotPluginRequiresNamesTheJarAndTheManifestKey() throws Exception
     {
         Path plugins = plugins(jar("snapshot-requires", "0.1.0-SNAPSHOT", "test.future", Map.of()));
-        assertThatThrownBy(() -> Sluice.check(Sluice.options(config("future-guard"), plugins).env(Map.<String, String>of()::get)))
+        assertThatThrownBy(() -> check("future-guard", plugins))
             .isInstanceOf(ConfigException.class)
             .hasMessageStartingWith("plugin jar " + plugins.toAbsolutePath().resolve("snapshot-requires.jar")
-                + ": manifest entry Plugin-Requires: value: \"0.1.0-SNAPSHOT\" (expected: a range of Sluice SPI versions such as >="
-                + SluiceApi.VERSION);
+                + ": manifest entry Plugin-Requires: value: \"0.1.0-SNAPSHOT\" (expected: a range of Sluice SPI versions "
+                + "such as >=" + SluiceApi.VERSION);
     }
 
     @Test
     void aPluginDisabledForItsSpiRangeIsNamedInTheUnknownTypeErrorAndLogged() throws Exception
     {
         Path plugins = plugins(jar("future", ">=0.4.0", "test.future", Map.of()));
-        String why = "plugin future 1.0 in future.jar is disabled: it requires >=0.4.0, this runtime's SPI is " + SluiceApi.VERSION;
+        String why = "plugin future 1.0 in future.jar is disabled: it requires >=0.4.0, this runtime's SPI is "
+            + SluiceApi.VERSION;
         try (CapturedLog log = new CapturedLog())
         {
-            assertThatThrownBy(() -> Sluice.check(Sluice.options(config("future-guard"), plugins).env(Map.<String, String>of()::get)))
+            assertThatThrownBy(() -> check("future-guard", plugins))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageStartingWith("bindings.guard.type: value: \"future-guard\" is not a proxy binding type (expected one of: ")
+                .hasMessageStartingWith("bindings.guard.type: value: \"future-guard\" is not a proxy binding type "
+                    + "(expected one of: ")
                 .hasMessageEndingWith("; not loaded: " + why + ")");
             assertThat(log.lines()).anySatisfy(line -> assertThat(line).contains("WARN").endsWith("not loaded: " + why));
         }

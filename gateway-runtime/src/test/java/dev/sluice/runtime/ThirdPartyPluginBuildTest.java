@@ -52,7 +52,8 @@ class ThirdPartyPluginBuildTest
     {
         String value = System.getProperty(name);
         if (value == null || value.isBlank())
-            throw new IllegalStateException(name + " is not set: run the tests through Maven (see the surefire config in the pom)");
+            throw new IllegalStateException(name + " is not set: run the tests through Maven (see the surefire config in the "
+                + "pom)");
         return Path.of(value);
     }
 
@@ -153,7 +154,8 @@ class ThirdPartyPluginBuildTest
 
         ContentResponse blocked = chat("tell me the forbidden thing");
         assertThat(blocked.getStatus()).isEqualTo(400);
-        assertThat(blocked.getContentAsString()).contains("content_blocked").contains("deny-words").doesNotContain("forbidden thing");
+        assertThat(blocked.getContentAsString()).contains("content_blocked").contains("deny-words")
+            .doesNotContain("forbidden thing");
         ContentResponse allowed = chat("tell me the usual thing");
         assertThat(allowed.getStatus()).isEqualTo(200);
         assertThat(allowed.getContentAsString()).contains("fine");

@@ -171,7 +171,8 @@ public final class BindingTypes implements AutoCloseable
         F f = factories.get(type);
         if (f == null)
         {
-            String expected = factories.isEmpty() ? "none loaded; check the plugins folder" : String.join(", ", factories.keySet());
+            String expected = factories.isEmpty() ? "none loaded; check the plugins folder"
+                : String.join(", ", factories.keySet());
             // A plugin that is present but not started may be the one that offers this type: say which and why.
             String absent = notLoaded.isEmpty() ? "" : "; not loaded: " + String.join("; ", notLoaded);
             throw new ConfigException(path, "value: \"" + type + "\" is not a " + kind.name().toLowerCase(Locale.ROOT)

@@ -111,8 +111,8 @@ public final class SluicePluginManager extends DefaultPluginManager
         String range = effectiveRange(requires);
         if (getVersionManager().checkVersionConstraint(getSystemVersion(), range))
             return true;
-        invalid.put(plugin.getPluginId(), "it requires " + (range.equals(requires) ? range : requires + " (read as " + range + ")")
-            + ", this runtime's SPI is " + getSystemVersion());
+        String asRead = range.equals(requires) ? range : requires + " (read as " + range + ")";
+        invalid.put(plugin.getPluginId(), "it requires " + asRead + ", this runtime's SPI is " + getSystemVersion());
         return false;
     }
 
@@ -147,7 +147,8 @@ public final class SluicePluginManager extends DefaultPluginManager
     /** @return {@code plugin ID VERSION in JAR}, the way every message names a plugin */
     static String describe(PluginWrapper plugin)
     {
-        return "plugin " + plugin.getPluginId() + " " + plugin.getDescriptor().getVersion() + " in " + plugin.getPluginPath().getFileName();
+        return "plugin " + plugin.getPluginId() + " " + plugin.getDescriptor().getVersion() + " in "
+            + plugin.getPluginPath().getFileName();
     }
 
     /** @return the shared package prefix {@code className} falls under, or {@code null} */
@@ -202,7 +203,8 @@ public final class SluicePluginManager extends DefaultPluginManager
             LOG.warn("{} bundles classes under the runtime's shared packages (dev.sluice.api, com.fasterxml.jackson, "
                 + "org.slf4j, org.pf4j) that the runtime does not have: {}. These packages always load from the runtime, "
                 + "so the plugin fails as soon as it uses one of them. Relocate that library into a package of your own "
-                + "(maven-shade-plugin <relocation>), or use only what the runtime ships in lib/", describe(plugin), counts(missing));
+                + "(maven-shade-plugin <relocation>), or use only what the runtime ships in lib/",
+                describe(plugin), counts(missing));
     }
 
     private static String counts(Map<String, Integer> byPackage)
@@ -231,7 +233,8 @@ public final class SluicePluginManager extends DefaultPluginManager
                 // with no word of which jar or which key.
                 throw new ConfigException("", "plugin jar " + pluginPath + ": manifest entry " + PLUGIN_REQUIRES + ": value: \""
                     + requires + "\" (expected: a range of Sluice SPI versions such as >=" + getSystemVersion()
-                    + " or >=0.3.0 & <1.0.0, without a -SNAPSHOT or other pre-release part; the parser said: " + e.getMessage() + ")");
+                    + " or >=0.3.0 & <1.0.0, without a -SNAPSHOT or other pre-release part; the parser said: "
+                    + e.getMessage() + ")");
             }
             return descriptor;
         }
