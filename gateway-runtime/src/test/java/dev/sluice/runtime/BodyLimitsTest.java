@@ -63,7 +63,8 @@ class BodyLimitsTest
             listen: { host: 127.0.0.1, port: 0 }
             bindings:
               north_openai: { type: openai, kind: server, exit: router, options: %3$s }
-              north_openai_unlimited: { type: openai, kind: server, exit: router, options: { path: /unlimited/v1/chat/completions } }
+              north_openai_unlimited:
+                { type: openai, kind: server, exit: router, options: { path: /unlimited/v1/chat/completions } }
               north_anthropic: { type: anthropic, kind: server, exit: router, options: %3$s }
               north_gemini: { type: gemini, kind: server, exit: router, options: %3$s }
               router:

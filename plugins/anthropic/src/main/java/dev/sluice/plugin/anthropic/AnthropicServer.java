@@ -16,10 +16,10 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * Accepts Anthropic Messages requests on one path. The runtime peeks, builds the exchange and renders replies and
- * errors with {@link AnthropicCodec}; on the request path this binding adds only its {@link BodyLimits}, nothing without
- * them (authentication is a proxy binding's job, and {@code anthropic-version} is accepted but not required, since there is one version). Its client
- * key is {@code x-api-key}, as Anthropic's SDKs send it, or a bearer token, as some gateways' clients do. Immutable and
- * thread-safe.
+ * errors with {@link AnthropicCodec}; on the request path this binding adds only its {@link BodyLimits}, nothing
+ * without them (authentication is a proxy binding's job, and {@code anthropic-version} is accepted but not required,
+ * since there is one version). Its client key is {@code x-api-key}, as Anthropic's SDKs send it, or a bearer token, as
+ * some gateways' clients do. Immutable and thread-safe.
  */
 final class AnthropicServer implements ServerBinding
 {

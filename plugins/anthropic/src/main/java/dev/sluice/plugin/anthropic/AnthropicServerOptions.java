@@ -6,7 +6,8 @@ import dev.sluice.api.binding.BodyLimits;
  * Options of an {@code anthropic} server binding.
  *
  * <pre>{@code
- * north_anthropic: { type: anthropic, kind: server, exit: keys, options: { path: /v1/messages, limits: { max_input_tokens: 100000 } } }
+ * north_anthropic:
+ *   { type: anthropic, kind: server, exit: keys, options: { path: /v1/messages, limits: { max_input_tokens: 100000 } } }
  * }</pre>
  *
  * @param path the path served with {@code POST}; default {@value #DEFAULT_PATH}

@@ -126,7 +126,8 @@ final class OpenAiRawStream extends SseRelayStream
                 String name = parser.currentName();
                 JsonToken value = parser.nextToken();
                 if ("choices".equals(name))
-                    return value == JsonToken.VALUE_NULL || value == JsonToken.START_ARRAY && parser.nextToken() == JsonToken.END_ARRAY;
+                    return value == JsonToken.VALUE_NULL
+                        || value == JsonToken.START_ARRAY && parser.nextToken() == JsonToken.END_ARRAY;
                 parser.skipChildren();
             }
             return true;

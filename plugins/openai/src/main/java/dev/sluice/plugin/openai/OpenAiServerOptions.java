@@ -6,7 +6,8 @@ import dev.sluice.api.binding.BodyLimits;
  * Options of an {@code openai} server binding.
  *
  * <pre>{@code
- * north_openai: { type: openai, kind: server, exit: keys, options: { path: /v1/chat/completions, limits: { max_messages: 200 } } }
+ * north_openai:
+ *   { type: openai, kind: server, exit: keys, options: { path: /v1/chat/completions, limits: { max_messages: 200 } } }
  * }</pre>
  *
  * @param path the path served with {@code POST}; default {@value #DEFAULT_PATH}
