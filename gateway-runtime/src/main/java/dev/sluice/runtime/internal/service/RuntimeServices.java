@@ -23,6 +23,10 @@ import java.util.concurrent.TimeUnit;
  * admin listener's routes and the gateway-wide completion listeners. Filled while the chain is assembled, read-only
  * afterwards. In check mode ({@code sluice check}) nothing runs: the executor refuses, scheduled tasks never run, and
  * registrations are kept but unused.
+ *
+ * <p>Bindings are created before the scheduler starts (the pool is sized from the connectors, which come after the
+ * chain), and Jetty's scheduler silently drops what it is given before it started. Tasks a plugin schedules while its
+ * binding is created are therefore held and handed to the scheduler by {@link #start()}; their delays count from then.
  */
 public final class RuntimeServices
 {
@@ -33,11 +37,10 @@ public final class RuntimeServices
     private final boolean checkOnly;
     private final Scheduler pluginScheduler;
     private final Map<String, AdminRoute> adminRoutes = new LinkedHashMap<>();
-    private final List<CompletionListener> completionListeners = new ArrayList<>();
-    // Plugin tasks scheduled before start(), guarded by this: bindings are created (and schedule) before the
-    // execution starts, and Jetty's scheduler drops what it is given before it started.
-    private final List<Runnable> beforeStart = new ArrayList<>();
+    // Scheduling deferred until start(); guarded by itself, as is started.
+    private final List<Runnable> deferred = new ArrayList<>();
     private boolean started;
+    private final List<CompletionListener> completionListeners = new ArrayList<>();
 
     /** An admin endpoint and the binding that registered it. */
     public record AdminRoute(String method, String path, AdminHandler handler, String binding)
@@ -60,34 +63,33 @@ public final class RuntimeServices
     }
 
     /**
-     * The shared scheduler runs now: schedules the plugin tasks scheduled before (while the bindings were created),
-     * their delays counted from now. Called once, after the execution started.
+     * Hands the tasks plugins scheduled while their bindings were created to the scheduler, which must have started;
+     * from now on tasks go to it directly. Called once, after the runtime's threads started.
      */
     public void start()
     {
         List<Runnable> pending;
-        synchronized (this)
+        synchronized (deferred)
         {
             started = true;
-            pending = new ArrayList<>(beforeStart);
-            beforeStart.clear();
+            pending = new ArrayList<>(deferred);
+            deferred.clear();
         }
-        for (Runnable schedule : pending)
-            schedule.run();
+        pending.forEach(Runnable::run);
     }
 
-    /** Runs {@code schedule} now if the scheduler started, else when it starts. */
-    private void whenStarted(Runnable schedule)
+    /** Runs {@code scheduling} now if the scheduler started, else when it does. */
+    private void whenStarted(Runnable scheduling)
     {
-        synchronized (this)
+        synchronized (deferred)
         {
             if (!started)
             {
-                beforeStart.add(schedule);
+                deferred.add(scheduling);
                 return;
             }
         }
-        schedule.run();
+        scheduling.run();
     }
 
     /** @return whether the bindings are created only to be validated */
@@ -189,7 +191,7 @@ public final class RuntimeServices
         }
     }
 
-    /** A task that runs once unless cancelled first; it may wait for {@link #start()} to be scheduled. */
+    /** A task that runs once unless cancelled first, even before it was handed to the scheduler. */
     private static final class Once implements Runnable, Scheduler.Task
     {
         private final Runnable task;
@@ -215,7 +217,6 @@ public final class RuntimeServices
                 return false;
             cancelled = true;
             org.eclipse.jetty.util.thread.Scheduler.Task t = scheduled;
-            // Not scheduled yet (waiting for start): this call prevented its run.
             return t == null || t.cancel();
         }
     }
@@ -260,7 +261,7 @@ public final class RuntimeServices
                 return false;
             cancelled = true;
             org.eclipse.jetty.util.thread.Scheduler.Task t = next;
-            // Not scheduled yet (waiting for start): this call prevented its first run.
+            // Not yet handed to the scheduler (before start): this call prevented every run.
             return t == null || t.cancel();
         }
     }
