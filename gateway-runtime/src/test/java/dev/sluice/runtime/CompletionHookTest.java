@@ -201,6 +201,24 @@ class CompletionHookTest
 
     @ParameterizedTest(name = "client {0}")
     @ValueSource(strings = {"HTTP/1.1", "HTTP/2.0"})
+    void aSameDialectStreamWhoseClientDidNotAskForUsageStillCompletesWithIt(String clientVersion) throws Exception
+    {
+        start(MockProvider.builder().streamProfile(Duration.ZERO, Duration.ofMillis(1), 6).start(), "http/1.1");
+        String body = "{\"model\":\"gpt-4o\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+
+        ContentResponse r = chat(body, HttpVersion.fromString(clientVersion)).send();
+
+        assertThat(r.getStatus()).isEqualTo(200);
+        assertThat(r.getContentAsString()).as("the client gets no usage chunk it did not ask for").doesNotContain("\"usage\":{")
+            .endsWith("data: [DONE]\n\n");
+        JsonNode rec = TapGateway.record(awaitSeen(1), r.getHeaders().get("x-request-id"));
+        assertThat(rec.get("usage").isNull()).as("usage the gateway asked the provider for").isFalse();
+        assertThat(rec.get("usage").get("output_tokens").asLong()).isPositive();
+        assertThat(rec.get("response_bytes").asLong()).isEqualTo(r.getContent().length);
+    }
+
+    @ParameterizedTest(name = "client {0}")
+    @ValueSource(strings = {"HTTP/1.1", "HTTP/2.0"})
     void upstreamErrorRelayedInDialectCompletesWithItsErrorKind(String clientVersion) throws Exception
     {
         start(MockProvider.builder().start(), "http/1.1");
