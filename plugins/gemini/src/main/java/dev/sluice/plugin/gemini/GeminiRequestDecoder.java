@@ -164,6 +164,9 @@ final class GeminiRequestDecoder
             }
             messages.add(new Message(model ? Role.ASSISTANT : onlyToolResults(out) ? Role.TOOL : Role.USER, out, null));
         }
+        // Every content was an empty model turn: dropped, they would leave an empty contents array that Gemini refuses.
+        if (messages.isEmpty() && !contents.isEmpty())
+            throw IN.fail(key, "holds only empty model turns (expected: at least one content with something to say)");
         return messages;
     }
 

@@ -92,6 +92,12 @@ final class GeminiRequestEncoder
         for (int j = 0; j < request.system().size(); j++)
             system.add(systemText(request.system().get(j), "system[" + j + "]"));
         List<Turn> turns = group(request, system, foreign);
+        // Empty messages add no content (Gemini refuses empty ones): when every message was empty, Gemini would refuse
+        // the empty contents array. Say so here, in the client's dialect, instead of sending it (found by the long fuzz
+        // run: a Gemini request whose only content had "parts": []).
+        if (turns.isEmpty() && !request.messages().isEmpty())
+            throw JsonInput.REQUEST.fail("messages", "has nothing to send: every message is empty (expected: at least one"
+                + " message with content)");
         return JsonOutput.write(g -> write(g, request, system, turns, foreign));
     }
 
