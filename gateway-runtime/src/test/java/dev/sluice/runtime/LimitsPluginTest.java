@@ -93,11 +93,12 @@ class LimitsPluginTest
                     team-quota: { budget: { amount: 0.000001, period: month } }
                     team-budget: { budget: { amount: 0.1, period: 1d } }
                     team-cached: { budget: { amount: 1, period: 1d } }
+                    team-cached-anthropic: { budget: { amount: 1, period: 1d } }
                   models:
                     "openai/mock-hang": { max_concurrent: %4$d }
                   anonymous: { rpm: 2 }
                   prices:
-                    "openai/mock-usage-cached": { input: 2.00, output: 10.00, cached_input: 1.00 }
+                    "*/mock-usage-cached": { input: 2.00, output: 10.00, cached_input: 1.00 }
                     # Output only: the budget test proves concurrency, not the input estimate's accuracy.
                     "*": { input: 0, output: 1000 }
               router:
@@ -415,6 +416,25 @@ class LimitsPluginTest
         assertThat(budget.get("remaining").decimalValue()).isEqualByComparingTo(BigDecimal.ONE.subtract(expected));
         // The key scope has no limits of its own here: no counters are kept for it.
         assertThat(json(admin()).get("scopes")).noneMatch(s -> s.get("scope").asText().equals("key:k-cached"));
+    }
+
+    @Test
+    void settlementPricesAnthropicsCacheReadsAsCachedInput() throws Exception
+    {
+        com.anthropic.models.messages.Message answer = anthropic.messages().create(MessageCreateParams.builder()
+            .model("anthropic/" + MockModels.USAGE_CACHED).maxTokens(50).addUserMessage("Say hello, and again, and again")
+            .putAdditionalHeader("x-test-key", "k-cached-anthropic").putAdditionalHeader("x-test-team", "team-cached-anthropic")
+            .build());
+        // Anthropic reports the uncached input and the cache reads apart.
+        long uncached = answer.usage().inputTokens();
+        long cached = answer.usage().cacheReadInputTokens().orElseThrow();
+        assertThat(cached).isPositive();
+        BigDecimal expected = BigDecimal.valueOf(uncached * 2_000 + cached * 1_000 + answer.usage().outputTokens() * 10_000, 9);
+
+        await(() -> scope("team:team-cached-anthropic").get("in_flight").asInt() == 0, "the exchange settled");
+        JsonNode budget = scope("team:team-cached-anthropic").get("budget");
+        assertThat(budget.get("spent").decimalValue()).isEqualByComparingTo(expected);
+        assertThat(budget.get("reserved").decimalValue()).isEqualByComparingTo(BigDecimal.ZERO);
     }
 
     // --- helpers ---
