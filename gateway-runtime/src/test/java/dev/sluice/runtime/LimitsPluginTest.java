@@ -21,11 +21,14 @@ import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpVersion;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.math.BigDecimal;
 import java.nio.file.Files;
@@ -94,6 +97,7 @@ class LimitsPluginTest
                     team-budget: { budget: { amount: 0.1, period: 1d } }
                     team-cached: { budget: { amount: 1, period: 1d } }
                     team-cached-anthropic: { budget: { amount: 1, period: 1d } }
+                    team-unmetered: { budget: { amount: 1, period: 1d } }
                   models:
                     "openai/mock-hang": { max_concurrent: %4$d }
                   anonymous: { rpm: 2 }
@@ -172,15 +176,17 @@ class LimitsPluginTest
 
     // --- exactly N of 500 ---
 
-    @Test
-    void aConcurrencyLimitAdmitsExactlyNOf500ParallelRequestsWhileTheProviderHoldsThem() throws Exception
+    @ParameterizedTest
+    @ValueSource(strings = {"HTTP/1.1", "HTTP/2.0"})
+    void aConcurrencyLimitAdmitsExactlyNOf500ParallelRequestsWhileTheProviderHoldsThem(String protocol) throws Exception
     {
         String body = openAiBody("openai/" + MockModels.HANG, false);
         List<Request> requests = new ArrayList<>();
         List<CompletableFuture<ContentResponse>> answers = new ArrayList<>();
         for (int i = 0; i < PARALLEL; i++)
         {
-            Request request = post(OPENAI_PATH, body, "k-conc-" + (i % 10), "team-conc");
+            Request request = post(OPENAI_PATH, body, "k-conc-" + (i % 10), "team-conc")
+                .version(HttpVersion.fromString(protocol));
             requests.add(request);
             answers.add(new CompletableResponseListener(request).send());
         }
@@ -416,6 +422,25 @@ class LimitsPluginTest
         assertThat(budget.get("remaining").decimalValue()).isEqualByComparingTo(BigDecimal.ONE.subtract(expected));
         // The key scope has no limits of its own here: no counters are kept for it.
         assertThat(json(admin()).get("scopes")).noneMatch(s -> s.get("scope").asText().equals("key:k-cached"));
+    }
+
+    @Test
+    void anOpenAiStreamRelayedWithoutUsageIsChargedItsEstimateNotReleased() throws Exception
+    {
+        // Same dialect, no stream_options.include_usage: the bytes are relayed as they are and no usage is learnt.
+        ChatCompletionCreateParams ask = ChatCompletionCreateParams.builder().model("openai/" + MockModels.DEFAULT)
+            .addUserMessage("Say hello").maxCompletionTokens(20).putAdditionalHeader("x-test-key", "k-unmetered")
+            .putAdditionalHeader("x-test-team", "team-unmetered").build();
+        try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions().createStreaming(ask))
+        {
+            assertThat(stream.stream().count()).isPositive();
+        }
+
+        await(() -> scope("team:team-unmetered").get("in_flight").asInt() == 0, "the stream settled");
+        JsonNode budget = scope("team:team-unmetered").get("budget");
+        // The whole stream's bytes are more than 4 × 20: the 20 output tokens reserved, at 1,000 per million.
+        assertThat(budget.get("spent").decimalValue()).isEqualByComparingTo("0.02");
+        assertThat(budget.get("reserved").decimalValue()).isEqualByComparingTo(BigDecimal.ZERO);
     }
 
     @Test

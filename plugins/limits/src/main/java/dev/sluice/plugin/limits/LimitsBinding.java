@@ -41,10 +41,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * rates and concurrency alone the body is never decoded.
  *
  * <p><b>Settlement.</b> With usage from the provider: its tokens, and its cost with cached input at the cached price.
- * Without usage, when the client went away or the stream failed after it started: the estimated input plus the output
- * already relayed ({@link TokenEstimate#ofBytes} of the response bytes written, never more than the output reserved),
- * since the provider charged for what it generated. Without usage otherwise (a refusal by a later stage, an upstream
- * error): nothing, the reservation is released. The request itself always counts against the request rate.
+ * Without usage, when the client went away or the answer had a success status (a stream cancelled, or broken after it
+ * started, or relayed without usage): the estimated input plus the output already relayed ({@link TokenEstimate#ofBytes}
+ * of the response bytes written, never more than the output reserved), since the provider charged for what it
+ * generated. Without usage and with an error status (a refusal by a later stage, an upstream error): nothing, the
+ * reservation is released. The request itself always counts against the request rate.
  *
  * <p><b>Refusals</b> are 429 {@link ErrorKind#RATE_LIMITED} in the client's dialect and never reach the provider:
  * rates and concurrency with code {@code rate_limit_exceeded}, {@code retry-after} and OpenAI's
@@ -449,11 +450,12 @@ final class LimitsBinding implements ProxyBinding
                 store.settle(reservation, Math.max(0, usage.inputTokens()) + Math.max(0, usage.outputTokens()),
                     price == null ? 0 : price.cost(usage));
             }
-            else if (completion.outcome() == Completion.Outcome.CLIENT_GONE
-                || (completion.outcome() == Completion.Outcome.FAILED && completion.status() < 400))
+            else if (completion.outcome() == Completion.Outcome.CLIENT_GONE || completion.status() < 400)
             {
-                // The provider generated (and charged for) what was relayed, and read the whole prompt: settle the
-                // estimate of both rather than free the reservation. Relayed bytes carry the dialect's framing, so
+                // The provider read the whole prompt and generated (and charged for) at least what was relayed: settle
+                // the estimate of both rather than free the reservation. This is a cancelled stream, a stream that
+                // broke after it started, and a success whose usage the gateway did not learn (an OpenAI stream
+                // relayed as is without stream_options.include_usage). Relayed bytes carry the dialect's framing, so
                 // they overestimate the tokens; never charge more output than was reserved.
                 long relayed = Math.min(TokenEstimate.ofBytes(completion.responseBytes()), output);
                 store.settle(reservation, input + relayed, price == null ? 0 : price.cost(input, 0, relayed));

@@ -132,7 +132,10 @@ public record LimitsOptions(ScopeOptions key, Map<String, ScopeOptions> teams, M
                 return;
             }
             if (value.signum() < 0 || value.compareTo(BigDecimal.valueOf(1_000_000)) > 0)
-                throw new IllegalArgumentException(name + ": value: " + value + " (expected: a price per million tokens, 0 to 1000000)");
+            {
+                throw new IllegalArgumentException(name + ": value: " + value
+                    + " (expected: a price per million tokens, 0 to 1000000)");
+            }
         }
     }
 }

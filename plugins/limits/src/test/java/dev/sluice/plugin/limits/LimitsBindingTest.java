@@ -344,7 +344,7 @@ class LimitsBindingTest
     }
 
     @Test
-    void aCancelledStreamSettlesTheEstimatedInputAndTheRelayedOutputNeverMoreThanReserved() throws Exception
+    void withoutUsageACancelledBrokenOrUnmeteredAnswerSettlesTheEstimatedInputAndTheRelayedOutputCapped() throws Exception
     {
         ProxyBinding limits = binding("""
             {"anonymous": {"budget": {"amount": 1, "period": "1d"}}, "prices": {"*": {"input": 1.00, "output": 1.00}}}""",
@@ -365,6 +365,12 @@ class LimitsBindingTest
         pass(limits, broken);
         broken.complete(Completion.Outcome.FAILED, 200, null, 40);
         assertThat(scope(admin(), "anonymous").at("/budget/spent").decimalValue()).isEqualByComparingTo("0.000922");
+
+        // A success whose usage the gateway did not learn is charged the same way, never released for free.
+        LimitsTestExchange unknown = ask("m", 100);
+        pass(limits, unknown);
+        unknown.complete(Completion.Outcome.COMPLETED, 200, null, 200);
+        assertThat(scope(admin(), "anonymous").at("/budget/spent").decimalValue()).isEqualByComparingTo("0.001076");
     }
 
     @Test
@@ -412,7 +418,8 @@ class LimitsBindingTest
         assertThatThrownBy(() -> binding("""
             {"teams": {"a": {"rpmm": 1}}}"""))
             .isInstanceOf(ConfigException.class)
-            .hasMessageContaining("bindings.limits.options.teams.a.rpmm: unknown key (expected one of: budget, max_concurrent, rpm, tpm)");
+            .hasMessageContaining("bindings.limits.options.teams.a.rpmm: unknown key"
+                + " (expected one of: budget, max_concurrent, rpm, tpm)");
         assertThatThrownBy(() -> binding("""
             {"key": {"budget": {"amount": 5}}}"""))
             .isInstanceOf(ConfigException.class)
