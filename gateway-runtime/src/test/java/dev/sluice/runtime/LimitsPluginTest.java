@@ -34,6 +34,9 @@ import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +44,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -341,8 +345,8 @@ class LimitsPluginTest
                 assertThat(e.code()).hasValue("insufficient_quota");
                 assertThat(e.getMessage()).contains("budget exhausted for team team-quota: 0.000001 per month");
                 // Seconds until the first of next month, 00:00 UTC.
-                long untilNextMonth = Duration.between(java.time.Instant.now(), java.time.YearMonth.now(java.time.ZoneOffset.UTC)
-                    .plusMonths(1).atDay(1).atStartOfDay().toInstant(java.time.ZoneOffset.UTC)).toSeconds();
+                long untilNextMonth = Duration.between(Instant.now(), YearMonth.now(ZoneOffset.UTC).plusMonths(1).atDay(1)
+                    .atStartOfDay().toInstant(ZoneOffset.UTC)).toSeconds();
                 long retryAfter = Long.parseLong(e.headers().values("retry-after").get(0));
                 assertThat(retryAfter).isBetween(untilNextMonth - 60, untilNextMonth + 2);
             });
@@ -358,7 +362,7 @@ class LimitsPluginTest
         ConcurrentLinkedQueue<Throwable> refusals = new ConcurrentLinkedQueue<>();
         try
         {
-            List<java.util.concurrent.Future<?>> runs = new ArrayList<>();
+            List<Future<?>> runs = new ArrayList<>();
             for (int i = 0; i < clients; i++)
             {
                 ChatCompletionCreateParams ask = ChatCompletionCreateParams.builder().model("slow/" + MockModels.DEFAULT)
@@ -379,7 +383,7 @@ class LimitsPluginTest
                     }
                 }));
             }
-            for (java.util.concurrent.Future<?> run : runs)
+            for (Future<?> run : runs)
                 run.get(60, TimeUnit.SECONDS);
         }
         finally

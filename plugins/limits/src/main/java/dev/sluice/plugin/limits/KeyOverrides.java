@@ -4,6 +4,7 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 
 import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.Map;
 
 /**
@@ -64,7 +65,7 @@ final class KeyOverrides
                 BigDecimal value = new BigDecimal(amount.trim());
                 if (value.signum() < 0 || value.compareTo(BigDecimal.valueOf(9_000_000_000L)) > 0)
                     throw new NumberFormatException();
-                budget = value.multiply(BigDecimal.valueOf(1_000_000_000L)).setScale(0, java.math.RoundingMode.FLOOR)
+                budget = value.multiply(BigDecimal.valueOf(1_000_000_000L)).setScale(0, RoundingMode.FLOOR)
                     .longValueExact();
             }
             catch (NumberFormatException | ArithmeticException e)

@@ -23,6 +23,7 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -353,7 +354,7 @@ final class LimitsBinding implements ProxyBinding
     /** @return the admin endpoint's answer: every scope's state, sorted by scope */
     AdminResponse snapshot()
     {
-        List<LimitStore.ScopeSnapshot> scopes = new java.util.ArrayList<>(store.snapshot());
+        List<LimitStore.ScopeSnapshot> scopes = new ArrayList<>(store.snapshot());
         scopes.sort(Comparator.comparing(LimitStore.ScopeSnapshot::scope));
         StringWriter out = new StringWriter();
         try (JsonGenerator g = Json.FACTORY.createGenerator(out))

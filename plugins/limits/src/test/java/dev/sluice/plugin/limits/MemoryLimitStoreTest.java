@@ -2,6 +2,7 @@ package dev.sluice.plugin.limits;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -9,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -175,8 +177,8 @@ class MemoryLimitStoreTest
     {
         BudgetPeriod month = BudgetPeriod.parse("month");
         long start = month.windowStart(ManualClock.START_MILLIS);
-        assertThat(java.time.Instant.ofEpochMilli(start)).hasToString("2026-12-01T00:00:00Z");
-        assertThat(java.time.Instant.ofEpochMilli(month.windowEnd(start))).hasToString("2027-01-01T00:00:00Z");
+        assertThat(Instant.ofEpochMilli(start)).hasToString("2026-12-01T00:00:00Z");
+        assertThat(Instant.ofEpochMilli(month.windowEnd(start))).hasToString("2027-01-01T00:00:00Z");
         BudgetPeriod days = BudgetPeriod.parse("30d");
         assertThat(days.windowEnd(days.windowStart(ManualClock.START_MILLIS)) - days.windowStart(ManualClock.START_MILLIS))
             .isEqualTo(30 * 24 * 3600 * 1000L);
@@ -244,7 +246,7 @@ class MemoryLimitStoreTest
         }
     }
 
-    private static List<LimitStore.Admission> race(int n, java.util.function.Supplier<LimitStore.Admission> task)
+    private static List<LimitStore.Admission> race(int n, Supplier<LimitStore.Admission> task)
         throws InterruptedException
     {
         ExecutorService pool = Executors.newFixedThreadPool(8);
