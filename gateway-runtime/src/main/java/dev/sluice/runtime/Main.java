@@ -2,13 +2,24 @@ package dev.sluice.runtime;
 
 import dev.sluice.api.config.ConfigException;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The command line: {@code sluice run --config FILE [--plugins DIR] [--port N]} and
- * {@code sluice check --config FILE [--plugins DIR]}. Exit codes: 0 ok, 2 config error, 1 anything else.
+ * The command line: {@code sluice run --config FILE [--plugins DIR] [--port N]},
+ * {@code sluice check --config FILE [--plugins DIR]}, and the virtual-key helpers {@code sluice keys new} (a fresh key
+ * and its config line) and {@code sluice keys hash} (the SHA-256 of a key read from stdin). Exit codes: 0 ok, 2 config
+ * error, 1 anything else.
  */
 public final class Main
 {
@@ -24,6 +35,8 @@ public final class Main
 
     static int run(String[] args)
     {
+        if (args.length > 0 && args[0].equals("keys"))
+            return keys(args, System.in, System.out, System.err);
         if (args.length == 0 || !(args[0].equals("run") || args[0].equals("check")))
         {
             System.err.println(usage());
@@ -114,6 +127,74 @@ public final class Main
         }
     }
 
+    /** The prefix of every key {@code sluice keys new} makes, so that a leaked one is recognisable (secret scanners). */
+    static final String KEY_PREFIX = "sk-sluice-";
+
+    /**
+     * {@code sluice keys new}: prints a fresh key on the first line ({@value #KEY_PREFIX} and 32 bytes from
+     * {@link SecureRandom}, base64url without padding), then the config line to paste under a keys binding's
+     * {@code keys}. {@code sluice keys hash}: reads one key from {@code in} (its first line, surrounding whitespace
+     * removed) and prints the lower-case hex SHA-256 of its UTF-8 bytes.
+     */
+    static int keys(String[] args, InputStream in, PrintStream out, PrintStream err)
+    {
+        String sub = args.length == 2 ? args[1] : "";
+        switch (sub)
+        {
+            case "new" ->
+            {
+                byte[] random = new byte[32];
+                new SecureRandom().nextBytes(random);
+                String key = KEY_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+                out.println(key);
+                out.println("# Give the key above to its user: it is shown once and stored nowhere. Under the keys binding's"
+                    + " options.keys (or in its keys file), add:");
+                out.println("- { id: CHANGE-ME, sha256: \"" + sha256Hex(key) + "\" }");
+                return 0;
+            }
+            case "hash" ->
+            {
+                String key;
+                try
+                {
+                    String text = new String(in.readNBytes(64 * 1024), StandardCharsets.UTF_8);
+                    int eol = text.indexOf('\n');
+                    key = (eol < 0 ? text : text.substring(0, eol)).strip();
+                }
+                catch (IOException e)
+                {
+                    err.println("sluice keys hash: cannot read stdin: " + e.getMessage());
+                    return 1;
+                }
+                if (key.isEmpty())
+                {
+                    err.println("sluice keys hash: no key on stdin (expected: the key on one line, e.g. printf %s \"$KEY\" |"
+                        + " sluice keys hash)");
+                    return 1;
+                }
+                out.println(sha256Hex(key));
+                return 0;
+            }
+            default ->
+            {
+                err.println(usage());
+                return 1;
+            }
+        }
+    }
+
+    private static String sha256Hex(String key)
+    {
+        try
+        {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
+        }
+        catch (NoSuchAlgorithmException e)
+        {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+    }
+
     private static Path defaultPlugins()
     {
         String home = System.getProperty("sluice.home");
@@ -124,6 +205,8 @@ public final class Main
     {
         return """
             usage: sluice run   --config FILE [--plugins DIR] [--port N]
-                   sluice check --config FILE [--plugins DIR]""";
+                   sluice check --config FILE [--plugins DIR]
+                   sluice keys new                       # a fresh virtual key and its config line
+                   sluice keys hash < KEY                # the SHA-256 of a key read from stdin""";
     }
 }

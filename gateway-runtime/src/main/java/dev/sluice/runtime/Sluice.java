@@ -141,12 +141,15 @@ public final class Sluice implements AutoCloseable
         {
             chain = new ChainAssembler(types, upstreams::upstream, options.env, services).assemble(config);
             Sluice[] self = new Sluice[1];
-            GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(), () -> self[0] != null && self[0].ready);
+            GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(),
+                () -> self[0] != null && self[0].ready, config.secrets());
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
                 config.clientTimeouts(), config.admin(), services.adminRoutes());
             self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
+            // Now that the scheduler runs: what plugins scheduled while their bindings were created.
+            services.start();
             upstreams.start();
             http.start();
             self[0].ready = true;

@@ -59,7 +59,7 @@ class OllamaExampleTest
         provider = GatewayHarness.start(dir, """
             listen: { host: 127.0.0.1, port: 0 }
             bindings:
-              north: { type: ollama, kind: server, exit: south }
+              north: { type: ollama, kind: server, exit: south, options: { limits: { max_messages: 2, max_input_tokens: 100 } } }
               south: { type: mock, kind: client, options: { text: "%s" } }
             """.formatted(ANSWER), plugins, Map.of());
         front = GatewayHarness.start(dir, """
@@ -119,6 +119,36 @@ class OllamaExampleTest
         }
         assertThat(text.toString()).isEqualTo(ANSWER);
         assertThat(usage).containsExactly(5L);
+    }
+
+    @Test
+    void ollamaServerLimitsRefuseInOllamaShape() throws Exception
+    {
+        String over = "{\"model\":\"llama3.2\",\"stream\":false,\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+            + "{\"role\":\"user\",\"content\":\"Hi\"},{\"role\":\"user\",\"content\":\"Hi\"}]}";
+        ContentResponse r = postToProvider(over);
+        assertThat(r.getStatus()).isEqualTo(400);
+        assertThat(JSON.readTree(r.getContentAsString()).path("error").asText())
+            .isEqualTo("messages: value: 3 messages (expected: at most 2, this gateway's limits.max_messages)");
+
+        ContentResponse tokens = postToProvider("{\"model\":\"llama3.2\",\"stream\":false,\"messages\":[{\"role\":\"user\","
+            + "\"content\":\"" + "word ".repeat(200) + "\"}]}");
+        assertThat(tokens.getStatus()).isEqualTo(400);
+        assertThat(JSON.readTree(tokens.getContentAsString()).path("error").asText())
+            .isEqualTo("messages: value: about 254 input tokens, estimated (expected: at most 100, this gateway's "
+                + "limits.max_input_tokens)");
+
+        ContentResponse within = postToProvider("{\"model\":\"llama3.2\",\"stream\":false,\"messages\":[{\"role\":\"system\","
+            + "\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"Hi\"}]}");
+        assertThat(within.getStatus()).isEqualTo(200);
+        // A request without messages (Ollama loads the model) is within any message limit.
+        assertThat(postToProvider("{\"model\":\"llama3.2\",\"stream\":false}").getStatus()).isEqualTo(200);
+    }
+
+    private ContentResponse postToProvider(String body) throws Exception
+    {
+        return front.http.newRequest(provider.url("/api/chat")).method(HttpMethod.POST)
+            .body(new StringRequestContent("application/json", body)).timeout(15, TimeUnit.SECONDS).send();
     }
 
     @Test

@@ -386,14 +386,20 @@ class UpstreamFaultsTest
     {
         // The 20 bytes are no whole event and the stream ends before any: a 502, nothing of the body relayed. Which
         // message depends on timing: if the rest of the body arrives in the same read as the first 20 bytes, Jetty's
-        // parser refuses it as a malformed response; if later, the stream ends early.
-        Answer short20 = send(dialect, MockModels.shortLength(20), true);
-        assertDialectError(dialect, short20, "upstream");
-        assertThat(strictJson(short20.text()).path("error").path("message").asText())
-            .isIn("upstream stream ended before completion", "upstream sent a malformed response");
-        Answer next = send(dialect, MockModels.DEFAULT, false);
-        assertThat(next.status()).as(next.text()).isEqualTo(200);
-        strictJson(next.text());
+        // parser refuses it as a malformed response; if later, the stream ends early. The request right after must
+        // not read the stray bytes as its answer: the refused body's connection is closed, not pooled. Repeated,
+        // because whether the stray bytes are still in flight when the next request takes a connection is timing
+        // (it failed about once in ten runs before the connection was closed).
+        for (int i = 0; i < 10; i++)
+        {
+            Answer short20 = send(dialect, MockModels.shortLength(20), true);
+            assertDialectError(dialect, short20, "upstream");
+            assertThat(strictJson(short20.text()).path("error").path("message").asText())
+                .isIn("upstream stream ended before completion", "upstream sent a malformed response");
+            Answer next = send(dialect, MockModels.DEFAULT, false);
+            assertThat(next.status()).as("round %d: %s", i, next.text()).isEqualTo(200);
+            strictJson(next.text());
+        }
     }
 
     // Item 11: a huge response head.

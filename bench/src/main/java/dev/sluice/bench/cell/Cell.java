@@ -31,6 +31,21 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
             skipReason, Dialects.OPENAI, Dialects.OPENAI);
     }
 
+    /** @return the status a {@link Kind#REFUSAL} cell's requests must get: 401 for R401 (unknown key), else 404 */
+    int refusalStatus()
+    {
+        return virtualKeys() ? 401 : 404;
+    }
+
+    /**
+     * @return whether the gateway checks virtual keys in this cell: a {@code keys} binding with one key
+     *         ({@link Cells#GATEWAY_KEY}) in front of the router, and the load sends another one ({@link Cells#UNKNOWN_KEY})
+     */
+    boolean virtualKeys()
+    {
+        return "R401".equals(name);
+    }
+
     /** @return whether the gateway translates between two dialects in this cell */
     boolean translates()
     {
@@ -46,8 +61,11 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
         CLOSED,
         /** A rate ladder per repetition: gateway, direct and nginx until each fails the saturation criteria. */
         SAT,
-        /** A rate ladder of unknown-model requests against the gateway only, checking the mock saw none. */
-        R404,
+        /**
+         * A rate ladder of requests the gateway must refuse, against the gateway only, checking the mock saw none:
+         * R404 an unknown model (the router), R401 an unknown key (a keys binding); see {@link #refusalStatus()}.
+         */
+        REFUSAL,
         /** No load: the RSS of a freshly started gateway. */
         IDLE,
         /** Listed, not run. */

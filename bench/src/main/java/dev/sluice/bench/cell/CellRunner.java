@@ -48,7 +48,7 @@ final class CellRunner implements AutoCloseable
     static final double SAT_ACHIEVED = 0.995;
     static final double SAT_ERRORS = 0.0001;
     static final double SAT_P99_OVERHEAD_MICROS = 5_000;
-    /** R404's pass criterion on latency. */
+    /** The refusal cells' (R404, R401) pass criterion on latency. */
     static final double R404_P99_MICROS = 1_000;
     /** How long past warm-up + window + request timeout a generator run may take before it is abandoned. */
     static final Duration RUN_SLACK = Duration.ofSeconds(75);
@@ -140,7 +140,7 @@ final class CellRunner implements AutoCloseable
                     {
                         case OPEN, CLOSED -> steps.add(once(cell, rep, mock));
                         case SAT -> sat(cell, rep, mock, steps, saturation, stops);
-                        case R404 -> r404(cell, rep, mock, steps, saturation, stops);
+                        case REFUSAL -> refusals(cell, rep, mock, steps, saturation, stops);
                         case IDLE -> idle = idle(cell, rep, mock);
                         default -> throw new IllegalStateException(cell.kind().toString());
                     }
@@ -220,8 +220,10 @@ final class CellRunner implements AutoCloseable
         if (cell.upstreamMaxConnections() != 512)
             notes.add("the gateway's upstream pool is " + cell.upstreamMaxConnections() + " connections (not 512): " +
                 "every request in flight needs its own HTTP/1.1 connection to the mock");
-        if (cell.kind() == Cell.Kind.R404)
-            notes.add("success = a 404 answer (the unknown model is rejected by the router); no direct run: a " +
+        if (cell.kind() == Cell.Kind.REFUSAL)
+            notes.add("success = a " + cell.refusalStatus() + " answer (" + (cell.virtualKeys()
+                ? "the unknown key is rejected by a keys binding holding one key, in front of the router"
+                : "the unknown model is rejected by the router") + "); no direct run: a " +
                 "rejection never reaches the provider, so the figures are latencies, not overheads");
         if (cell.kind() == Cell.Kind.SAT)
             notes.add("a step passes when achieved ≥ 99.5% of offered, errors ≤ 0.01% and p99 overhead over the direct " +
@@ -585,7 +587,7 @@ final class CellRunner implements AutoCloseable
         return why.isEmpty() ? null : String.join(", ", why);
     }
 
-    private void r404(Cell cell, int rep, MockProcess mock, List<Step> steps, Map<String, Double> saturation,
+    private void refusals(Cell cell, int rep, MockProcess mock, List<Step> steps, Map<String, Double> saturation,
                       Map<String, String> stops) throws IOException
     {
         BenchOptions o = session.options();
@@ -602,13 +604,14 @@ final class CellRunner implements AutoCloseable
             }
             else
             {
-                gw = startGateway(cell, rep, mock, false);
+                // R401 routes every model: only the key is wrong. R404 routes only bench-*: only the model is wrong.
+                gw = startGateway(cell, rep, mock, cell.virtualKeys());
                 GatewayProcess g = gw;
                 target = gw.chatUri();
                 probe = () -> targetProbe(g, mock);
                 // R404 measures rejections: warm that path, and send the mock nothing its upstream-call count could see.
-                primeJvm(cell, rep, gw, loadSpec(cell, cell.client(), 1, Cells.UNKNOWN_MODEL, target, false,
-                    cell.connections(), Duration.ZERO, Duration.ofSeconds(1)),
+                primeJvm(cell, rep, gw, refusalSpec(cell, loadSpec(cell, cell.client(), 1, refusalModel(cell), target,
+                    false, cell.connections(), Duration.ZERO, Duration.ofSeconds(1))),
                     session.pinning().enabled() ? o.jvmWarmup() : primeLength());
             }
             saturation.put("gateway", 0.0);
@@ -617,13 +620,13 @@ final class CellRunner implements AutoCloseable
             for (double rate : Cells.R404_LADDER)
             {
                 top = rate;
-                LoadSpec spec = loadSpec(cell, rate, Cells.UNKNOWN_MODEL, target, false, cell.connections(), o.stepWarmup(),
-                    o.stepWindow());
+                LoadSpec spec = refusalSpec(cell, loadSpec(cell, rate, refusalModel(cell), target, false, cell.connections(),
+                    o.stepWarmup(), o.stepWindow()));
                 long before = mock.requests();
                 TargetRun run = measure(cell, rep, "gateway", spec, probe.create(), rate);
                 long after = mock.requests();
                 run = run.withUpstreamCalls(MockProcess.between(before, after));
-                String failure = r404Failure(run);
+                String failure = refusalFailure(run, cell.refusalStatus());
                 Map<String, TargetRun> runs = new LinkedHashMap<>();
                 runs.put("gateway", run);
                 Map<String, Boolean> passed = new LinkedHashMap<>();
@@ -650,12 +653,36 @@ final class CellRunner implements AutoCloseable
         }
     }
 
+    /** @return the model a refusal cell sends: R404 one no route matches, R401 an ordinary one */
+    static String refusalModel(Cell cell)
+    {
+        return cell.virtualKeys() ? Cells.MODEL : Cells.UNKNOWN_MODEL;
+    }
+
+    /** @return {@code spec}, with R401's unknown key as {@code Authorization: Bearer} when the cell checks keys */
+    static LoadSpec refusalSpec(Cell cell, LoadSpec spec)
+    {
+        if (!cell.virtualKeys())
+            return spec;
+        Map<String, String> headers = new LinkedHashMap<>(spec.headers());
+        headers.put("authorization", "Bearer " + Cells.UNKNOWN_KEY);
+        return new LoadSpec(spec.target(), spec.method(), headers, spec.body(), spec.stream(), spec.h2c(), spec.connections(),
+            spec.rate(), spec.closedLoopWorkers(), spec.warmup(), spec.measure(), spec.timeout());
+    }
+
+    /** As {@link #refusalFailure(TargetRun, int)} for R404. */
+    static String r404Failure(TargetRun run)
+    {
+        return refusalFailure(run, 404);
+    }
+
     /**
-     * @param run an R404 step (its succeeded = 404 answers)
+     * @param run a refusal step (its succeeded = answers with {@code status})
+     * @param status the status every request must get: 404 (R404) or 401 (R401)
      * @return why the step fails, starting with {@link Targets#GENERATOR_LIMIT} when the generator is the limit, or
      * null if it passes
      */
-    static String r404Failure(TargetRun run)
+    static String refusalFailure(TargetRun run, int status)
     {
         if (!run.ok())
             return "run failed: " + run.failure();
@@ -666,7 +693,7 @@ final class CellRunner implements AutoCloseable
             why.add(Fmt.percent(run.lateFraction()) + " of requests left > 1 ms late (generator CPU " +
                 Fmt.num(run.generatorCpuCores(), 2) + " cores)");
         if (run.successFraction() < SAT_ACHIEVED)
-            why.add("404s " + Fmt.percent(run.successFraction()) + " of offered");
+            why.add(status + "s " + Fmt.percent(run.successFraction()) + " of offered");
         if (run.errorFraction() > SAT_ERRORS)
             why.add("other answers or errors " + Fmt.percent(run.errorFraction()));
         if (run.latency() != null && run.latency().p99() > R404_P99_MICROS)
@@ -697,7 +724,8 @@ final class CellRunner implements AutoCloseable
         Path config = session.raw().resolve("config/gateway-" + cell.name() + "-r" + rep + ".yaml");
         Files.createDirectories(config.getParent());
         Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
-            adminPort, cell.client(), cell.provider()), StandardCharsets.UTF_8);
+            adminPort, cell.client(), cell.provider(), cell.virtualKeys() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null),
+            StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
         Files.deleteIfExists(gc);
         return GatewayProcess.start(session.options().dist(), config, port, adminPort, gc,
@@ -856,7 +884,8 @@ final class CellRunner implements AutoCloseable
         {
             log(cell, "could not write " + hlog + ": " + x.getMessage());
         }
-        TargetRun r = toRun(target, spec, protocol, result, probe, cell.kind() == Cell.Kind.R404);
+        TargetRun r = toRun(target, spec, protocol, result, probe,
+            cell.kind() == Cell.Kind.REFUSAL ? cell.refusalStatus() : 0);
         r = r.withFlags(Flags.of(r, "direct".equals(target), spec.closedLoopWorkers() == 0,
             cell.mock().scriptedMillis(cell.stream())));
         log(cell, summaryLine(label, r));
@@ -864,26 +893,28 @@ final class CellRunner implements AutoCloseable
     }
 
     /**
-     * Reduces a load result and its probe to a run. For R404, the expected 404s are the successes and are taken out
-     * of the {@code status} error class.
+     * Reduces a load result and its probe to a run. For a refusal cell, the expected answers (404 for R404, 401 for
+     * R401) are the successes and are taken out of the {@code status} error class.
      *
      * @param target the target's name
      * @param spec the load
      * @param protocol the protocol
      * @param result what the generator measured
      * @param probe what the probe saw
-     * @param r404 whether 404 is the expected answer
+     * @param expectedStatus the status that counts as success (a refusal cell's), or 0 for the ordinary 2xx
      * @return the run, without flags
      */
-    static TargetRun toRun(String target, LoadSpec spec, String protocol, LoadResult result, RunProbe probe, boolean r404)
+    static TargetRun toRun(String target, LoadSpec spec, String protocol, LoadResult result, RunProbe probe,
+                           int expectedStatus)
     {
         Map<String, Long> errors = new LinkedHashMap<>(result.errors());
         long succeeded = result.succeeded();
-        if (r404)
+        if (expectedStatus != 0)
         {
-            long rejected = errors.getOrDefault("status_404", 0L);
+            String key = "status_" + expectedStatus;
+            long rejected = errors.getOrDefault(key, 0L);
             succeeded = rejected;
-            errors.remove("status_404");
+            errors.remove(key);
             errors.computeIfPresent("status", (k, v) -> v - rejected);
         }
         double seconds = result.seconds();
@@ -975,7 +1006,7 @@ final class CellRunner implements AutoCloseable
             case OPEN -> spec.put("rate", Fmt.rate(cell.rate()) + " (open loop)");
             case CLOSED -> spec.put("workers", cell.workers() + " (closed loop)");
             case SAT -> spec.put("ladder", Cells.SAT_LADDER.stream().map(Fmt::rate).toList().toString());
-            case R404 -> spec.put("ladder", Cells.R404_LADDER.stream().map(Fmt::rate).toList().toString());
+            case REFUSAL -> spec.put("ladder", Cells.R404_LADDER.stream().map(Fmt::rate).toList().toString());
             default ->
             {
                 // IDLE and skipped cells have no load.
@@ -992,7 +1023,7 @@ final class CellRunner implements AutoCloseable
         spec.put("stream", cell.stream());
         spec.put("connections", cell.connections());
         spec.put("upstream pool", cell.upstreamMaxConnections());
-        boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.R404;
+        boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.REFUSAL;
         spec.put("warm-up", (ladder ? o.stepWarmup() : o.warmup()).toMillis() / 1000.0 + " s");
         spec.put("window", (ladder ? o.stepWindow() : o.window()).toMillis() / 1000.0 + " s");
         spec.put("reps", o.reps());

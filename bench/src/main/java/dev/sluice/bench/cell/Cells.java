@@ -14,6 +14,10 @@ final class Cells
 {
     /** The model every routed request names; the gateway's route {@code *} (or {@code bench-*} in R404) takes it. */
     static final String MODEL = "bench-model";
+    /** The one key R401's gateway accepts ({@code keys} binding); the flood never sends it. */
+    static final String GATEWAY_KEY = "sk-sluice-bench-the-one-key-r401-accepts";
+    /** The key R401 floods with: not the gateway's. */
+    static final String UNKNOWN_KEY = "sk-sluice-bench-unknown-key-of-the-r401-flood";
     /** The model R404 floods with: no route matches it. */
     static final String UNKNOWN_MODEL = "no-such-model";
     /** The ordinary body size: a short system prompt and question, about 0.5 KB like the JMH case. */
@@ -53,10 +57,11 @@ final class Cells
         add(new Cell("X1-cross-stream-rev", Cell.Kind.OPEN, "Anthropic client → OpenAI provider, 1,000 streams/s, LS",
             1000, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 1024, false, null, Dialects.ANTHROPIC,
             Dialects.OPENAI));
-        add(new Cell("R404", Cell.Kind.R404, "unknown-model flood, rate ladder, no upstream call", 0, l0, SMALL_BODY,
+        add(new Cell("R404", Cell.Kind.REFUSAL, "unknown-model flood, rate ladder, no upstream call", 0, l0, SMALL_BODY,
             false, false, 512, 0, 512, false, null));
-        add(new Cell("R401", Cell.Kind.SKIPPED, "unknown-key flood, rate ladder, no upstream call", 0, l0, SMALL_BODY,
-            false, false, 512, 0, 512, false, "needs virtual keys, which Sluice does not have yet"));
+        // The same ladder and criteria as R404, through a keys binding (one key) in front of the router.
+        add(new Cell("R401", Cell.Kind.REFUSAL, "unknown-key flood, rate ladder, no upstream call", 0, l0, SMALL_BODY,
+            false, false, 512, 0, 512, false, null));
         // 3,000 requests in flight need 3,000 upstream HTTP/1.1 connections: the gateway's pool is raised from the
         // default 512, or the pool (not the gateway) would be what this cell measures.
         add(new Cell("L1500-inflight", Cell.Kind.OPEN, "2,000 req/s against L1500: 3,000 in flight, memory and errors",
@@ -116,5 +121,19 @@ final class Cells
                 selected.add(cell);
         }
         return selected;
+    }
+
+    /** @return the SHA-256 of {@code key}'s UTF-8 bytes in lower-case hex: how a keys binding stores a key */
+    static String sha256Hex(String key)
+    {
+        try
+        {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        }
+        catch (java.security.NoSuchAlgorithmException x)
+        {
+            throw new IllegalStateException("every Java runtime has SHA-256", x);
+        }
     }
 }

@@ -64,7 +64,7 @@ final class MockProcess implements AutoCloseable
     static String needsJava(Cell cell)
     {
         if (cell.kind() != Cell.Kind.OPEN && cell.kind() != Cell.Kind.CLOSED && cell.kind() != Cell.Kind.SAT)
-            return cell.kind() + " cell";
+            return cell.name() + " cell";
         if (cell.stream())
             return "streamed answers";
         if (cell.mock().delayMillis() != 0)

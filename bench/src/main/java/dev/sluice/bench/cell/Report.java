@@ -152,13 +152,13 @@ public final class Report
                 achieved = "saturates at " + Fmt.ladder(c.saturation().get("gateway"), Cells.SAT_LADDER) +
                     (refs.isEmpty() ? "" : " (" + String.join(", ", refs) + ")");
             }
-            else if ("R404".equals(c.cell()))
+            else if ("R404".equals(c.cell()) || "R401".equals(c.cell()))
                 achieved = "holds " + Fmt.ladder(c.saturation().get("gateway"), Cells.R404_LADDER);
             else if ("IDLE".equals(c.cell()))
                 achieved = Fmt.NONE;
             else
                 achieved = gw == null ? Fmt.NONE : Fmt.rate(gw.achievedRate()) + " (" + Fmt.percent(gw.successFraction()) + ")";
-            if ("R404".equals(c.cell()) && gw != null && gw.latency() != null)
+            if (("R404".equals(c.cell()) || "R401".equals(c.cell())) && gw != null && gw.latency() != null)
             {
                 // No direct run: a rejection never reaches the provider, so its whole latency is the gateway's.
                 p50 = Fmt.us(gw.latency().p50()) + " (latency)";
@@ -245,7 +245,7 @@ public final class Report
         if (!c.saturation().isEmpty())
         {
             md.append("Highest passing rate (median over reps):");
-            List<Double> ladder = "R404".equals(c.cell()) ? Cells.R404_LADDER : Cells.SAT_LADDER;
+            List<Double> ladder = "R404".equals(c.cell()) || "R401".equals(c.cell()) ? Cells.R404_LADDER : Cells.SAT_LADDER;
             c.saturation().forEach((k, v) -> md.append(" ").append(k).append(" ").append(Fmt.ladder(v, ladder)).append(";"));
             md.append("\n\n");
         }

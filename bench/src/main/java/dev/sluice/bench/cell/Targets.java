@@ -74,7 +74,7 @@ final class Targets
                     Fmt.us(limit) + ")"), Fmt.us(over == null ? null : over.p50()),
                     over == null || limit == null ? null : over.p50() <= limit));
             }
-            case "R404" -> checkR404(c, gw, checks);
+            case "R404", "R401" -> checkR404(c, gw, checks);
             case "L1500-inflight" ->
             {
                 checks.add(zeroErrors(gw));

@@ -227,7 +227,16 @@ final class MockExchange implements Consumer<Throwable>
         String expected = handler.settings().apiKey();
         if (expected == null)
             return null;
-        String given = switch (dialect)
+        String given = presentedKey(dialect);
+        if (given == null)
+            return templates.missingKey();
+        return expected.equals(given) ? null : templates.wrongKey();
+    }
+
+    /** @return the credential the request carries the dialect's way, or {@code null} */
+    private String presentedKey(MockDialect dialect)
+    {
+        return switch (dialect)
         {
             case OPENAI -> bearer(request.getHeaders().get(HttpHeader.AUTHORIZATION));
             case ANTHROPIC -> request.getHeaders().get("x-api-key");
@@ -237,9 +246,6 @@ final class MockExchange implements Consumer<Throwable>
                 yield header != null ? header : queryParameter("key");
             }
         };
-        if (given == null)
-            return templates.missingKey();
-        return expected.equals(given) ? null : templates.wrongKey();
     }
 
     private static String bearer(String authorization)
@@ -288,6 +294,9 @@ final class MockExchange implements Consumer<Throwable>
                 return;
             case ERROR_529:
                 writeError(templates, templates.overloaded(), id);
+                return;
+            case ECHO_KEY:
+                writeError(templates, templates.invalid("Incorrect API key provided: " + presentedKey(templates.dialect())), id);
                 return;
             case STREAM_ERROR:
                 if (!stream)

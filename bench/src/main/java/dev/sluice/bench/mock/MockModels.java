@@ -76,6 +76,10 @@ package dev.sluice.bench.mock;
  *   <tr><td>{@code mock-short-length-<n>}</td><td colspan="2">the normal non-streamed body with
  *       {@code content-length: n}; on HTTP/1.1 the rest of the body follows on the same connection, which stays
  *       open for the next request (HTTP/2: only the first {@code n} bytes)</td></tr>
+ *   <tr><td>{@code mock-error-echo-key}</td><td colspan="2">400 {@code invalid_request_error} (Gemini
+ *       {@code INVALID_ARGUMENT}) whose message quotes, whole, the credential the request carried the dialect's way
+ *       ({@code Incorrect API key provided: <key>}): the careless provider or OpenAI-compatible server a gateway must
+ *       not let show its key to clients. The only answer in which the mock echoes a credential.</td></tr>
  *   <tr><td>{@code mock-huge-header}</td><td colspan="2">the normal answer with an {@code x-mock-padding} header of
  *       {@value #HUGE_HEADER_BYTES} bytes; needs {@code MockProvider.Builder.responseHeaderBytes} above that, else
  *       Jetty answers 500</td></tr>
@@ -122,6 +126,8 @@ public final class MockModels
     public static final String TRICKLE = "mock-trickle";
     /** Prefix of {@link #shortLength(int)} names. */
     public static final String SHORT_LENGTH_PREFIX = "mock-short-length-";
+    /** Answers 400 with a message that quotes the request's credential. */
+    public static final String ECHO_KEY = "mock-error-echo-key";
     /** Answers normally with a {@value #HUGE_HEADER_BYTES}-byte header. */
     public static final String HUGE_HEADER = "mock-huge-header";
     /** The size of {@link #HUGE_HEADER}'s header value: 256 KiB. */
@@ -216,6 +222,7 @@ public final class MockModels
         private static final Behavior CACHED = new Behavior(Kind.USAGE_CACHED, 0);
         private static final Behavior TRICKLES = new Behavior(Kind.TRICKLE, 0);
         private static final Behavior HUGE = new Behavior(Kind.HUGE_HEADER, 0);
+        private static final Behavior ECHOES_KEY = new Behavior(Kind.ECHO_KEY, 0);
         private static final String MOCK = "mock-";
 
         /**
@@ -255,6 +262,8 @@ public final class MockModels
                     return TRICKLES;
                 case HUGE_HEADER:
                     return HUGE;
+                case ECHO_KEY:
+                    return ECHOES_KEY;
                 default:
                     break;
             }
@@ -290,6 +299,6 @@ public final class MockModels
     enum Kind
     {
         NORMAL, ERROR_429, ERROR_500, ERROR_503, ERROR_529, SLOW, HANG, CUT, STREAM_ERROR, GARBAGE, TOOLS, THINKING,
-        USAGE_CACHED, STREAM_HTML, STREAM_BINARY, TRICKLE, SHORT_LENGTH, HUGE_HEADER
+        USAGE_CACHED, STREAM_HTML, STREAM_BINARY, TRICKLE, SHORT_LENGTH, HUGE_HEADER, ECHO_KEY
     }
 }

@@ -53,6 +53,58 @@ class PiecesTest
     }
 
     @Test
+    void r401PutsAKeysBindingWithOneKeyBeforeTheRouterAndFloodsWithAnotherKey()
+    {
+        Cell r401 = Fixtures.cell("R401");
+        assertThat(r401.kind()).isEqualTo(Cell.Kind.REFUSAL);
+        assertThat(r401.refusalStatus()).isEqualTo(401);
+        assertThat(Fixtures.cell("R404").refusalStatus()).isEqualTo(404);
+        assertThat(Fixtures.cell("R404").virtualKeys()).isFalse();
+
+        String hash = Cells.sha256Hex(Cells.GATEWAY_KEY);
+        assertThat(hash).hasSize(64).isEqualTo(Cells.sha256Hex(Cells.GATEWAY_KEY));
+        String yaml = GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, hash);
+        assertThat(yaml).contains("    exit: keys\n")
+            .contains("  keys:\n    type: keys\n    kind: proxy\n    exit: router\n")
+            .contains("keys: [ { id: bench, sha256: \"" + hash + "\" } ]")
+            .contains("model: \"*\"")
+            .doesNotContain(Cells.GATEWAY_KEY);
+        assertThat(GatewayConfigs.yaml(8081, 9001, false, 512, true, -1)).doesNotContain("type: keys");
+
+        // The flood: an ordinary model, the unknown key as a bearer token; R404's load carries no key.
+        LoadSpec flood = CellRunner.refusalSpec(r401, CellRunner.loadSpec(r401, 1_000, CellRunner.refusalModel(r401),
+            URI.create("http://127.0.0.1:8081/v1/chat/completions"), false, 64, Duration.ZERO, Duration.ofSeconds(1)));
+        assertThat(flood.headers()).containsEntry("authorization", "Bearer " + Cells.UNKNOWN_KEY);
+        assertThat(new String(flood.body(), java.nio.charset.StandardCharsets.UTF_8)).contains(Cells.MODEL);
+        assertThat(Cells.UNKNOWN_KEY).isNotEqualTo(Cells.GATEWAY_KEY);
+        Cell r404 = Fixtures.cell("R404");
+        assertThat(CellRunner.refusalSpec(r404, spec()).headers()).doesNotContainKey("authorization");
+        assertThat(CellRunner.refusalModel(r404)).isEqualTo(Cells.UNKNOWN_MODEL);
+    }
+
+    @Test
+    void r401CountsTheExpected401sAsSuccessesAndSaysSoWhenShort()
+    {
+        Map<String, Long> errors = Fixtures.errors(10_000);
+        errors.put("status_401", 10_000L);
+        LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(10_000, 300), null, null,
+            Fixtures.histogram(10_000, 10), 400_000_000L);
+        TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 401);
+        assertThat(run.succeeded()).isEqualTo(10_000);
+        assertThat(run.errors()).doesNotContainKey("status_401").containsEntry("status", 0L);
+        assertThat(CellRunner.refusalFailure(run.withUpstreamCalls(0L), 401)).isNull();
+
+        Map<String, Long> half = Fixtures.errors(10_000);
+        half.put("status_401", 5_000L);
+        half.put("status_200", 5_000L);
+        TargetRun short401 = CellRunner.toRun("gateway", spec(), "HTTP/1.1", new LoadResult(10_000, 10_000, 0, half, 1.0,
+            Fixtures.histogram(10_000, 300), null, null, Fixtures.histogram(10_000, 10), 400_000_000L),
+            new RunProbe(null, null, null, null), 401);
+        assertThat(CellRunner.refusalFailure(short401.withUpstreamCalls(5_000L), 401))
+            .contains("401s 50.00% of offered").contains("5000 upstream calls");
+    }
+
+    @Test
     void nginxConfigIsAKeepAliveLoopbackPipe()
     {
         String conf = NginxConf.render(Path.of("/tmp/x"), 8082, 9001, "auto", "root");
@@ -102,7 +154,7 @@ class PiecesTest
         errors.put("status_500", 10L);
         LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(9_990, 300), null, null,
             Fixtures.histogram(10_000, 10), 400_000_000L);
-        TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), true);
+        TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 404);
         assertThat(run.succeeded()).isEqualTo(9_980);
         assertThat(run.achievedRate()).isEqualTo(9_980);
         assertThat(run.errorCount()).isEqualTo(10);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.json.Json;
 
 import java.io.IOException;
@@ -23,21 +24,27 @@ import java.io.IOException;
  * static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages").requireInteger("max_tokens");
  * RequestPeek peek = PEEK.scan(body);
  * }</pre>
+ *
+ * <p>The same scan counts the messages against a server binding's {@link BodyLimits#maxMessages()}
+ * ({@link #limit}), at no cost beyond a comparison.
  */
 public final class JsonPeek
 {
     private static final JsonInput IN = JsonInput.REQUEST;
-    private static final JsonPeek MODEL_AND_STREAM = new JsonPeek(null, null);
+    private static final JsonPeek MODEL_AND_STREAM = new JsonPeek(null, null, BodyLimits.NONE);
 
     /** The field that must be a non-empty array of objects with a string {@code role}, or {@code null}. */
     private final String messagesField;
     /** The field that must be an integer, or {@code null}. */
     private final String integerField;
+    /** What the messages are counted against. */
+    private final BodyLimits limits;
 
-    private JsonPeek(String messagesField, String integerField)
+    private JsonPeek(String messagesField, String integerField, BodyLimits limits)
     {
         this.messagesField = messagesField;
         this.integerField = integerField;
+        this.limits = limits;
     }
 
     /** @return the scan that checks only {@code model} and {@code stream} (and the document's syntax) */
@@ -52,7 +59,7 @@ public final class JsonPeek
      */
     public JsonPeek requireMessages(String field)
     {
-        return new JsonPeek(field, integerField);
+        return new JsonPeek(field, integerField, limits);
     }
 
     /**
@@ -61,7 +68,18 @@ public final class JsonPeek
      */
     public JsonPeek requireInteger(String field)
     {
-        return new JsonPeek(messagesField, field);
+        return new JsonPeek(messagesField, field, limits);
+    }
+
+    /**
+     * @param limits a server binding's limits; their {@link BodyLimits#maxMessages()} is checked against the count of
+     *               the {@linkplain #requireMessages messages} field ({@link BodyLimits#checkMessages}), reported
+     *               after any other problem with that field; {@code null} or {@link BodyLimits#NONE}: no limit
+     * @return a scan that checks this too
+     */
+    public JsonPeek limit(BodyLimits limits)
+    {
+        return new JsonPeek(messagesField, integerField, BodyLimits.orNone(limits));
     }
 
     /**
@@ -241,7 +259,7 @@ public final class JsonPeek
         }
         if (index == 0)
             return IN.fail(messagesField, "must not be empty (expected: at least one message)");
-        return problem;
+        return problem != null ? problem : limits.checkMessages(messagesField, index);
     }
 
     /** @return {@code null} if the value is an integer within 32 bits, else the problem */

@@ -30,7 +30,10 @@ import java.util.function.Consumer;
  * exempts its end marker with {@link #isMarker}) end the stream as an upstream error, as {@link #fail} does.
  *
  * <p>A subclass reports an upstream error event with {@link #fail}: the bytes before that event are relayed, the
- * event itself is not, and the error becomes the terminal item. Threading as {@link UpstreamEventStream}.
+ * event itself is not, and the error becomes the terminal item. It withholds an event from the client with
+ * {@link #drop} (an event the gateway asked the provider for and the client did not): the events around it are
+ * relayed, the first run of them still lent, the others copied once; a chunk with no dropped event costs nothing
+ * more. Threading as {@link UpstreamEventStream}.
  */
 public abstract class SseRelayStream extends UpstreamEventStream
 {
@@ -44,6 +47,13 @@ public abstract class SseRelayStream extends UpstreamEventStream
     private byte[] carry = NONE;
     private int carried;
     private GatewayException error;
+    /** {@link #drop} was called for the event being dispatched. */
+    private boolean dropEvent;
+    /** The carried start of an event belongs to an event that was dropped. */
+    private boolean carryDropped;
+    /** Pairs of absolute indices {@code [from, to)} of the current chunk that are not relayed; grown on demand. */
+    private int[] drops = new int[4];
+    private int dropped;
 
     /**
      * @param body          the upstream body
@@ -83,6 +93,15 @@ public abstract class SseRelayStream extends UpstreamEventStream
             error = upstreamError;
     }
 
+    /**
+     * Withholds the event being shown to {@link #onEvent} from the client: its bytes are not relayed. Callable only
+     * from {@code onEvent}; the usage or other facts it carried are the subclass's to record.
+     */
+    protected final void drop()
+    {
+        dropEvent = true;
+    }
+
     private void event(String event, byte[] data, int offset, int length)
     {
         if (error != null)
@@ -102,21 +121,20 @@ public abstract class SseRelayStream extends UpstreamEventStream
     {
         int start = data.position();
         int end = data.limit();
+        dropped = 0;
+        carryDropped = false;
         int boundary = parse(data, start, end);
-        if (carried == 0)
+        if (dropped > 0)
+        {
+            relayKept(data, start, boundary);
+        }
+        else if (carried == 0)
         {
             relay(data, start, boundary, true);
         }
         else if (boundary > start)
         {
-            // The carried event ends in this chunk: it and the whole events after it go out in one frame.
-            byte[] frame = new byte[carried + boundary - start];
-            System.arraycopy(carry, 0, frame, 0, carried);
-            data.get(start, frame, carried, boundary - start);
-            emit(new RawFrame(ByteBuffer.wrap(frame), true));
-            carried = 0;
-            if (carry.length > KEPT_CARRY_BYTES)
-                carry = NONE;
+            emitWithCarry(data, start, boundary);
         }
         if (error != null)
         {
@@ -129,6 +147,47 @@ public abstract class SseRelayStream extends UpstreamEventStream
             keep(data, boundary, end - boundary);
     }
 
+    /** The carried event ends in this chunk: it and the whole events after it, up to {@code to}, go out in one frame. */
+    private void emitWithCarry(ByteBuffer data, int from, int to)
+    {
+        byte[] frame = new byte[carried + to - from];
+        System.arraycopy(carry, 0, frame, 0, carried);
+        data.get(from, frame, carried, to - from);
+        emit(new RawFrame(ByteBuffer.wrap(frame), true));
+        clearCarry();
+    }
+
+    private void clearCarry()
+    {
+        carried = 0;
+        if (carry.length > KEPT_CARRY_BYTES)
+            carry = NONE;
+    }
+
+    /** Relays {@code data[start, boundary)} without the dropped ranges, and the carry unless it was dropped. */
+    private void relayKept(ByteBuffer data, int start, int boundary)
+    {
+        boolean withCarry = carried > 0 && !carryDropped;
+        if (carryDropped)
+            clearCarry();
+        int from = start;
+        for (int i = 0; i < dropped; i += 2)
+        {
+            int to = drops[i];
+            // A kept carry ends at an event boundary before the first dropped range, so its frame is never empty.
+            if (withCarry)
+                emitWithCarry(data, from, to);
+            else
+                relay(data, from, to, true);
+            withCarry = false;
+            from = drops[i + 1];
+        }
+        if (withCarry)
+            emitWithCarry(data, from, boundary);
+        else
+            relay(data, from, boundary, true);
+    }
+
     /**
      * Feeds {@code data[start, end)} to the parser line by line, stopping after an event that {@linkplain #fail
      * failed} the stream; {@code data}'s position and limit are restored before returning.
@@ -139,6 +198,8 @@ public abstract class SseRelayStream extends UpstreamEventStream
     {
         int boundary = start;
         int lineStart = start;
+        // Where the event being read started: -1 while it started in the carry.
+        int eventStart = carried > 0 ? -1 : start;
         try
         {
             for (int i = start; i < end && error == null; i++)
@@ -151,12 +212,25 @@ public abstract class SseRelayStream extends UpstreamEventStream
                 data.position(lineStart);
                 parser.feed(data);
                 data.limit(end);
+                // The LF of a CRLF that ended a dropped event goes with it, so no stray blank line is left behind.
+                if (b == '\n' && dropped > 0 && drops[dropped - 1] == i && i > start && data.get(i - 1) == '\r')
+                    drops[dropped - 1] = i + 1;
                 lineStart = i + 1;
                 if (parser.strayLines() != 0 && error == null)
                     fail(new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
                         "upstream sent a line that is not part of a server-sent event"));
+                if (dropEvent)
+                {
+                    dropEvent = false;
+                    addDrop(eventStart < 0 ? start : eventStart, lineStart);
+                    if (eventStart < 0)
+                        carryDropped = true;
+                }
                 if (error == null && parser.atBoundary())
+                {
                     boundary = lineStart;
+                    eventStart = lineStart;
+                }
             }
             if (error == null && lineStart < end)
             {
@@ -175,6 +249,14 @@ public abstract class SseRelayStream extends UpstreamEventStream
             data.limit(end);
             data.position(start);
         }
+    }
+
+    private void addDrop(int from, int to)
+    {
+        if (dropped + 2 > drops.length)
+            drops = Arrays.copyOf(drops, drops.length * 2);
+        drops[dropped++] = from;
+        drops[dropped++] = to;
     }
 
     /** Appends {@code data[from, from + n)}, the start of an unfinished event, to the carry. */

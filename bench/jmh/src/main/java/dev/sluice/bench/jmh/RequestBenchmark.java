@@ -2,6 +2,7 @@ package dev.sluice.bench.jmh;
 
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.model.ChatRequest;
+import dev.sluice.plugin.openai.BenchAccess;
 import dev.sluice.plugin.openai.OpenAiCodec;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -57,6 +58,8 @@ public class RequestBenchmark
         Fixtures.check(CODEC.peek(CODEC.rewriteModel(body, peek, ALIAS_TARGET)).model().equals(ALIAS_TARGET),
             "the splice lands on the model value");
         Fixtures.check(CODEC.decodeRequest(CODEC.encodeRequest(request)).equals(request), "encode round-trips");
+        Fixtures.check((BenchAccess.includeUsage(body) == null) == request.includeUsage(),
+            "include_usage is spliced into a body that does not ask for it, and only there");
     }
 
     /** The routing scan every request pays: model and stream, no tree, but every token of the body. */
@@ -71,6 +74,18 @@ public class RequestBenchmark
     public byte[] rewriteModel()
     {
         return CODEC.rewriteModel(body, peek, ALIAS_TARGET);
+    }
+
+    /**
+     * What a same-dialect stream pays so that the gateway learns its usage. {@code 0.5k} has no
+     * {@code stream_options}: a byte search and one copy with {@code stream_options.include_usage} spliced in before
+     * the closing brace, no parse. {@code 100k} already asks for usage: the byte search finds {@code stream_options}
+     * and a streaming parse (the rest skipped) confirms it, and the body is forwarded as it is.
+     */
+    @Benchmark
+    public byte[] includeUsage()
+    {
+        return BenchAccess.includeUsage(body);
     }
 
     /** The full decode into the canonical request (a tree, then records). */

@@ -37,6 +37,11 @@ import java.util.concurrent.TimeUnit;
  *       the chunk into a {@code RawFrame} and an SSE scan for {@code [DONE]}, usage and errors.</li>
  *   <li>{@code relayRawLent}: the same, for a consumer that called {@code acceptRetainedFrames()} (the runtime's
  *       stream pump): the chunk's own buffer goes out in a {@code RetainedFrame}, released after the "write".</li>
+ *   <li>{@code relayRawLentStripped}: the lent relay, plus what removing the {@code "usage":null} OpenAI adds to every
+ *       chunk once asked for usage would cost (the decision in {@code OpenAiRawStream}): the field found and the
+ *       chunk copied without it into a new frame, since a changed chunk cannot be lent.</li>
+ *   <li>{@code relayHidingLent}: the lent relay of a stream whose {@code include_usage} the gateway added; on the
+ *       {@code usage} chunk the event is recorded and dropped.</li>
  *   <li>{@code relayTranslated}: the chunk decoded into canonical events by the OpenAI stream decoder, and each
  *       event encoded again by the OpenAI stream encoder (the cost shape of a cross-dialect stream).</li>
  * </ul>
@@ -61,6 +66,8 @@ public class StreamBenchmark
     private EventStream raw;
     private ChunkSource lentSource;
     private EventStream lent;
+    private ChunkSource hidingSource;
+    private EventStream hiding;
     private ChunkSource translatedSource;
     private EventStream translated;
     private StreamEncoder encoder;
@@ -76,6 +83,9 @@ public class StreamBenchmark
         lentSource = new ChunkSource(bytes);
         lent = BenchAccess.rawRelay(lentSource, this::onUsage);
         Fixtures.check(lent.acceptRetainedFrames(), "the raw relay takes the offer of retained frames");
+        hidingSource = new ChunkSource(bytes);
+        hiding = BenchAccess.hidingRelay(hidingSource, this::onUsage);
+        hiding.acceptRetainedFrames();
         translatedSource = new ChunkSource(bytes);
         translated = BenchAccess.translatedRelay(translatedSource, this::onUsage);
         // A streamed request that asked for usage, as the translated path sees it.
@@ -96,6 +106,18 @@ public class StreamBenchmark
         Fixtures.check(lentSource.released() == lentSource.handedOut() - 1, "a lent chunk is held until its release");
         ((RetainedFrame)item).release();
         Fixtures.check(lent.read() == null, "one frame per chunk");
+
+        hidingSource.arm();
+        item = hiding.read();
+        if ("usage".equals(chunk))
+            Fixtures.check(item == null, "the hiding relay drops the usage chunk, got " + item);
+        else
+        {
+            Fixtures.check(item instanceof RetainedFrame frame && frame.bytes() == hidingSource.buffer(),
+                "the hiding relay lends every other chunk, got " + item);
+            ((RetainedFrame)item).release();
+            Fixtures.check(hiding.read() == null, "one frame per chunk");
+        }
 
         translatedSource.arm();
         int events = 0;
@@ -120,6 +142,7 @@ public class StreamBenchmark
     {
         Fixtures.check(rawSource.released() == rawSource.handedOut(), "the raw relay released every chunk");
         Fixtures.check(lentSource.released() == lentSource.handedOut(), "every lent chunk was released once");
+        Fixtures.check(hidingSource.released() == hidingSource.handedOut(), "the hiding relay released every chunk");
         Fixtures.check(translatedSource.released() == translatedSource.handedOut(), "the translated relay released every chunk");
     }
 
@@ -150,6 +173,69 @@ public class StreamBenchmark
             bh.consume(frame.bytes());
             frame.release();
         }
+    }
+
+    /**
+     * The lent relay, then what stripping {@code ,"usage":null} would add: find it, copy the chunk without it into a
+     * new frame (a changed chunk cannot be lent), and release the chunk at once.
+     */
+    @Benchmark
+    public void relayRawLentStripped(Blackhole bh)
+    {
+        lentSource.arm();
+        StreamItem item;
+        while ((item = lent.read()) != null)
+        {
+            RetainedFrame frame = (RetainedFrame)item;
+            ByteBuffer bytes = frame.bytes();
+            int at = indexOf(bytes, USAGE_NULL);
+            if (at < 0)
+            {
+                bh.consume(bytes);
+            }
+            else
+            {
+                int from = bytes.position();
+                byte[] copy = new byte[bytes.remaining() - USAGE_NULL.length];
+                bytes.get(from, copy, 0, at - from);
+                bytes.get(at + USAGE_NULL.length, copy, at - from, bytes.limit() - at - USAGE_NULL.length);
+                bh.consume(new RawFrame(ByteBuffer.wrap(copy), true));
+            }
+            frame.release();
+        }
+    }
+
+    /** The lent relay of a stream whose usage the gateway asked for: the usage chunk is recorded and dropped. */
+    @Benchmark
+    public void relayHidingLent(Blackhole bh)
+    {
+        hidingSource.arm();
+        StreamItem item;
+        while ((item = hiding.read()) != null)
+        {
+            RetainedFrame frame = (RetainedFrame)item;
+            bh.consume(frame.bytes());
+            frame.release();
+        }
+    }
+
+    private static final byte[] USAGE_NULL = ",\"usage\":null".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    /** @return the absolute index of {@code needle} in {@code bytes}' remaining bytes, or -1 */
+    private static int indexOf(ByteBuffer bytes, byte[] needle)
+    {
+        int last = bytes.limit() - needle.length;
+        outer:
+        for (int i = bytes.position(); i <= last; i++)
+        {
+            for (int j = 0; j < needle.length; j++)
+            {
+                if (bytes.get(i + j) != needle[j])
+                    continue outer;
+            }
+            return i;
+        }
+        return -1;
     }
 
     /** The translated relay of one chunk: decode into canonical events, encode each as the client's dialect. */

@@ -43,6 +43,27 @@ public final class BenchAccess
     }
 
     /**
+     * @param body  the upstream body; chunks are released before {@code read} returns, unless lent
+     * @param usage receives usage as soon as an event carries it
+     * @return the same-dialect fast path of a stream whose {@code include_usage} the gateway added: as
+     *         {@link #rawRelay}, but the usage-only chunk is recorded and dropped
+     */
+    public static EventStream hidingRelay(BodySource body, Consumer<Usage> usage)
+    {
+        return OpenAiRawStream.hidingUsage(body, usage);
+    }
+
+    /**
+     * @param body a streamed request body, one JSON object
+     * @return the body the client binding forwards: with {@code stream_options.include_usage} spliced in, or
+     *         {@code null} if the client already asked
+     */
+    public static byte[] includeUsage(byte[] body)
+    {
+        return IncludeUsage.splice(body);
+    }
+
+    /**
      * @param body  the upstream body; chunks are released before {@code read} returns
      * @param usage receives usage as soon as an event carries it
      * @return the translated path: chunks decoded into canonical events by the OpenAI stream decoder

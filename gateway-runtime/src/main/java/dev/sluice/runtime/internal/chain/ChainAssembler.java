@@ -11,10 +11,13 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.ClientBindingFactory;
 import dev.sluice.api.binding.Endpoint;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.binding.RouteConfig;
 import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.binding.ServerBindingFactory;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
@@ -35,6 +38,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Creates every binding of a validated config through its plugin factory, exits first (the graph has no cycles),
@@ -118,7 +122,8 @@ public final class ChainAssembler
                 case SERVER ->
                 {
                     Next entry = stage(b.exit(), bindings);
-                    ServerBinding server = types.server(b.type(), b.path() + ".type").create(b, context(b, bindings));
+                    ServerBindingFactory factory = types.server(b.type(), b.path() + ".type");
+                    ServerBinding server = create(b, factory, () -> factory.create(b, context(b, bindings)));
                     if (server == null)
                         throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
                     for (Endpoint e : server.endpoints())
@@ -161,6 +166,24 @@ public final class ChainAssembler
         }
     }
 
+    /**
+     * Runs a factory's {@code create}. A class the plugin cannot load (a library left out of its jar, a shared class the
+     * runtime lacks) becomes a config error naming the binding, the plugin's jar and the class loader's explanation,
+     * instead of a bare {@code NoClassDefFoundError}.
+     */
+    private <T> T create(BindingConfig b, Object factory, Supplier<T> create)
+    {
+        try
+        {
+            return create.get();
+        }
+        catch (LinkageError e)
+        {
+            throw new ConfigException(b.path() + ".type", "value: \"" + b.type() + "\" (" + types.origin(factory)
+                + ") failed to create the binding: " + BindingTypes.rootMessage(e));
+        }
+    }
+
     private Next stage(String name, Map<String, BindingConfig> bindings)
     {
         Next existing = stages.get(name);
@@ -172,7 +195,8 @@ public final class ChainAssembler
         {
             case CLIENT ->
             {
-                ClientBinding client = types.client(b.type(), b.path() + ".type").create(b, context(b, bindings));
+                ClientBindingFactory factory = types.client(b.type(), b.path() + ".type");
+                ClientBinding client = create(b, factory, () -> factory.create(b, context(b, bindings)));
                 if (client == null)
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
                 created.add(new Closer(name, client::close));
@@ -183,7 +207,8 @@ public final class ChainAssembler
             {
                 // The exit first, so that it is closed after this binding.
                 Next next = b.exit() != null ? stage(b.exit(), bindings) : NO_EXIT;
-                ProxyBinding proxy = types.proxy(b.type(), b.path() + ".type").create(b, context(b, bindings));
+                ProxyBindingFactory factory = types.proxy(b.type(), b.path() + ".type");
+                ProxyBinding proxy = create(b, factory, () -> factory.create(b, context(b, bindings)));
                 if (proxy == null)
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
                 created.add(new Closer(name, proxy::close));

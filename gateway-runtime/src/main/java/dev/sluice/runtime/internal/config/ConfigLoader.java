@@ -91,12 +91,13 @@ public final class ConfigLoader
         }
         if (root == null || !root.isObject())
             throw new ConfigException("", "the config must be an object with at least 'bindings'");
-        substitute(root, "");
+        java.util.Set<String> secrets = new java.util.HashSet<>();
+        substitute(root, "", secrets);
         ConfigFile file = Options.bind(root, ConfigFile.class, "");
-        return validate(file);
+        return validate(file, secrets);
     }
 
-    private void substitute(JsonNode node, String path)
+    private void substitute(JsonNode node, String path, java.util.Set<String> secrets)
     {
         if (node instanceof ObjectNode object)
         {
@@ -111,14 +112,18 @@ public final class ConfigLoader
                 {
                     String original = value.textValue();
                     String replaced = substituteText(original, childPath);
-                    if (SECRET_KEY.matcher(field.getKey()).find() && !original.isEmpty() && !ENV.matcher(original.trim()).matches())
-                        throw new ConfigException(childPath, "secrets come only from the environment (expected: \"${{env.NAME}}\")");
+                    if (SECRET_KEY.matcher(field.getKey()).find() && !original.isEmpty())
+                    {
+                        if (!ENV.matcher(original.trim()).matches())
+                            throw new ConfigException(childPath, "secrets come only from the environment (expected: \"${{env.NAME}}\")");
+                        secrets.add(replaced);
+                    }
                     if (!replaced.equals(original))
                         replacements.add(Map.entry(field.getKey(), new TextNode(replaced)));
                 }
                 else
                 {
-                    substitute(value, childPath);
+                    substitute(value, childPath, secrets);
                 }
             }
             for (Map.Entry<String, JsonNode> r : replacements)
@@ -133,7 +138,7 @@ public final class ConfigLoader
                 if (value.isTextual())
                     array.set(i, new TextNode(substituteText(value.textValue(), childPath)));
                 else
-                    substitute(value, childPath);
+                    substitute(value, childPath, secrets);
             }
         }
     }
@@ -157,7 +162,7 @@ public final class ConfigLoader
         return out.toString();
     }
 
-    private static GatewayConfig validate(ConfigFile file)
+    private static GatewayConfig validate(ConfigFile file, java.util.Set<String> secrets)
     {
         if (file.bindings() == null || file.bindings().isEmpty())
             throw new ConfigException("bindings", "must not be empty (expected: at least a server and a client binding)");
@@ -218,7 +223,7 @@ public final class ConfigLoader
             new GatewayConfig.ClientTimeouts(listen.idleTimeout() == null ? defaults.idle() : listen.idleTimeout(),
                 listen.headerTimeout() == null ? defaults.header() : listen.headerTimeout(),
                 listen.minBodyRate() == null ? defaults.minBodyRate() : listen.minBodyRate()),
-            bindings);
+            bindings, secrets);
     }
 
     private static GatewayConfig.Admin admin(ConfigFile.Admin admin)

@@ -14,26 +14,31 @@ import java.util.Map;
  * @param workers      worker threads of the shared pool, 0 for the default (from the cores)
  * @param bufferPoolBytes the shared buffer pool's cap on retained heap, and on retained direct memory
  * @param clientTimeouts how long the server waits for its clients
+ * @param secrets      the values the environment put into secret fields ({@code api_key}, {@code …_token}, …): the
+ *                     provider credentials, which no error message may show a client (see {@code Redaction})
  */
 public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Admin admin, int workers,
-                            long bufferPoolBytes, ClientTimeouts clientTimeouts, Map<String, BindingConfig> bindings)
+                            long bufferPoolBytes, ClientTimeouts clientTimeouts, Map<String, BindingConfig> bindings,
+                            java.util.Set<String> secrets)
 {
     public GatewayConfig
     {
         bindings = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(bindings));
+        secrets = secrets == null ? java.util.Set.of() : java.util.Set.copyOf(secrets);
     }
 
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
-        return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts, bindings);
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts, bindings,
+            secrets);
     }
 
     /** @return a copy whose admin listener (if it has one) listens on {@code newPort} */
     public GatewayConfig withAdminPort(int newPort)
     {
         return new GatewayConfig(host, port, maxBodyBytes, grace, new Admin(admin.host(), newPort, admin.token(), admin.stages()),
-            workers, bufferPoolBytes, clientTimeouts, bindings);
+            workers, bufferPoolBytes, clientTimeouts, bindings, secrets);
     }
 
     /** @return whether the per-stage breakdown is kept (and served on the admin listener) */

@@ -67,6 +67,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private final AtomicLong ids = new AtomicLong();
     private final StageStats stageStats;
     private final CompletionListener[] completionListeners;
+    private final Redaction redaction;
     private ConnectionSweep clientSweep;
 
     private record Bound(Endpoint endpoint, ServerRoute route)
@@ -79,6 +80,16 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
      */
     public GatewayHandler(Chain chain, int maxBodyBytes, boolean stages, BooleanSupplier ready)
     {
+        this(chain, maxBodyBytes, stages, ready, java.util.Set.of());
+    }
+
+    /**
+     * @param secrets the gateway's own credentials (the config's secret values): an error message that quotes one — a
+     *                provider's echoing the key it was sent — reaches no client, log line or completion listener with it
+     */
+    public GatewayHandler(Chain chain, int maxBodyBytes, boolean stages, BooleanSupplier ready, java.util.Set<String> secrets)
+    {
+        this.redaction = new Redaction(secrets);
         this.chain = chain;
         this.stageStats = stages ? new StageStats(chain.bindingNames()) : null;
         this.completionListeners = chain.completionListeners();
@@ -766,7 +777,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     ReplyHeaders.add(response.getHeaders(), stream.headers());
                     response.getHeaders().put(HttpHeader.CONTENT_TYPE, encoder.contentType());
                     response.getHeaders().put(NO_CACHE);
-                    new StreamPump(id, stream.events(), encoder, response, callback, this::renderError, this).iterate();
+                    new StreamPump(id, stream.events(), encoder, response, callback, this::renderError, this, redaction).iterate();
                 }
             }
             catch (Throwable t)
@@ -777,7 +788,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
         private void fail(Throwable failure)
         {
-            GatewayException error = GatewayException.of(failure);
+            GatewayException error = redaction.scrub(GatewayException.of(failure));
             if (error.kind() == ErrorKind.INTERNAL)
                 LOG.error("request {}: internal error", id, failure);
             else if (LOG.isDebugEnabled())
@@ -790,8 +801,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             renderError(error);
         }
 
-        private void renderError(GatewayException error)
+        private void renderError(GatewayException failure)
         {
+            // Also reached from a stream that failed before its first byte, without fail().
+            GatewayException error = redaction.scrub(failure);
             this.error = error;
             byte[] bytes;
             try

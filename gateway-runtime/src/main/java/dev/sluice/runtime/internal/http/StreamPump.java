@@ -42,6 +42,7 @@ final class StreamPump extends IteratingCallback
     private boolean done;
     private RetainedFrame inFlight;
     private final Observer observer;
+    private final Redaction redaction;
 
     /** Told what the pump writes: the completion's byte count and time to first event. */
     interface Observer
@@ -60,8 +61,9 @@ final class StreamPump extends IteratingCallback
     }
 
     StreamPump(String requestId, EventStream events, StreamEncoder encoder, Response response, Callback handlerCallback,
-               ErrorRenderer beforeCommit, Observer observer)
+               ErrorRenderer beforeCommit, Observer observer, Redaction redaction)
     {
+        this.redaction = redaction;
         this.observer = observer;
         this.requestId = requestId;
         this.events = events;
@@ -154,8 +156,10 @@ final class StreamPump extends IteratingCallback
         response.write(false, bytes, this);
     }
 
-    private void failStream(GatewayException error)
+    private void failStream(GatewayException failure)
     {
+        // A provider's in-stream error relayed as a message may quote the gateway's key: not to the client, not to logs.
+        GatewayException error = redaction.scrub(failure);
         if (!wroteAny && !response.isCommitted())
         {
             beforeCommit.render(error);

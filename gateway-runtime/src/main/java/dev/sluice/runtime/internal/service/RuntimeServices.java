@@ -23,6 +23,10 @@ import java.util.concurrent.TimeUnit;
  * admin listener's routes and the gateway-wide completion listeners. Filled while the chain is assembled, read-only
  * afterwards. In check mode ({@code sluice check}) nothing runs: the executor refuses, scheduled tasks never run, and
  * registrations are kept but unused.
+ *
+ * <p>Bindings are created before the scheduler starts (the pool is sized from the connectors, which come after the
+ * chain), and Jetty's scheduler silently drops what it is given before it started. Tasks a plugin schedules while its
+ * binding is created are therefore held and handed to the scheduler by {@link #start()}; their delays count from then.
  */
 public final class RuntimeServices
 {
@@ -33,6 +37,9 @@ public final class RuntimeServices
     private final boolean checkOnly;
     private final Scheduler pluginScheduler;
     private final Map<String, AdminRoute> adminRoutes = new LinkedHashMap<>();
+    // Scheduling deferred until start(); guarded by itself, as is started.
+    private final List<Runnable> deferred = new ArrayList<>();
+    private boolean started;
     private final List<CompletionListener> completionListeners = new ArrayList<>();
 
     /** An admin endpoint and the binding that registered it. */
@@ -53,6 +60,36 @@ public final class RuntimeServices
         } : Objects.requireNonNull(executor, "executor");
         this.scheduler = scheduler;
         this.pluginScheduler = checkOnly ? new Idle() : new Shared();
+    }
+
+    /**
+     * Hands the tasks plugins scheduled while their bindings were created to the scheduler, which must have started;
+     * from now on tasks go to it directly. Called once, after the runtime's threads started.
+     */
+    public void start()
+    {
+        List<Runnable> pending;
+        synchronized (deferred)
+        {
+            started = true;
+            pending = new ArrayList<>(deferred);
+            deferred.clear();
+        }
+        pending.forEach(Runnable::run);
+    }
+
+    /** Runs {@code scheduling} now if the scheduler started, else when it does. */
+    private void whenStarted(Runnable scheduling)
+    {
+        synchronized (deferred)
+        {
+            if (!started)
+            {
+                deferred.add(scheduling);
+                return;
+            }
+        }
+        scheduling.run();
     }
 
     /** @return whether the bindings are created only to be validated */
@@ -128,9 +165,14 @@ public final class RuntimeServices
         @Override
         public Task schedule(Runnable task, Duration delay)
         {
-            org.eclipse.jetty.util.thread.Scheduler.Task t =
-                scheduler.schedule(logged(Objects.requireNonNull(task, "task")), delay.toNanos(), TimeUnit.NANOSECONDS);
-            return t::cancel;
+            Once once = new Once(logged(Objects.requireNonNull(task, "task")));
+            long nanos = delay.toNanos();
+            whenStarted(() ->
+            {
+                if (!once.cancelled)
+                    once.scheduled = scheduler.schedule(once, nanos, TimeUnit.NANOSECONDS);
+            });
+            return once;
         }
 
         @Override
@@ -139,8 +181,43 @@ public final class RuntimeServices
             if (delay.isNegative() || delay.isZero())
                 throw new IllegalArgumentException("delay: " + delay + " (expected: > 0)");
             Repeating r = new Repeating(logged(Objects.requireNonNull(task, "task")), delay.toNanos());
-            r.next = scheduler.schedule(r, initialDelay.toNanos(), TimeUnit.NANOSECONDS);
+            long initial = initialDelay.toNanos();
+            whenStarted(() ->
+            {
+                if (!r.cancelled)
+                    r.next = scheduler.schedule(r, initial, TimeUnit.NANOSECONDS);
+            });
             return r;
+        }
+    }
+
+    /** A task that runs once unless cancelled first, even before it was handed to the scheduler. */
+    private static final class Once implements Runnable, Scheduler.Task
+    {
+        private final Runnable task;
+        private volatile boolean cancelled;
+        private volatile org.eclipse.jetty.util.thread.Scheduler.Task scheduled;
+
+        private Once(Runnable task)
+        {
+            this.task = task;
+        }
+
+        @Override
+        public void run()
+        {
+            if (!cancelled)
+                task.run();
+        }
+
+        @Override
+        public boolean cancel()
+        {
+            if (cancelled)
+                return false;
+            cancelled = true;
+            org.eclipse.jetty.util.thread.Scheduler.Task t = scheduled;
+            return t == null || t.cancel();
         }
     }
 
@@ -184,7 +261,8 @@ public final class RuntimeServices
                 return false;
             cancelled = true;
             org.eclipse.jetty.util.thread.Scheduler.Task t = next;
-            return t != null && t.cancel();
+            // Not yet handed to the scheduler (before start): this call prevented every run.
+            return t == null || t.cancel();
         }
     }
 

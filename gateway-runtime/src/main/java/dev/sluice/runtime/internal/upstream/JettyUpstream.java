@@ -420,6 +420,7 @@ final class JettyUpstream implements Upstream
         private final Response response;
         private final Content.Source source;
         private final Request request;
+        private volatile boolean ended;
         private final Exchange exchange;
 
         private JettyResponse(Response response, Content.Source source, Request request, Exchange exchange)
@@ -506,7 +507,10 @@ final class JettyUpstream implements Upstream
                 return new FailedChunk(failure);
             }
             if (chunk.isLast())
+            {
+                ended = true;
                 exchange.mark(Stage.UPSTREAM_END);
+            }
             return new JettyChunk(chunk);
         }
 
@@ -521,6 +525,18 @@ final class JettyUpstream implements Upstream
         {
             source.fail(cause);
             request.abort(cause);
+            if (ended && response.getVersion().getVersion() < 20)
+            {
+                // The body ended as its framing said (Content-Length, the last chunk) and the reader still refused
+                // it: truncated or not what the dialect sends. An HTTP/1.1 provider that got its own framing wrong
+                // may send more bytes after it, which the next request on this connection would read as its answer:
+                // the connection went back to the pool when the body ended, so close it now (issue 9, item 10). An
+                // exchange that already took it fails as closed and is sent again on another connection
+                // (closedWhileIdle). HTTP/2 frames carry their own lengths: its connection is shared and kept.
+                org.eclipse.jetty.client.Connection connection = request.getConnection();
+                if (connection != null)
+                    connection.close();
+            }
         }
     }
 

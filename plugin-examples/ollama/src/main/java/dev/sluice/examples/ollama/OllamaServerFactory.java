@@ -37,6 +37,6 @@ public final class OllamaServerFactory implements ServerBindingFactory
     public ServerBinding create(BindingConfig config, BindingContext context)
     {
         OllamaServerOptions options = Options.bind(config.options(), OllamaServerOptions.class, config.optionsPath());
-        return new OllamaServer(options.path());
+        return new OllamaServer(options.path(), options.limits());
     }
 }

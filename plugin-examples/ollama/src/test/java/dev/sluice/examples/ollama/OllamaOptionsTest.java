@@ -83,7 +83,13 @@ class OllamaOptionsTest
     {
         ConfigException unknown = catchThrowableOfType(ConfigException.class,
             () -> new OllamaServerFactory().create(config(BindingKind.SERVER, "{\"paht\":\"/x\"}"), new TestBindingContext()));
-        assertThat(unknown.getMessage()).isEqualTo("bindings.south.options.paht: unknown key (expected one of: path)");
+        assertThat(unknown.getMessage()).isEqualTo("bindings.south.options.paht: unknown key (expected one of: limits, path)");
+
+        ConfigException limit = catchThrowableOfType(ConfigException.class,
+            () -> new OllamaServerFactory().create(config(BindingKind.SERVER, "{\"limits\":{\"max_messages\":-1}}"),
+                new TestBindingContext()));
+        assertThat(limit.getMessage())
+            .isEqualTo("bindings.south.options.limits.max_messages: value: -1 (expected: a positive integer)");
 
         ConfigException relative = catchThrowableOfType(ConfigException.class,
             () -> new OllamaServerFactory().create(config(BindingKind.SERVER, "{\"path\":\"x\"}"), new TestBindingContext()));

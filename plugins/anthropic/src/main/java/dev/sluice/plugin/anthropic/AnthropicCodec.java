@@ -53,7 +53,7 @@ public final class AnthropicCodec implements DialectCodec
 
     private static final JsonInput IN = JsonInput.REQUEST;
     /** Anthropic refuses a request without messages or without {@code max_tokens}; so does the peek. */
-    private static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages").requireInteger("max_tokens");
+    static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages").requireInteger("max_tokens");
     private static final char[] ID_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
         .toCharArray();
 

@@ -29,6 +29,6 @@ public final class AnthropicServerFactory implements ServerBindingFactory
     {
         AnthropicServerOptions options = Options.bind(config.options(), AnthropicServerOptions.class,
             config.optionsPath());
-        return new AnthropicServer(options.path());
+        return new AnthropicServer(options.path(), options.limits());
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.plugin.anthropic;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.testing.FuzzInputs;
 import org.junit.jupiter.api.Timeout;
@@ -17,7 +18,7 @@ class AnthropicRequestFuzzTest
     private static final String PATH = "/v1/messages";
     private static final String QUERY = null;
 
-    private final ServerBinding server = new AnthropicServer("/v1/messages");
+    private final ServerBinding server = new AnthropicServer("/v1/messages", BodyLimits.NONE);
 
     /** {@link FuzzInputs#assertRequestPath}: peek, decode, alias splice and re-encoding hold for any body. */
     @FuzzTest

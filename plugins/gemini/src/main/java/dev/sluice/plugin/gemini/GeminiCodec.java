@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.codec.RequestPeek;
@@ -73,6 +74,12 @@ public final class GeminiCodec implements DialectCodec
     @Override
     public RequestPeek peek(byte[] body)
     {
+        return peek(body, BodyLimits.NONE);
+    }
+
+    /** {@link #peek(byte[])}, counting {@code contents} against {@code limits.max_messages} in the same pass. */
+    RequestPeek peek(byte[] body, BodyLimits limits)
+    {
         if (body == null || body.length == 0)
             throw IN.fail(null, "request body is empty (expected: a JSON object)");
         try (JsonParser parser = Json.FACTORY.createParser(body))
@@ -99,7 +106,7 @@ public final class GeminiCodec implements DialectCodec
                     }
                     else
                     {
-                        contentsProblem = contents(parser, token);
+                        contentsProblem = contents(parser, token, limits);
                         sawContents = true;
                     }
                 }
@@ -133,7 +140,7 @@ public final class GeminiCodec implements DialectCodec
      *
      * @return {@code null} if it is a non-empty array of objects, else the problem
      */
-    private static GatewayException contents(JsonParser parser, JsonToken token) throws IOException
+    private static GatewayException contents(JsonParser parser, JsonToken token, BodyLimits limits) throws IOException
     {
         if (token == JsonToken.VALUE_NULL)
             return IN.fail("contents", "must be set (expected: a non-empty array of contents)");
@@ -155,7 +162,7 @@ public final class GeminiCodec implements DialectCodec
         }
         if (index == 0)
             return IN.fail("contents", "must not be empty (expected: at least one content)");
-        return problem;
+        return problem != null ? problem : limits.checkMessages("contents", index);
     }
 
     private static String describe(JsonParser parser, JsonToken token) throws IOException

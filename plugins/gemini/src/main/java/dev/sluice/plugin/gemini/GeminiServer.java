@@ -2,17 +2,22 @@ package dev.sluice.plugin.gemini;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
 
 import java.io.ByteArrayOutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Accepts Gemini API requests below one path prefix: {@code POST <prefix>{model}:generateContent} and
@@ -29,12 +34,25 @@ final class GeminiServer implements ServerBinding
 
     private final String prefix;
     private final List<Endpoint> endpoints;
+    private final BodyLimits limits;
 
-    /** @param prefix the path before the model, starting and ending with {@code /} */
-    GeminiServer(String prefix)
+    /**
+     * @param prefix the path before the model, starting and ending with {@code /}
+     * @param limits {@code max_messages} counts {@code contents} in the body's scan; {@code max_input_tokens} is
+     *               checked in {@link #handle}
+     */
+    GeminiServer(String prefix, BodyLimits limits)
     {
         this.prefix = prefix;
         this.endpoints = List.of(new Endpoint("POST", prefix + "*"));
+        this.limits = limits;
+    }
+
+    /** Checks {@code limits.max_input_tokens} when it is set (a decode of the body), then passes the exchange on. */
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange, Next next)
+    {
+        return limits.handle(exchange, next, "contents");
     }
 
     @Override
@@ -87,7 +105,7 @@ final class GeminiServer implements ServerBinding
         if (model.isBlank())
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model (expected: "
                 + prefix + "{model}:" + action + ")", "model", null, null);
-        codec().peek(body);
+        GeminiCodec.INSTANCE.peek(body, limits);
         return new RequestPeek(model, stream, -1, -1);
     }
 

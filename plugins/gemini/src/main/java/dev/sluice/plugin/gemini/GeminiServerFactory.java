@@ -28,6 +28,6 @@ public final class GeminiServerFactory implements ServerBindingFactory
     public ServerBinding create(BindingConfig config, BindingContext context)
     {
         GeminiServerOptions options = Options.bind(config.options(), GeminiServerOptions.class, config.optionsPath());
-        return new GeminiServer(options.pathPrefix());
+        return new GeminiServer(options.pathPrefix(), options.limits());
     }
 }

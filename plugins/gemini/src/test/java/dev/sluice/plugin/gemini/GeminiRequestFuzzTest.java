@@ -1,6 +1,7 @@
 package dev.sluice.plugin.gemini;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.testing.FuzzInputs;
 import org.junit.jupiter.api.Timeout;
@@ -17,7 +18,7 @@ class GeminiRequestFuzzTest
     private static final String PATH = "/v1beta/models/gemini-fuzz:generateContent";
     private static final String QUERY = null;
 
-    private final ServerBinding server = new GeminiServer("/v1beta/models/");
+    private final ServerBinding server = new GeminiServer("/v1beta/models/", BodyLimits.NONE);
 
     /** {@link FuzzInputs#assertRequestPath}: peek, decode, alias splice and re-encoding hold for any body. */
     @FuzzTest

@@ -2,6 +2,7 @@ package dev.sluice.plugin.gemini;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.json.Json;
@@ -17,7 +18,7 @@ class GeminiServerTest
 {
     private static final byte[] BODY = Fixtures.utf8("{\"contents\":[{\"parts\":[{\"text\":\"hi\"}]}]}");
 
-    private final GeminiServer server = new GeminiServer("/v1beta/models/");
+    private final GeminiServer server = new GeminiServer("/v1beta/models/", BodyLimits.NONE);
 
     private GatewayException peekFails(String path, String query, byte[] body)
     {

@@ -26,7 +26,11 @@ import java.util.concurrent.CompletionStage;
  * Speaks OpenAI Chat Completions to one upstream.
  *
  * <p>Request: an unmodified exchange from an OpenAI client is forwarded as its raw bytes, with the target model
- * spliced in if a route aliased it (no parse, no re-encoding). Anything else is encoded from the canonical request.
+ * spliced in if a route aliased it (no parse, no re-encoding), and, for a stream, with
+ * {@code "stream_options":{"include_usage":true}} spliced in when the client did not ask ({@link IncludeUsage}): the
+ * gateway always learns a stream's usage, and the relay ({@link OpenAiRawStream#hidingUsage}) records the usage-only
+ * chunk without passing it on, so the client gets the chunks it asked for. Anything else is encoded from the
+ * canonical request.
  * A request from another dialect with {@code extensions} (that dialect's own fields) is refused naming them (see
  * {@link Translation}); when streamed, it asks for {@code include_usage} so the gateway always learns the usage.
  *
@@ -77,6 +81,8 @@ final class OpenAiClient implements ClientBinding
         boolean sameDialect = OpenAiCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;
+        // Whether the gateway, not the client, asked for the usage chunk: then it is recorded and not relayed.
+        boolean hideUsage = false;
         try
         {
             if (sameDialect && !exchange.modified())
@@ -84,11 +90,25 @@ final class OpenAiClient implements ClientBinding
                 body = exchange.targetModel().equals(exchange.model()) ? exchange.body()
                     : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
                 stream = exchange.stream();
+                if (stream)
+                {
+                    byte[] asking = IncludeUsage.splice(body);
+                    if (asking != null)
+                    {
+                        body = asking;
+                        hideUsage = true;
+                    }
+                }
             }
             else
             {
                 ChatRequest request = exchange.request();
-                if (!sameDialect)
+                if (sameDialect)
+                {
+                    hideUsage = request.stream() && !request.includeUsage();
+                    request = withIncludeUsage(request);
+                }
+                else
                     request = fromOtherDialect(request, exchange.dialect());
                 body = codec.encodeRequest(request.withModel(exchange.targetModel()));
                 stream = request.stream();
@@ -99,8 +119,20 @@ final class OpenAiClient implements ClientBinding
             return CompletableFuture.failedFuture(e);
         }
         UpstreamRequest request = new UpstreamRequest("POST", path, headers.of(stream, exchange), body, "application/json");
+        if (hideUsage)
+            return upstream.send(request, exchange).thenCompose(response ->
+                UpstreamReplies.reply(exchange, response, codec, true, sameDialect, OpenAiRawStream::hidingUsage));
         return upstream.send(request, exchange).thenCompose(response ->
             UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, OpenAiRawStream::new));
+    }
+
+    /** A streamed request always asks for usage, so the gateway learns it; {@code hideUsage} keeps it from the client. */
+    private static ChatRequest withIncludeUsage(ChatRequest r)
+    {
+        if (!r.stream() || r.includeUsage())
+            return r;
+        return new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(), r.parallelToolCalls(),
+            r.sampling(), r.responseFormat(), true, true, r.user(), r.metadata(), r.extensions());
     }
 
     private ChatRequest fromOtherDialect(ChatRequest request, String source)

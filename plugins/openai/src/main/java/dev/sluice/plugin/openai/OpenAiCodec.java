@@ -45,7 +45,7 @@ public final class OpenAiCodec implements DialectCodec
 
     private static final JsonInput IN = JsonInput.REQUEST;
     /** OpenAI refuses a request without messages; so does the peek, before any upstream call. */
-    private static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages");
+    static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages");
 
     @Override
     public String dialect()

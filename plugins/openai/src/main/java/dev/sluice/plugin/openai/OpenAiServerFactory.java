@@ -28,6 +28,6 @@ public final class OpenAiServerFactory implements ServerBindingFactory
     public ServerBinding create(BindingConfig config, BindingContext context)
     {
         OpenAiServerOptions options = Options.bind(config.options(), OpenAiServerOptions.class, config.optionsPath());
-        return new OpenAiServer(options.path());
+        return new OpenAiServer(options.path(), options.limits());
     }
 }

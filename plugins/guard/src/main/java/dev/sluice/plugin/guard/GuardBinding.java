@@ -1,0 +1,123 @@
+package dev.sluice.plugin.guard;
+
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Applies content rules to an exchange: the request rules before it goes on, the response rules to the answer.
+ *
+ * <p><b>Requests.</b> The canonical request is decoded ({@link Exchange#request()}, once per exchange, shared with
+ * every other binding that reads it) and every text part, tool-call argument and tool result is scanned. A blocking
+ * rule fails the exchange with {@link ErrorKind#GUARDRAIL_BLOCKED} (400 in the client's dialect, naming the rule and
+ * never the matched text) and nothing reaches the provider. A redaction replaces the request
+ * ({@link Exchange#request(ChatRequest)}), which rules out forwarding the client's raw bytes; a request with no
+ * redaction keeps the fast path.
+ *
+ * <p><b>Answers.</b> With response rules the binding calls {@link Exchange#requireCanonicalReply()} before
+ * {@code next}, then checks a {@link Reply.Message} whole and wraps a {@link Reply.Stream} in a {@link GuardStream}.
+ * A non-streamed answer that is blocked becomes the 400 refusal. A {@link Reply.Bytes} success cannot be checked
+ * (only a client binding that ignores the canonical request sends one): enforced, it is refused with
+ * {@link ErrorKind#INTERNAL}; in report mode it passes. Error bodies (status 400 and up) pass.
+ *
+ * <p><b>Scope.</b> With {@code models}, only exchanges whose target model matches a glob are checked; others go on
+ * untouched, with no decode.
+ *
+ * <p>Thread-safe: immutable apart from the rules' lock-free counters; never blocks.
+ */
+final class GuardBinding implements ProxyBinding
+{
+    private static final GatewayException UNCHECKABLE = new GatewayException(ErrorKind.INTERNAL, 500,
+        "the guard cannot check this answer: the client binding sent raw bytes although a canonical reply was required",
+        null, null, null);
+
+    private final ModelGlob[] models;
+    private final RuleSet requestRules;
+    private final RuleSet responseRules;
+    private final int holdBack;
+    private final Runnable onClose;
+
+    /**
+     * @param models        the globs of the {@code models} option (empty: all models)
+     * @param requestRules  the request rules, or {@code null} for none
+     * @param responseRules the response rules, or {@code null} for none
+     * @param holdBack      the hold-back window of streamed text, in characters
+     * @param onClose       run once by {@link #close()}
+     */
+    GuardBinding(List<ModelGlob> models, RuleSet requestRules, RuleSet responseRules, int holdBack, Runnable onClose)
+    {
+        this.models = models.toArray(new ModelGlob[0]);
+        this.requestRules = requestRules;
+        this.responseRules = responseRules;
+        this.holdBack = holdBack;
+        this.onClose = onClose;
+    }
+
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange, Next next)
+    {
+        if (!applies(exchange.targetModel()))
+            return next.handle(exchange);
+        if (requestRules != null)
+        {
+            try
+            {
+                ChatRequest redacted = requestRules.apply(exchange.request());
+                if (redacted != null)
+                    exchange.request(redacted);
+            }
+            catch (GatewayException e)
+            {
+                // A refusal, or a body that does not decode: a failed stage, never a throw.
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        if (responseRules == null)
+            return next.handle(exchange);
+        exchange.requireCanonicalReply();
+        return next.handle(exchange).thenApply(this::checkReply);
+    }
+
+    private Reply checkReply(Reply reply)
+    {
+        if (reply instanceof Reply.Message message)
+        {
+            // Throws the refusal of a blocking rule: the stage then fails with it.
+            ChatResponse redacted = responseRules.apply(message.response());
+            return redacted == null ? reply : new Reply.Message(redacted, message.headers());
+        }
+        if (reply instanceof Reply.Stream stream)
+            return new Reply.Stream(new GuardStream(stream.events(), responseRules, holdBack), stream.headers());
+        Reply.Bytes bytes = (Reply.Bytes) reply;
+        if (bytes.status() >= 400 || responseRules.report())
+            return reply;
+        throw UNCHECKABLE;
+    }
+
+    private boolean applies(String model)
+    {
+        if (models.length == 0)
+            return true;
+        for (ModelGlob glob : models)
+        {
+            if (glob.matches(model))
+                return true;
+        }
+        return false;
+    }
+
+    @Override
+    public void close()
+    {
+        onClose.run();
+    }
+}
