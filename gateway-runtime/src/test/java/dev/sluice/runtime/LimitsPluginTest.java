@@ -429,9 +429,10 @@ class LimitsPluginTest
     }
 
     @Test
-    void anOpenAiStreamRelayedWithoutUsageIsChargedItsEstimateNotReleased() throws Exception
+    void anOpenAiStreamWithoutIncludeUsageIsSettledFromTheUsageTheGatewayAskedFor() throws Exception
     {
-        // Same dialect, no stream_options.include_usage: the bytes are relayed as they are and no usage is learnt.
+        // Same dialect, no stream_options.include_usage: the gateway asks the provider for usage anyway (README "usage
+        // on same-dialect OpenAI streams"), so the budget is charged the provider's count, not an estimate.
         ChatCompletionCreateParams ask = ChatCompletionCreateParams.builder().model("openai/" + MockModels.DEFAULT)
             .addUserMessage("Say hello").maxCompletionTokens(20).putAdditionalHeader("x-test-key", "k-unmetered")
             .putAdditionalHeader("x-test-team", "team-unmetered").build();
@@ -442,8 +443,8 @@ class LimitsPluginTest
 
         await(() -> scope("team:team-unmetered").get("in_flight").asInt() == 0, "the stream settled");
         JsonNode budget = scope("team:team-unmetered").get("budget");
-        // The whole stream's bytes are more than 4 × 20: the 20 output tokens reserved, at 1,000 per million.
-        assertThat(budget.get("spent").decimalValue()).isEqualByComparingTo("0.02");
+        // The mock reports one output token per content event (3 here), at 1,000 per million; input is priced 0.
+        assertThat(budget.get("spent").decimalValue()).isEqualByComparingTo("0.003");
         assertThat(budget.get("reserved").decimalValue()).isEqualByComparingTo(BigDecimal.ZERO);
     }
 

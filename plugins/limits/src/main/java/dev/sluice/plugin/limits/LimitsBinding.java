@@ -455,9 +455,9 @@ final class LimitsBinding implements ProxyBinding
             {
                 // The provider read the whole prompt and generated (and charged for) at least what was relayed: settle
                 // the estimate of both rather than free the reservation. This is a cancelled stream, a stream that
-                // broke after it started, and a success whose usage the gateway did not learn (an OpenAI stream
-                // relayed as is without stream_options.include_usage). Relayed bytes carry the dialect's framing, so
-                // they overestimate the tokens; never charge more output than was reserved.
+                // broke after it started, and a success whose usage the gateway did not learn (a provider that
+                // reports none): freeing those would let a budget be bypassed. Relayed bytes carry the dialect's
+                // framing, so they overestimate the tokens; never charge more output than was reserved.
                 long relayed = Math.min(TokenEstimate.ofBytes(completion.responseBytes()), output);
                 store.settle(reservation, input + relayed, price == null ? 0 : price.cost(input, 0, relayed));
             }
