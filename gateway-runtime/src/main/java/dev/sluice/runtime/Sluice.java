@@ -31,6 +31,8 @@ import java.util.function.Function;
 public final class Sluice implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Sluice.class);
+    /** How long close() waits, after the server stopped, for the exchanges it cut to end. */
+    private static final java.time.Duration EXCHANGES_END = java.time.Duration.ofSeconds(5);
 
     private final BindingTypes types;
     private final Execution execution;
@@ -199,6 +201,17 @@ public final class Sluice implements AutoCloseable
         {
             try
             {
+                // Exchanges the end of the grace cut end on other threads after the server stopped (an h2c stream is
+                // failed when its connection closes): their completion listeners run before the bindings close.
+                try
+                {
+                    http.awaitExchangesEnded(EXCHANGES_END);
+                }
+                catch (InterruptedException e)
+                {
+                    // Close the bindings all the same; the caller learns of the interrupt from the flag.
+                    Thread.currentThread().interrupt();
+                }
                 // After the drain, before the clients and the pool stop: a binding may flush through them.
                 closeBindings.run();
                 upstreams.stop();

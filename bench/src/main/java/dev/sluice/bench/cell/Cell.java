@@ -46,6 +46,16 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
         return "R401".equals(name);
     }
 
+    /**
+     * @return whether every request passes the guardrail plugins (S1-5k-guard): a {@code keys} binding with one key
+     *         ({@link Cells#GATEWAY_KEY}, which the load sends), {@code limits} with a per-key rate limit never reached
+     *         and {@code guard} with one deny rule on requests, in front of the router
+     */
+    boolean guardrails()
+    {
+        return "S1-5k-guard".equals(name);
+    }
+
     /** @return whether the gateway translates between two dialects in this cell */
     boolean translates()
     {

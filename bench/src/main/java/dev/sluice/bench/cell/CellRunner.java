@@ -724,7 +724,8 @@ final class CellRunner implements AutoCloseable
         Path config = session.raw().resolve("config/gateway-" + cell.name() + "-r" + rep + ".yaml");
         Files.createDirectories(config.getParent());
         Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
-            adminPort, cell.client(), cell.provider(), cell.virtualKeys() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null),
+            adminPort, cell.client(), cell.provider(),
+            cell.virtualKeys() || cell.guardrails() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null, cell.guardrails()),
             StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
         Files.deleteIfExists(gc);
@@ -987,6 +988,8 @@ final class CellRunner implements AutoCloseable
         headers.put("accept", cell.stream() ? "text/event-stream" : "application/json");
         if (Dialects.ANTHROPIC.equals(dialect))
             headers.put("anthropic-version", "2023-06-01");
+        if (cell.guardrails())
+            headers.put("authorization", "Bearer " + Cells.GATEWAY_KEY);
         return new LoadSpec(target, "POST", headers, Dialects.body(dialect, model, cell.stream(), cell.bodyBytes()),
             cell.stream(), h2c, connections, rate, cell.workers(), warmup, window, REQUEST_TIMEOUT);
     }

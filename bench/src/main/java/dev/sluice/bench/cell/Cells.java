@@ -40,6 +40,9 @@ final class Cells
             false, 256, 0, 512, true, null));
         add(new Cell("S1-5k", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, HTTP/1.1", 5000, l0, SMALL_BODY, false,
             false, 512, 0, 512, true, null));
+        // S1-5k through keys, limits and guard (issue 10: overhead p50 at most 10 µs above S1-5k in the same run).
+        add(new Cell("S1-5k-guard", Cell.Kind.OPEN, "S1-5k with one key checked, a per-key limit and a guard rule on "
+            + "every request", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, true, null));
         add(new Cell("S1-h2c", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, h2c on both sides (4 connections)", 5000,
             l0, SMALL_BODY, false, true, 4, 0, 512, true, null));
         add(new Cell("S3-stream", Cell.Kind.OPEN, "500 streams/s, LS (first event 200 ms, then 10 × 20 ms), HTTP/1.1",

@@ -74,6 +74,17 @@ final class Targets
                     Fmt.us(limit) + ")"), Fmt.us(over == null ? null : over.p50()),
                     over == null || limit == null ? null : over.p50() <= limit));
             }
+            case "S1-5k-guard" ->
+            {
+                // Issue 10: keys, limits and a guard rule add at most 10 µs at p50 over S1-5k in the same run.
+                CellResult s1 = others.get("S1-5k");
+                Percentiles s1Over = s1 == null ? null : s1.latencyOverhead("gateway");
+                Double limit = s1Over == null ? null : s1Over.p50() + 10;
+                checks.add(zeroErrors(gw));
+                checks.add(new Check("overhead p50", "≤ S1-5k's + 10 µs" + (s1 == null ? " (S1-5k not run)" : " ("
+                    + Fmt.us(limit) + ")"), Fmt.us(over == null ? null : over.p50()),
+                    over == null || limit == null ? null : over.p50() <= limit));
+            }
             case "R404", "R401" -> checkR404(c, gw, checks);
             case "L1500-inflight" ->
             {

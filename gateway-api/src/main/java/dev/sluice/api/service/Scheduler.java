@@ -11,6 +11,9 @@ import java.time.Duration;
  * {@link dev.sluice.api.binding.BindingContext#executor()}, from inside the task. A task that throws is logged; a
  * repeating one keeps repeating. Never schedule per request what a periodic task can do: a timer per request is a
  * cost (DESIGN: "no per-request timer").
+ *
+ * <p>A task scheduled while the binding is created (before the gateway serves) is held until the gateway has started;
+ * its delay counts from then. Under {@code sluice check} tasks are accepted and never run.
  */
 public interface Scheduler
 {

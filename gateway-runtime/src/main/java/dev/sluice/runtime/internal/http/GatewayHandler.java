@@ -35,6 +35,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
@@ -68,6 +69,9 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private final StageStats stageStats;
     private final CompletionListener[] completionListeners;
     private final Redaction redaction;
+    // Exchanges begun and not yet ended (their completion listeners run): at stop, the bindings are closed only after
+    // the exchanges the server's stop cut have ended, which happens on other threads after the stop returned.
+    private final LongAdder inFlight = new LongAdder();
     private ConnectionSweep clientSweep;
 
     private record Bound(Endpoint endpoint, ServerRoute route)
@@ -119,6 +123,31 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     void watchClients(ConnectionSweep sweep)
     {
         this.clientSweep = sweep;
+    }
+
+    /**
+     * Waits until every exchange begun has ended (its completion listeners ran), or {@code timeout} passed. Called at
+     * stop, after the server stopped: exchanges the end of the grace cut complete on other threads, after that.
+     *
+     * @return whether none is left
+     */
+    boolean awaitExchangesEnded(java.time.Duration timeout) throws InterruptedException
+    {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // Polling, at shutdown only: a per-exchange notification would cost every request.
+        while (inFlight.sum() > 0)
+        {
+            if (System.nanoTime() - deadline > 0)
+                return false;
+            Thread.sleep(5);
+        }
+        return true;
+    }
+
+    /** @return exchanges begun and not yet ended */
+    long exchangesInFlight()
+    {
+        return inFlight.sum();
     }
 
     @Override
@@ -245,7 +274,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 OnceCallback.twice(call.id, null);
                 return;
             }
-            call.end(Completion.Outcome.COMPLETED, null);
+            // An HTTP/1.1 client that left while the request waited for the provider may still take the 499 the
+            // aborted exchange renders (its socket is only half-closed): the write succeeds, the client is gone all
+            // the same.
+            call.end(call.clientGone ? Completion.Outcome.CLIENT_GONE : Completion.Outcome.COMPLETED, null);
             call.jettyCallback.succeeded();
         }
 
@@ -259,8 +291,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             }
             // A GatewayException is the gateway failing the answer (a stream that broke after it started); anything
             // else is the connection failing under it: the client went away, or stopped reading until a timeout.
+            // A stream whose client left can also end through its own error event (the upstream request aborted for
+            // the client surfaces as one): the client going away is what happened.
             GatewayException failure = x instanceof GatewayException g ? g : null;
-            call.end(failure != null ? Completion.Outcome.FAILED : Completion.Outcome.CLIENT_GONE, failure);
+            call.end(failure != null && !call.clientGone ? Completion.Outcome.FAILED : Completion.Outcome.CLIENT_GONE, failure);
             call.jettyCallback.failed(x);
         }
 
@@ -295,6 +329,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             this.error = error;
             this.bytes = bytes;
             this.callback = callback;
+            inFlight.increment();
         }
 
         @Override
@@ -315,8 +350,15 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         {
             end = System.nanoTime();
             outcome = how;
-            for (CompletionListener l : completionListeners)
-                Completions.call(l, this);
+            try
+            {
+                for (CompletionListener l : completionListeners)
+                    Completions.call(l, this);
+            }
+            finally
+            {
+                inFlight.decrement();
+            }
         }
 
         @Override
@@ -458,6 +500,9 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private long written;
         private long end;
         private Outcome outcome;
+        // Set when the runtime learnt that the client went away (the HTTP/1.1 probe, an h2c reset) and aborted the
+        // exchange for it; the completion is then CLIENT_GONE whatever the last write did.
+        private volatile boolean clientGone;
 
         private Call(String id, long arrival, Request request, Response response, ServerRoute route, Callback jettyCallback)
         {
@@ -469,6 +514,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             this.codec = route.binding().codec();
             this.jettyCallback = jettyCallback;
             this.callback = new Finish(this);
+            inFlight.increment();
         }
 
         /** The exchange is over: records its stages, then tells the listeners (before Jetty may recycle the response). */
@@ -486,8 +532,15 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     stageStats.record(e);
                 e.completed(this);
             }
-            for (CompletionListener l : completionListeners)
-                Completions.call(l, this);
+            try
+            {
+                for (CompletionListener l : completionListeners)
+                    Completions.call(l, this);
+            }
+            finally
+            {
+                inFlight.decrement();
+            }
         }
 
         @Override
@@ -733,7 +786,11 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 instanceof org.eclipse.jetty.server.internal.HttpConnection http1)
             {
                 DefaultExchange e = exchange;
-                return sweep.watch(http1.getEndPoint(), e::abort);
+                return sweep.watch(http1.getEndPoint(), gone ->
+                {
+                    clientGone = true;
+                    e.abort(gone);
+                });
             }
             return null;
         }
@@ -826,6 +883,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
         private void aborted(Throwable cause)
         {
+            clientGone = true;
             DefaultExchange e = exchange;
             // Named as the client's failure, so that it is never reported as the provider's (a TimeoutException here
             // once read "upstream timed out").
