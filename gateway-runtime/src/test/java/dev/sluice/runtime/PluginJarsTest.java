@@ -33,7 +33,8 @@ class PluginJarsTest
     void distributionShipsTheBuiltInPlugins() throws Exception
     {
         assertThat(jars()).extracting(p -> p.getFileName().toString())
-            .contains("openai.jar", "router.jar", "guard.jar", "keys.jar", "mock.jar", "deny-words.jar", "exchange-tap.jar");
+            .contains("openai.jar", "router.jar", "guard.jar", "keys.jar", "limits.jar", "mock.jar", "deny-words.jar",
+                "exchange-tap.jar");
     }
 
     @Test

@@ -1,0 +1,141 @@
+package dev.sluice.plugin.limits;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The {@code limits} binding's {@code options}, bound strictly (unknown keys and wrong types name their path).
+ *
+ * @param key              limits every key gets, each key its own counters (scope {@code key:ID}); a key's identity
+ *                         metadata overrides them field by field ({@code limit.rpm}…); {@code null}: keys are limited
+ *                         only by their metadata
+ * @param teams            limits per team (scope {@code team:NAME}, shared by the team's keys): by exact team name, or
+ *                         {@code "*"} for every team not named; {@code null}: none
+ * @param models           limits per model glob (scope {@code model:GLOB}, shared by every model the glob matches), the
+ *                         first glob in config order that matches {@code exchange.targetModel()} applies;
+ *                         {@code null}: none
+ * @param anonymous        limits for exchanges without an identity, all sharing the scope {@code anonymous};
+ *                         {@code null}: such exchanges pass (model limits still apply)
+ * @param prices           prices per million tokens by model glob, first match in config order; needed only by
+ *                         budgets
+ * @param unpriced         what a budgeted exchange for a model no price matches gets: {@code refuse} (the default: 403,
+ *                         so a budget cannot be bypassed by a model someone forgot to price) or {@code free} (it costs 0)
+ * @param defaultMaxTokens output tokens reserved when the client sets no max tokens (default 4096)
+ * @param evictAfter       how long a scope's counters are kept once unused and back to their initial state (default
+ *                         10m); the sweep runs every half of it
+ * @param adminPath        the admin listener path serving the snapshot (default {@code /limits}); a second
+ *                         {@code limits} binding needs its own
+ */
+public record LimitsOptions(ScopeOptions key, Map<String, ScopeOptions> teams, Map<String, ScopeOptions> models,
+                            ScopeOptions anonymous, Map<String, PriceOptions> prices, String unpriced,
+                            Long defaultMaxTokens, Duration evictAfter, String adminPath)
+{
+    /** {@link #unpriced} value: refuse a budgeted exchange for an unpriced model. */
+    static final String REFUSE = "refuse";
+    /** {@link #unpriced} value: an unpriced model costs nothing. */
+    static final String FREE = "free";
+
+    /** Validates and fills the defaults; the maps keep their config order. */
+    public LimitsOptions
+    {
+        teams = teams == null ? Map.of() : teams;
+        models = models == null ? Map.of() : models;
+        prices = prices == null ? Map.of() : prices;
+        if (unpriced == null)
+            unpriced = REFUSE;
+        else if (!unpriced.equals(REFUSE) && !unpriced.equals(FREE))
+            throw new IllegalArgumentException("unpriced: value: \"" + unpriced + "\" (expected: refuse or free)");
+        if (defaultMaxTokens == null)
+            defaultMaxTokens = 4096L;
+        else if (defaultMaxTokens < 1)
+            throw new IllegalArgumentException("default_max_tokens: value: " + defaultMaxTokens + " (expected: at least 1)");
+        if (evictAfter == null)
+            evictAfter = Duration.ofMinutes(10);
+        else if (evictAfter.toMillis() < 1_000)
+            throw new IllegalArgumentException("evict_after: value: " + evictAfter + " (expected: at least 1s)");
+        if (adminPath == null)
+            adminPath = "/limits";
+        else if (!adminPath.startsWith("/"))
+            throw new IllegalArgumentException("admin_path: value: \"" + adminPath + "\" (expected: a path starting with /)");
+    }
+
+    /**
+     * The limits of one scope; each is optional.
+     *
+     * @param rpm           requests per minute, at least 1
+     * @param tpm           tokens (input and output) per minute, at least 1
+     * @param maxConcurrent exchanges in flight at once, at least 1
+     * @param budget        a spending cap per period
+     */
+    public record ScopeOptions(Long rpm, Long tpm, Long maxConcurrent, BudgetOptions budget)
+    {
+        /** Validates that each limit set is positive. */
+        public ScopeOptions
+        {
+            positive("rpm", rpm);
+            positive("tpm", tpm);
+            positive("max_concurrent", maxConcurrent);
+        }
+
+        private static void positive(String name, Long value)
+        {
+            if (value != null && value < 1)
+                throw new IllegalArgumentException(name + ": value: " + value + " (expected: at least 1)");
+        }
+    }
+
+    /**
+     * A budget: {@code { amount: 10.00, period: 1d }}.
+     *
+     * @param amount in the price table's currency, not negative, at most 9,000,000,000
+     * @param period {@code Nh}, {@code Nd} or {@code month} (see {@link BudgetPeriod})
+     */
+    public record BudgetOptions(BigDecimal amount, String period)
+    {
+        /** Validates both, which are required. */
+        public BudgetOptions
+        {
+            if (amount == null)
+                throw new IllegalArgumentException("amount: must be set (expected: a number such as 10.00)");
+            if (amount.signum() < 0 || amount.compareTo(BigDecimal.valueOf(9_000_000_000L)) > 0)
+                throw new IllegalArgumentException("amount: value: " + amount + " (expected: 0 to 9000000000)");
+            if (period == null)
+                throw new IllegalArgumentException("period: must be set " + BudgetPeriod.EXPECTED);
+            BudgetPeriod.parse(period);
+        }
+    }
+
+    /**
+     * Prices per million tokens, in the budget's currency.
+     *
+     * @param input       uncached input tokens; required
+     * @param output      output tokens; required
+     * @param cachedInput input tokens read from the provider's cache; default: the input price
+     */
+    public record PriceOptions(BigDecimal input, BigDecimal output, BigDecimal cachedInput)
+    {
+        /** Validates: input and output set, nothing negative or absurd. */
+        public PriceOptions
+        {
+            check("input", input, true);
+            check("output", output, true);
+            check("cached_input", cachedInput, false);
+        }
+
+        private static void check(String name, BigDecimal value, boolean required)
+        {
+            if (value == null)
+            {
+                if (required)
+                    throw new IllegalArgumentException(name + ": must be set (expected: a price per million tokens)");
+                return;
+            }
+            if (value.signum() < 0 || value.compareTo(BigDecimal.valueOf(1_000_000)) > 0)
+            {
+                throw new IllegalArgumentException(name + ": value: " + value
+                    + " (expected: a price per million tokens, 0 to 1000000)");
+            }
+        }
+    }
+}
