@@ -63,13 +63,27 @@ class PiecesTest
 
         String hash = Cells.sha256Hex(Cells.GATEWAY_KEY);
         assertThat(hash).hasSize(64).isEqualTo(Cells.sha256Hex(Cells.GATEWAY_KEY));
-        String yaml = GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, hash);
+        String yaml = GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, hash, false);
         assertThat(yaml).contains("    exit: keys\n")
             .contains("  keys:\n    type: keys\n    kind: proxy\n    exit: router\n")
             .contains("keys: [ { id: bench, sha256: \"" + hash + "\" } ]")
             .contains("model: \"*\"")
             .doesNotContain(Cells.GATEWAY_KEY);
         assertThat(GatewayConfigs.yaml(8081, 9001, false, 512, true, -1)).doesNotContain("type: keys");
+        assertThat(yaml).doesNotContain("type: limits").doesNotContain("type: guard");
+
+        // S1-5k-guard: keys, limits, guard, router in that order, and its load carries the gateway's key.
+        Cell guarded = Fixtures.cell("S1-5k-guard");
+        assertThat(guarded.guardrails()).isTrue();
+        assertThat(Fixtures.cell("S1-5k").guardrails()).isFalse();
+        String chain = GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, hash, true);
+        assertThat(chain).contains("  keys:\n    type: keys\n    kind: proxy\n    exit: limits\n")
+            .contains("  limits:\n    type: limits\n    kind: proxy\n    exit: guard\n")
+            .contains("  guard:\n    type: guard\n    kind: proxy\n    exit: router\n")
+            .contains("request: [ { rule: codenames, action: block } ]");
+        LoadSpec keyed = CellRunner.loadSpec(guarded, 5_000, Cells.MODEL, URI.create("http://127.0.0.1:8081/v1/chat/completions"),
+            false, 64, Duration.ZERO, Duration.ofSeconds(1));
+        assertThat(keyed.headers()).containsEntry("authorization", "Bearer " + Cells.GATEWAY_KEY);
 
         // The flood: an ordinary model, the unknown key as a bearer token; R404's load carries no key.
         LoadSpec flood = CellRunner.refusalSpec(r401, CellRunner.loadSpec(r401, 1_000, CellRunner.refusalModel(r401),
