@@ -1,5 +1,6 @@
 package dev.sluice.plugin.guard;
 
+import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
@@ -104,7 +105,7 @@ public final class GuardFactory implements ProxyBindingFactory
             String glob = options.models().get(i);
             if (glob == null || glob.isBlank())
                 throw new ConfigException(path + ".models[" + i + "]", "must not be blank (expected: a model name or glob)");
-            models.add(new ModelGlob(glob));
+            models.add(ModelGlob.compile(glob));
         }
 
         boolean report = options.mode().equals("report");

@@ -1,5 +1,6 @@
 package dev.sluice.plugin.guard;
 
+import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import org.junit.jupiter.api.Test;
@@ -196,10 +197,10 @@ class DetectorTest
     @Test
     void modelGlobs()
     {
-        assertThat(new ModelGlob("gpt-*").matches("gpt-4o")).isTrue();
-        assertThat(new ModelGlob("gpt-*").matches("claude")).isFalse();
-        assertThat(new ModelGlob("*-mini").matches("gpt-4o-mini")).isTrue();
-        assertThat(new ModelGlob("o?-*").matches("o3-pro")).isTrue();
-        assertThat(new ModelGlob("exact").matches("exact")).isTrue();
+        assertThat(ModelGlob.compile("gpt-*").matches("gpt-4o")).isTrue();
+        assertThat(ModelGlob.compile("gpt-*").matches("claude")).isFalse();
+        assertThat(ModelGlob.compile("*-mini").matches("gpt-4o-mini")).isTrue();
+        assertThat(ModelGlob.compile("o?-*").matches("o3-pro")).isTrue();
+        assertThat(ModelGlob.compile("exact").matches("exact")).isTrue();
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.plugin.limits;
 
+import dev.sluice.api.config.ModelGlob;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;

@@ -1,5 +1,6 @@
 package dev.sluice.plugin.limits;
 
+import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;

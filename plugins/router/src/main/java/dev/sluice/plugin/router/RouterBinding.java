@@ -1,5 +1,6 @@
 package dev.sluice.plugin.router;
 
+import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;

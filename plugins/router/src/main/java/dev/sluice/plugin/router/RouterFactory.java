@@ -1,5 +1,6 @@
 package dev.sluice.plugin.router;
 
+import dev.sluice.api.config.ModelGlob;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;

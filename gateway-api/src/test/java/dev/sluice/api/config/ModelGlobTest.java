@@ -1,4 +1,4 @@
-package dev.sluice.plugin.router;
+package dev.sluice.api.config;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

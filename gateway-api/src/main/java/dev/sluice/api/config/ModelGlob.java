@@ -1,20 +1,23 @@
-package dev.sluice.plugin.limits;
+package dev.sluice.api.config;
 
 /**
- * A model-name pattern compiled once at startup (a copy of the router's: plugins share no classes but the SPI):
- * {@code *} matches any run of characters (including none), {@code ?} exactly one character, and every other
- * character itself, case-sensitively. There is no escape: model names never contain {@code *} or {@code ?}.
+ * A model-name pattern compiled once at startup: {@code *} matches any run of characters (including none),
+ * {@code ?} exactly one character, and every other character itself, case-sensitively. There is no escape:
+ * model names never contain {@code *} or {@code ?}.
  *
  * <p>{@link #matches(String)} allocates nothing, since it runs for every exchange: plain names, prefixes
  * ({@code gpt-*}), suffixes and the catch-all ({@code *}) take a fast path, anything else a two-pointer scan
  * that backtracks only to the last {@code *} (linear for the patterns people write, never exponential).
+ *
+ * <p>Shared by the built-in plugins (router, keys, limits, guard) and offered to third-party ones, so that a model
+ * pattern means the same in every binding of a config. Immutable and thread-safe.
  *
  * <pre>{@code
  * ModelGlob glob = ModelGlob.compile("claude-*-4?");
  * glob.matches("claude-sonnet-45"); // true
  * }</pre>
  */
-final class ModelGlob
+public final class ModelGlob
 {
     private enum Shape
     {
@@ -39,8 +42,10 @@ final class ModelGlob
      * @param glob a non-blank model name or pattern
      * @return the compiled matcher
      */
-    static ModelGlob compile(String glob)
+    public static ModelGlob compile(String glob)
     {
+        if (glob == null || glob.isBlank())
+            throw new IllegalArgumentException("a model glob must not be blank");
         int stars = 0;
         boolean question = false;
         for (int i = 0; i < glob.length(); i++)
@@ -63,13 +68,13 @@ final class ModelGlob
     }
 
     /** @return whether this pattern has no wildcard, so it names exactly one model */
-    boolean isLiteral()
+    public boolean isLiteral()
     {
         return shape == Shape.LITERAL;
     }
 
     /** @return the pattern as written in the config */
-    String glob()
+    public String glob()
     {
         return glob;
     }
@@ -78,7 +83,7 @@ final class ModelGlob
      * @param model a model name
      * @return whether the whole of {@code model} matches this pattern
      */
-    boolean matches(String model)
+    public boolean matches(String model)
     {
         switch (shape)
         {
