@@ -74,7 +74,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           --nginx-workers N nginx worker_processes (default 1 when pinned, else auto = one per core)
           --no-haproxy      do not measure the HAProxy byte pipe
           --no-jetty-proxy  do not measure the bare Jetty 12 reverse proxy
-          --stages auto|on|off  the gateway's per-stage table (default auto: on if the config key is accepted)
+          --stages off|on|auto  the gateway's per-stage table (default off: it is a diagnostic the gateway does not
+                            run by default, and recording it costs CPU; auto = on if the config key is accepted)
           --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)
           --root DIR        the repository root (default: the working directory)
           --dist DIR        the gateway distribution (default ROOT/gateway-runtime/target/sluice)
@@ -109,7 +110,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         boolean haproxy = true;
         boolean jettyProxy = true;
         List<String> evidence = DEFAULT_EVIDENCE;
-        String stages = "auto";
+        String stages = "off";
         String generator = DEFAULT_GENERATOR;
         String mockServer = MockProcess.AUTO;
         boolean list = false;
