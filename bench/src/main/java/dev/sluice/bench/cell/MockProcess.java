@@ -55,15 +55,16 @@ final class MockProcess implements AutoCloseable
     /**
      * Why {@code cell} needs the Java mock whatever {@code --mock} says, or null when the nginx mock can serve it:
      * open or closed loops and ladders at L0, not streamed, with small bodies. Delays, streams, misbehaviours and
-     * request recording are the Java mock's alone; R404 counts upstream calls, which the Java mock is the reference
-     * for, and IDLE sends nothing.
+     * request recording are the Java mock's alone; IDLE sends nothing. The refusal cells (R404, R401) count upstream
+     * calls with nginx's {@code stub_status} and get a quiet direct run.
      *
      * @param cell the cell
      * @return the reason, or null
      */
     static String needsJava(Cell cell)
     {
-        if (cell.kind() != Cell.Kind.OPEN && cell.kind() != Cell.Kind.CLOSED && cell.kind() != Cell.Kind.SAT)
+        if (cell.kind() != Cell.Kind.OPEN && cell.kind() != Cell.Kind.CLOSED && cell.kind() != Cell.Kind.SAT
+            && cell.kind() != Cell.Kind.REFUSAL)
             return cell.name() + " cell";
         if (cell.stream())
             return "streamed answers";

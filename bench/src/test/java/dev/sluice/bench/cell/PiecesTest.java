@@ -106,7 +106,8 @@ class PiecesTest
         TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 401);
         assertThat(run.succeeded()).isEqualTo(10_000);
         assertThat(run.errors()).doesNotContainKey("status_401").containsEntry("status", 0L);
-        assertThat(CellRunner.refusalFailure(run.withUpstreamCalls(0L), 401)).isNull();
+        Overhead none = Overhead.of(run, run);
+        assertThat(CellRunner.refusalFailure(run.withUpstreamCalls(0L), none, 401)).isNull();
 
         Map<String, Long> half = Fixtures.errors(10_000);
         half.put("status_401", 5_000L);
@@ -114,7 +115,7 @@ class PiecesTest
         TargetRun short401 = CellRunner.toRun("gateway", spec(), "HTTP/1.1", new LoadResult(10_000, 10_000, 0, half, 1.0,
             Fixtures.histogram(10_000, 300), null, null, Fixtures.histogram(10_000, 10), 400_000_000L),
             new RunProbe(null, null, null, null), 401);
-        assertThat(CellRunner.refusalFailure(short401.withUpstreamCalls(5_000L), 401))
+        assertThat(CellRunner.refusalFailure(short401.withUpstreamCalls(5_000L), none, 401))
             .contains("401s 50.00% of offered").contains("5000 upstream calls");
     }
 
@@ -190,16 +191,23 @@ class PiecesTest
         assertThat(CellRunner.satFailure(FlagsTest.copy(direct, 0.99, 0.01, 0.5, 0.5), null, true))
             .isEqualTo("achieved 99.00% of offered");
 
-        TargetRun ok404 = Fixtures.run("gateway", 200, 900, 20.0, List.of()).withUpstreamCalls(0);
-        assertThat(CellRunner.r404Failure(ok404)).isNull();
-        assertThat(CellRunner.r404Failure(Fixtures.run("gateway", 200, 900, 20.0, List.of()).withUpstreamCalls(3)))
-            .isEqualTo("3 upstream calls");
+        // A refusal is judged on its p99 over the direct run's at the same rate: the harness alone is above 1 ms here.
+        TargetRun slowHarness = Fixtures.run("direct", 150, 2_500, null, List.of());
+        TargetRun ok404 = Fixtures.run("gateway", 200, 3_000, 20.0, List.of()).withUpstreamCalls(0);
+        assertThat(CellRunner.r404Failure(ok404, Overhead.of(ok404, slowHarness))).isNull();
+        TargetRun slow404 = Fixtures.run("gateway", 200, 3_600, 20.0, List.of()).withUpstreamCalls(0);
+        assertThat(CellRunner.r404Failure(slow404, Overhead.of(slow404, slowHarness)))
+            .isEqualTo("p99 3.60 ms, 1.10 ms over direct");
+        assertThat(CellRunner.r404Failure(ok404, null)).isEqualTo("no overhead (the direct run failed)");
+        TargetRun called = Fixtures.run("gateway", 200, 900, 20.0, List.of()).withUpstreamCalls(3);
+        assertThat(CellRunner.r404Failure(called, Overhead.of(called, slowHarness))).isEqualTo("3 upstream calls");
         TargetRun late = FlagsTest.copy(ok404, 1.0, 0.02, 0.95, 0.1)
             .withFlags(List.of(Flags.GENERATOR_LATE, Flags.GENERATOR_CPU_BOUND));
-        assertThat(CellRunner.r404Failure(late)).startsWith(Targets.GENERATOR_LIMIT + ": 2.00% of requests");
+        assertThat(CellRunner.r404Failure(late, Overhead.of(late, slowHarness)))
+            .startsWith(Targets.GENERATOR_LIMIT + ": 2.00% of requests");
+        // Late but not CPU-bound: the lateness is in both runs, and the overhead already accounts for it.
         TargetRun lateGateway = FlagsTest.copy(ok404, 1.0, 0.02, 0.5, 0.1).withFlags(List.of(Flags.GENERATOR_LATE));
-        assertThat(CellRunner.r404Failure(lateGateway))
-            .isEqualTo("2.00% of requests left > 1 ms late (generator CPU 0.50 cores)");
+        assertThat(CellRunner.r404Failure(lateGateway, Overhead.of(lateGateway, slowHarness))).isNull();
     }
 
     @Test

@@ -64,14 +64,19 @@ class TargetsTest
         for (int i = 1; i <= 3; i++)
         {
             TargetRun run = Fixtures.run("gateway", 150, 700, 20.0, List.of()).withUpstreamCalls(0);
-            Step step = new Step(10_000, Map.of("gateway", run), Map.of(), Map.of("gateway", true), Map.of());
-            reps.add(new Rep(i, List.of(step), Map.of("gateway", 10_000.0),
+            TargetRun direct = Fixtures.run("direct", 100, 500, null, List.of());
+            Step step = new Step(10_000, Map.of("gateway", run, "direct", direct),
+                Map.of("gateway", Overhead.of(run, direct)), Map.of("gateway", true, "direct", true), Map.of());
+            reps.add(new Rep(i, List.of(step), Map.of("gateway", 10_000.0, "direct", 10_000.0),
                 Map.of("gateway", Targets.GENERATOR_LIMIT + ": 2% of requests left > 1 ms late"), null, null));
         }
         CellResult c = Summaries.summarize(cell, "ok", List.of(), Map.of(), reps);
         List<Check> checks = Targets.check(c, Map.of());
-        assertThat(checks).extracting(Check::met).containsExactly(true, true, true);
-        assertThat(checks.get(0).measured()).contains("10,000/s").contains("generator's limit");
+        // rate held, p99 over direct (200 µs), p99 itself (700 µs), upstream calls
+        assertThat(checks).extracting(Check::met).containsExactly(true, true, true, true);
+        assertThat(checks.get(0).measured()).contains("10,000/s").contains("harness's limit");
+        assertThat(checks.get(1).measured()).isEqualTo("200 µs");
+        assertThat(checks.get(2).measured()).isEqualTo("700 µs (500 µs)");
     }
 
     @Test
