@@ -191,6 +191,10 @@ class PiecesTest
         assertThat(CellRunner.satFailure(FlagsTest.copy(direct, 0.99, 0.01, 0.5, 0.5), null, true))
             .isEqualTo("achieved 99.00% of offered");
 
+        // The direct run is a yardstick only while it answers on time.
+        assertThat(CellRunner.refusalDirectFailure(Fixtures.run("direct", 150, 9_000, null, List.of()))).isNull();
+        assertThat(CellRunner.refusalDirectFailure(Fixtures.run("direct", 900_000, 2_000_000, null, List.of())))
+            .isEqualTo("p99 2.00 s > 10.00 ms: the mock and the generator saturate core 0");
         // A refusal is judged on its p99 over the direct run's at the same rate: the harness alone is above 1 ms here.
         TargetRun slowHarness = Fixtures.run("direct", 150, 2_500, null, List.of());
         TargetRun ok404 = Fixtures.run("gateway", 200, 3_000, 20.0, List.of()).withUpstreamCalls(0);
