@@ -21,8 +21,9 @@ import java.util.concurrent.TimeUnit;
  * <ol>
  * <li>context switches and migrations: {@code perf stat -e context-switches,cpu-migrations -p PIDS -- sleep N}
  * (and the {@code /proc} task counters over the same span, the fallback when perf cannot count here);</li>
+ * <li>system calls: {@code strace -c -f -p PIDS}, before the allocation span (a JFR start/stop can make the JIT
+ * recompile, which a later strace span would count).</li>
  * <li>allocation (JVMs): a JFR recording of {@code jdk.ThreadAllocationStatistics} only, see {@link JfrAllocation};</li>
- * <li>system calls: {@code strace -c -f -p PIDS}, last, because it slows its target most.</li>
  * </ol>
  *
  * <p>Each span is divided by the requests the mock received in it (read from {@code /_mock/stats} right before and
@@ -126,9 +127,11 @@ final class EvidenceProbe
     {
         sleep(SETTLE);
         contextSwitchSpan();
+        // strace before the JFR span: starting and stopping a JFR recording can make the JIT recompile, and compiler
+        // threads' system calls (gettid from ciEnv, futex) would then land in a strace span that followed it.
+        straceSpan();
         if (target.jvm())
             allocationSpan();
-        straceSpan();
     }
 
     /**
