@@ -1,14 +1,11 @@
 package dev.sluice.runtime;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.models.ErrorType;
 import com.anthropic.models.messages.MessageCreateParams;
 import com.google.genai.Client;
 import com.google.genai.errors.ClientException;
 import com.google.genai.types.Content;
-import com.google.genai.types.HttpOptions;
-import com.google.genai.types.HttpRetryOptions;
 import com.google.genai.types.Part;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
@@ -98,14 +95,11 @@ class BodyLimitsTest
         mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 4).start();
         gateway = GatewayHarness.start(dir, config("http://127.0.0.1:" + mock.port()), TestDist.plugins(), Map.of("KEY", "k"));
         String root = gateway.url("");
-        openai = OpenAIOkHttpClient.builder().baseUrl(root + "/v1").apiKey("k").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
+        openai = SdkClients.openai(root, "k");
         openaiUnlimited = OpenAIOkHttpClient.builder().baseUrl(root + "/unlimited/v1").apiKey("k").maxRetries(0)
             .timeout(Duration.ofSeconds(20)).build();
-        anthropic = AnthropicOkHttpClient.builder().baseUrl(root).apiKey("k").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
-        genai = Client.builder().apiKey("k").httpOptions(HttpOptions.builder().baseUrl(root).apiVersion("v1beta")
-            .timeout(20_000).retryOptions(HttpRetryOptions.builder().attempts(1).build()).build()).build();
+        anthropic = SdkClients.anthropic(root, "k");
+        genai = SdkClients.genai(root, "k");
     }
 
     @AfterAll

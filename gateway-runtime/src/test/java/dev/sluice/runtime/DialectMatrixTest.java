@@ -1,7 +1,6 @@
 package dev.sluice.runtime;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.helpers.MessageAccumulator;
 import com.anthropic.models.ErrorType;
 import com.anthropic.models.messages.Base64ImageSource;
@@ -30,13 +29,10 @@ import com.google.genai.types.FunctionDeclaration;
 import com.google.genai.types.GenerateContentConfig;
 import com.google.genai.types.GenerateContentResponse;
 import com.google.genai.types.GenerateContentResponseUsageMetadata;
-import com.google.genai.types.HttpOptions;
-import com.google.genai.types.HttpRetryOptions;
 import com.google.genai.types.Part;
 import com.google.genai.types.Schema;
 import com.google.genai.types.Type;
 import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.InternalServerException;
@@ -187,37 +183,16 @@ class DialectMatrixTest
         gateway = GatewayHarness.start(dir, config("http://127.0.0.1:" + mock.port()), TestDist.plugins(),
             UPSTREAM_KEYS);
         String root = gateway.url("");
-        openai = OpenAIOkHttpClient.builder().baseUrl(root + "/v1").apiKey(CLIENT_KEY_OPENAI).maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
-        anthropic = AnthropicOkHttpClient.builder().baseUrl(root).apiKey(CLIENT_KEY_ANTHROPIC).maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
-        genai = Client.builder().apiKey(CLIENT_KEY_GEMINI).httpOptions(HttpOptions.builder().baseUrl(root)
-            .apiVersion("v1beta").timeout(20_000).retryOptions(HttpRetryOptions.builder().attempts(1).build()).build())
-            .build();
+        openai = SdkClients.openai(root, CLIENT_KEY_OPENAI);
+        anthropic = SdkClients.anthropic(root, CLIENT_KEY_ANTHROPIC);
+        genai = SdkClients.genai(root, CLIENT_KEY_GEMINI);
         gemini = new GeminiRawClient(root + "/v1beta", CLIENT_KEY_GEMINI);
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        try
-        {
-            if (openai != null)
-                openai.close();
-            if (anthropic != null)
-                anthropic.close();
-            if (genai != null)
-                genai.close();
-            if (gateway != null)
-                gateway.close();
-        }
-        finally
-        {
-            if (mock != null)
-                mock.close();
-        }
-        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions())
-            .as("handler callbacks completed twice").isZero();
+        SdkClients.stop(mock, openai, anthropic, genai, gateway);
     }
 
     @BeforeEach

@@ -1,7 +1,6 @@
 package dev.sluice.runtime;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.helpers.MessageAccumulator;
 import com.anthropic.models.messages.ContentBlock;
 import com.anthropic.models.messages.Message;
@@ -14,15 +13,11 @@ import com.google.genai.errors.ApiException;
 import com.google.genai.errors.ClientException;
 import com.google.genai.types.FunctionCall;
 import com.google.genai.types.GenerateContentResponse;
-import com.google.genai.types.HttpOptions;
-import com.google.genai.types.HttpRetryOptions;
 import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.BadRequestException;
 import com.openai.errors.SseException;
 import com.openai.helpers.ChatCompletionAccumulator;
-import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionAssistantMessageParam;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
@@ -185,37 +180,16 @@ class GuardPluginTest
         gateway = GatewayHarness.start(dir, config("http://127.0.0.1:" + mock.port()), TestDist.plugins(),
             Map.of("OPENAI_KEY", "sk-upstream-openai", "ANTHROPIC_KEY", "sk-ant-upstream", "GEMINI_KEY", "gemini-key"));
         String root = gateway.url("");
-        openai = OpenAIOkHttpClient.builder().baseUrl(root + "/v1").apiKey("sk-client").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
-        anthropic = AnthropicOkHttpClient.builder().baseUrl(root).apiKey("sk-ant-client").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
-        genai = Client.builder().apiKey("client-gemini-key").httpOptions(HttpOptions.builder().baseUrl(root)
-            .apiVersion("v1beta").timeout(20_000).retryOptions(HttpRetryOptions.builder().attempts(1).build()).build())
-            .build();
+        openai = SdkClients.openai(root, "sk-client");
+        anthropic = SdkClients.anthropic(root, "sk-ant-client");
+        genai = SdkClients.genai(root, "client-gemini-key");
         gemini = new GeminiRawClient(root + "/v1beta", "client-gemini-key");
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        try
-        {
-            if (openai != null)
-                openai.close();
-            if (anthropic != null)
-                anthropic.close();
-            if (genai != null)
-                genai.close();
-            if (gateway != null)
-                gateway.close();
-        }
-        finally
-        {
-            if (mock != null)
-                mock.close();
-        }
-        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions())
-            .as("handler callbacks completed twice").isZero();
+        SdkClients.stop(mock, openai, anthropic, genai, gateway);
     }
 
     @BeforeEach

@@ -1,7 +1,6 @@
 package dev.sluice.runtime;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.models.ErrorType;
 import com.anthropic.models.messages.Message;
 import com.anthropic.models.messages.MessageCreateParams;
@@ -9,10 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.google.genai.Client;
 import com.google.genai.errors.ClientException;
 import com.google.genai.types.GenerateContentResponse;
-import com.google.genai.types.HttpOptions;
-import com.google.genai.types.HttpRetryOptions;
 import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.errors.PermissionDeniedException;
 import com.openai.errors.UnauthorizedException;
 import com.openai.models.chat.completions.ChatCompletion;
@@ -51,7 +47,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -671,21 +666,17 @@ class KeysPluginTest
 
     private static OpenAIClient openai(String key)
     {
-        return OpenAIOkHttpClient.builder().baseUrl(gateway.url("/v1")).apiKey(key).maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
+        return SdkClients.openai(gateway.url(""), key);
     }
 
     private static AnthropicClient anthropic(String key)
     {
-        return AnthropicOkHttpClient.builder().baseUrl(gateway.url("")).apiKey(key).maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
+        return SdkClients.anthropic(gateway.url(""), key);
     }
 
     private static Client genai(String key)
     {
-        return Client.builder().apiKey(key).httpOptions(HttpOptions.builder().baseUrl(gateway.url(""))
-            .apiVersion("v1beta").timeout(20_000).retryOptions(HttpRetryOptions.builder().attempts(1).build()).build())
-            .build();
+        return SdkClients.genai(gateway.url(""), key);
     }
 
     private static HttpResponse<String> chat(String dialect, String key, String model) throws Exception

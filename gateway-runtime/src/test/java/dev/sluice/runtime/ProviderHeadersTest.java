@@ -1,7 +1,6 @@
 package dev.sluice.runtime;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.core.http.HttpResponseFor;
 import com.anthropic.core.http.StreamResponse;
 import com.anthropic.models.messages.Message;
@@ -99,31 +98,14 @@ class ProviderHeadersTest
         gateway = GatewayHarness.start(dir, config("http://127.0.0.1:" + mock.port(), "{ x-guardrail: deny-words }"),
             plugins, Map.of());
         String root = gateway.url("");
-        openai = OpenAIOkHttpClient.builder().baseUrl(root + "/v1").apiKey("sk-client").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
-        anthropic = AnthropicOkHttpClient.builder().baseUrl(root).apiKey("sk-ant-client").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
+        openai = SdkClients.openai(root, "sk-client");
+        anthropic = SdkClients.anthropic(root, "sk-ant-client");
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        try
-        {
-            if (openai != null)
-                openai.close();
-            if (anthropic != null)
-                anthropic.close();
-            if (gateway != null)
-                gateway.close();
-        }
-        finally
-        {
-            if (mock != null)
-                mock.close();
-        }
-        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions())
-            .as("handler callbacks completed twice").isZero();
+        SdkClients.stop(mock, openai, anthropic, gateway);
     }
 
     @BeforeEach

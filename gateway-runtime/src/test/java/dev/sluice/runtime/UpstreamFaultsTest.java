@@ -1,14 +1,12 @@
 package dev.sluice.runtime;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.models.messages.MessageCreateParams;
 import com.anthropic.models.messages.RawMessageStreamEvent;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.OpenAIServiceException;
 import com.openai.models.chat.completions.ChatCompletionChunk;
@@ -103,31 +101,14 @@ class UpstreamFaultsTest
                 { type: anthropic, kind: client, options: { url: "%1$s/v1", api_key: "${{env.KEY}}", http: %3$s } }
             """.formatted("http://127.0.0.1:" + mock.port(), http11, h2c), TestDist.plugins(), java.util.Map.of("KEY", "k"), POOL);
         String root = gateway.url("");
-        openai = OpenAIOkHttpClient.builder().baseUrl(root + "/v1").apiKey("sk-client").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
-        anthropic = AnthropicOkHttpClient.builder().baseUrl(root).apiKey("sk-ant-client").maxRetries(0)
-            .timeout(Duration.ofSeconds(20)).build();
+        openai = SdkClients.openai(root, "sk-client");
+        anthropic = SdkClients.anthropic(root, "sk-ant-client");
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        try
-        {
-            if (openai != null)
-                openai.close();
-            if (anthropic != null)
-                anthropic.close();
-            if (gateway != null)
-                gateway.close();
-        }
-        finally
-        {
-            if (mock != null)
-                mock.close();
-        }
-        assertThat(dev.sluice.runtime.internal.http.OnceCallback.doubleCompletions())
-            .as("handler callbacks completed twice").isZero();
+        SdkClients.stop(mock, openai, anthropic, gateway);
         // Aborted upstream connections give their buffers back asynchronously; allow them a moment.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!leaks().isEmpty() && System.nanoTime() < deadline)
