@@ -16,12 +16,15 @@ package dev.sluice.api;
  * 0.3.0 added what guardrail, logging and caching plugins need: the client's key and an identity on the
  * {@code Exchange}, the completion hook ({@code Completion}, {@code Exchange.onComplete},
  * {@code BindingContext.onComplete}), the shared executor and scheduler, admin endpoints, {@code close()} on
- * bindings and {@code BindingContext.checkOnly()}, and {@code Stage.FIRST_EVENT}.
+ * bindings and {@code BindingContext.checkOnly()}, and {@code Stage.FIRST_EVENT}. 0.4.0 added what request logs, metrics and caches
+ * read: {@code Completion.route()}, {@code upstreamDialect()}, {@code events()}, {@code maxEventGapNanos()},
+ * {@code ClientBinding.dialect()}, the shared attribute names in {@code Attributes}, and
+ * {@code BindingContext.runtimeStats()}.
  */
 public final class SluiceApi
 {
     /** The SPI version, {@code MAJOR.MINOR.PATCH}. */
-    public static final String VERSION = "0.3.0";
+    public static final String VERSION = "0.4.0";
 
     private SluiceApi()
     {

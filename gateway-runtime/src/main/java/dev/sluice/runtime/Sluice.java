@@ -145,6 +145,7 @@ public final class Sluice implements AutoCloseable
             Sluice[] self = new Sluice[1];
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(),
                 () -> self[0] != null && self[0].ready, config.secrets());
+            services.measure(handler::inFlight, upstreams::stats);
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
                 config.clientTimeouts(), config.admin(), services.adminRoutes());
             self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());

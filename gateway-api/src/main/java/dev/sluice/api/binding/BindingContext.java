@@ -67,6 +67,16 @@ public interface BindingContext
         throw new UnsupportedOperationException("this context offers no executor");
     }
 
+    /**
+     * @return live figures of the runtime (requests in flight, upstream connection pools) for metrics and admin
+     *         endpoints; read them when asked (a scrape), not per request
+     * @since 0.4.0
+     */
+    default dev.sluice.api.service.RuntimeStats runtimeStats()
+    {
+        throw new UnsupportedOperationException("this context offers no runtime figures");
+    }
+
     /** @return the runtime's one scheduler; see {@link Scheduler} for what its tasks may do */
     default Scheduler scheduler()
     {

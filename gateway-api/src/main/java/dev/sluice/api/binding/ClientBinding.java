@@ -24,6 +24,17 @@ public interface ClientBinding
     CompletionStage<Reply> handle(Exchange exchange);
 
     /**
+     * @return the dialect this binding speaks to its upstream (e.g. {@code "anthropic"}), for request logs and metrics
+     *         ({@link dev.sluice.api.exchange.Completion#upstreamDialect()}); {@code null} (the default) if it does not
+     *         say. Called once, when the chain is assembled
+     * @since 0.4.0
+     */
+    default String dialect()
+    {
+        return null;
+    }
+
+    /**
      * Called once when the gateway stops, after in-flight exchanges finished or the grace period ended, and after
      * {@code sluice check} created the binding: flush what is buffered, cancel scheduled tasks. Bindings are closed in
      * the reverse order of their creation (a binding before its exits). Must not throw; what it throws is logged.

@@ -93,4 +93,46 @@ public interface Completion
 
     /** @return response body bytes handed to the connection (for streams, every event written) */
     long responseBytes();
+
+    /**
+     * @return the name of the client binding that handled the exchange (the last one the chain entered: the provider
+     *         the request went to, or the one a fallback ended on), or {@code null} if the chain reached none (a
+     *         refusal, a cache hit)
+     * @since 0.4.0
+     */
+    default String route()
+    {
+        return null;
+    }
+
+    /**
+     * @return the dialect the upstream of {@link #route()} speaks ({@link dev.sluice.api.binding.ClientBinding#dialect()}),
+     *         or {@code null} if no client binding handled the exchange or it does not say
+     * @since 0.4.0
+     */
+    default String upstreamDialect()
+    {
+        return null;
+    }
+
+    /**
+     * @return for a streamed answer, the events written to the client (each SSE event or frame the server binding
+     *         wrote, keep-alive comments excluded); 0 for a body
+     * @since 0.4.0
+     */
+    default int events()
+    {
+        return 0;
+    }
+
+    /**
+     * @return for a streamed answer with two events or more, the longest time between the starts of two consecutive
+     *         event writes, in nanoseconds; otherwise 0. With {@link Stage#FIRST_EVENT}, {@link Stage#RESPONSE_END} and
+     *         {@link #events()} it gives the mean gap too
+     * @since 0.4.0
+     */
+    default long maxEventGapNanos()
+    {
+        return 0;
+    }
 }

@@ -56,6 +56,8 @@ public final class ChainAssembler
     private final List<ServerRoute> servers = new ArrayList<>();
     private final Set<String> models = new LinkedHashSet<>();
     private final List<String> bindingNames = new ArrayList<>();
+    // By binding index: a client binding's upstream dialect (null if it does not say), null for a proxy binding.
+    private final List<String> upstreamDialects = new ArrayList<>();
     private final RuntimeServices services;
     private final List<Closer> created = new ArrayList<>();
 
@@ -87,12 +89,30 @@ public final class ChainAssembler
      * of the proxy and client bindings by the index {@link DefaultExchange#enter(int)} records.
      */
     public record Chain(List<ServerRoute> servers, List<String> models, List<String> bindingNames,
-                        CompletionListener[] completionListeners, Runnable closeBindings)
+                        CompletionListener[] completionListeners, Runnable closeBindings, String[] upstreamDialects)
     {
         /** A chain with no completion listeners and nothing to close (tests). */
         public Chain(List<ServerRoute> servers, List<String> models, List<String> bindingNames)
         {
-            this(servers, models, bindingNames, new CompletionListener[0], () -> { });
+            this(servers, models, bindingNames, new CompletionListener[0], () -> { }, new String[bindingNames.size()]);
+        }
+
+        /**
+         * @param bindingIndex a client binding's index ({@link DefaultExchange#lastClient()})
+         * @return its name, or {@code null} for -1
+         */
+        public String bindingName(int bindingIndex)
+        {
+            return bindingIndex < 0 ? null : bindingNames.get(bindingIndex);
+        }
+
+        /**
+         * @param bindingIndex a client binding's index ({@link DefaultExchange#lastClient()})
+         * @return the dialect it speaks upstream, or {@code null} if it does not say or for -1
+         */
+        public String upstreamDialect(int bindingIndex)
+        {
+            return bindingIndex < 0 || bindingIndex >= upstreamDialects.length ? null : upstreamDialects[bindingIndex];
         }
     }
 
@@ -140,7 +160,7 @@ public final class ChainAssembler
             }
         }
         return new Chain(List.copyOf(servers), List.copyOf(models), List.copyOf(bindingNames),
-            services.completionListeners(), this::closeAll);
+            services.completionListeners(), this::closeAll, upstreamDialects.toArray(new String[0]));
     }
 
     /** Closes every binding created so far, the last created first; what a {@code close()} throws is logged. */
@@ -200,8 +220,9 @@ public final class ChainAssembler
                 if (client == null)
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
                 created.add(new Closer(name, client::close));
-                stage = guard(timed(bindingNames.size(), client::handle));
+                stage = guard(timedClient(bindingNames.size(), client::handle));
                 bindingNames.add(name);
+                upstreamDialects.add(client.dialect());
             }
             case PROXY ->
             {
@@ -215,6 +236,7 @@ public final class ChainAssembler
                 models.addAll(proxy.advertisedModels());
                 stage = guard(timed(bindingNames.size(), exchange -> proxy.handle(exchange, next)));
                 bindingNames.add(name);
+                upstreamDialects.add(null);
             }
             default -> throw new IllegalStateException("a server binding is never an exit");
         }
@@ -233,6 +255,17 @@ public final class ChainAssembler
         {
             if (exchange instanceof DefaultExchange e)
                 e.enter(index);
+            return next.handle(exchange);
+        };
+    }
+
+    /** As {@link #timed}, for a client binding: also remembered as the exchange's route. */
+    private static Next timedClient(int index, Next next)
+    {
+        return exchange ->
+        {
+            if (exchange instanceof DefaultExchange e)
+                e.enterClient(index);
             return next.handle(exchange);
         };
     }
@@ -319,6 +352,12 @@ public final class ChainAssembler
             public void onComplete(CompletionListener listener)
             {
                 services.addCompletionListener(listener);
+            }
+
+            @Override
+            public dev.sluice.api.service.RuntimeStats runtimeStats()
+            {
+                return services.runtimeStats();
             }
         };
     }

@@ -52,6 +52,7 @@ public final class DefaultExchange implements Exchange
     private int[] bindingPath = new int[6];
     private long[] pathNanos = new long[6];
     private int pathLength;
+    private int lastClient = -1;
 
     private static final Stage[] STAGES = Stage.values();
 
@@ -234,6 +235,19 @@ public final class DefaultExchange implements Exchange
         }
         bindingPath[pathLength] = bindingIndex;
         pathNanos[pathLength++] = System.nanoTime();
+    }
+
+    /** Records that the client binding numbered {@code bindingIndex} was entered now: it becomes the route. */
+    public void enterClient(int bindingIndex)
+    {
+        enter(bindingIndex);
+        lastClient = bindingIndex;
+    }
+
+    /** @return the index of the last client binding entered, or -1 if none was */
+    public int lastClient()
+    {
+        return lastClient;
     }
 
     /** @return how many bindings were entered */

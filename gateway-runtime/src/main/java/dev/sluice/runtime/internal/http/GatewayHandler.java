@@ -113,6 +113,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         modelsBody = b.append("]}").toString().getBytes(StandardCharsets.UTF_8);
     }
 
+    /** @return chat requests begun and not yet ended (their completion listeners not yet run) */
+    public long inFlight()
+    {
+        return inFlight.sum();
+    }
+
     /** @return the per-stage breakdown, or {@code null} when it is off (the admin listener serves it) */
     StageStats stageStats()
     {
@@ -500,6 +506,9 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private long written;
         private long end;
         private Outcome outcome;
+        private int events;
+        private long lastEvent;
+        private long maxEventGap;
         // Set when the runtime learnt that the client went away (the HTTP/1.1 probe, an h2c reset) and aborted the
         // exchange for it; the completion is then CLIENT_GONE whatever the last write did.
         private volatile boolean clientGone;
@@ -550,11 +559,46 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         }
 
         @Override
-        public void firstEvent()
+        public void event()
+        {
+            long now = System.nanoTime();
+            if (events++ == 0)
+            {
+                DefaultExchange e = exchange;
+                if (e != null)
+                    e.mark(Stage.FIRST_EVENT, now);
+            }
+            else if (now - lastEvent > maxEventGap)
+            {
+                maxEventGap = now - lastEvent;
+            }
+            lastEvent = now;
+        }
+
+        @Override
+        public int events()
+        {
+            return events;
+        }
+
+        @Override
+        public long maxEventGapNanos()
+        {
+            return maxEventGap;
+        }
+
+        @Override
+        public String route()
         {
             DefaultExchange e = exchange;
-            if (e != null)
-                e.mark(Stage.FIRST_EVENT);
+            return e == null ? null : chain.bindingName(e.lastClient());
+        }
+
+        @Override
+        public String upstreamDialect()
+        {
+            DefaultExchange e = exchange;
+            return e == null ? null : chain.upstreamDialect(e.lastClient());
         }
 
         @Override

@@ -44,14 +44,14 @@ final class StreamPump extends IteratingCallback
     private final Observer observer;
     private final Redaction redaction;
 
-    /** Told what the pump writes: the completion's byte count and time to first event. */
+    /** Told what the pump writes: the completion's byte count, time to first event and gaps between events. */
     interface Observer
     {
         /** {@code bytes} more were handed to the connection. */
         void wrote(int bytes);
 
-        /** The first event is being written. */
-        void firstEvent();
+        /** An event (or the events that arrived together) is being written; the first call is the first event. */
+        void event();
     }
 
     /** Renders an error as a whole response while nothing has been written yet. */
@@ -147,11 +147,8 @@ final class StreamPump extends IteratingCallback
 
     private void write(ByteBuffer bytes)
     {
-        if (!wroteAny)
-        {
-            wroteAny = true;
-            observer.firstEvent();
-        }
+        wroteAny = true;
+        observer.event();
         observer.wrote(bytes.remaining());
         response.write(false, bytes, this);
     }

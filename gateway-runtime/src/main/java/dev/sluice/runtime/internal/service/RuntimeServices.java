@@ -41,6 +41,23 @@ public final class RuntimeServices
     private final List<Runnable> deferred = new ArrayList<>();
     private boolean started;
     private final List<CompletionListener> completionListeners = new ArrayList<>();
+    // What runtimeStats() reads; set once the handler and the upstream clients exist (zeros before, and in check mode).
+    private volatile java.util.function.LongSupplier inFlight = () -> 0;
+    private volatile java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams = List::of;
+    private final dev.sluice.api.service.RuntimeStats runtimeStats = new dev.sluice.api.service.RuntimeStats()
+    {
+        @Override
+        public long inFlight()
+        {
+            return inFlight.getAsLong();
+        }
+
+        @Override
+        public List<UpstreamStats> upstreams()
+        {
+            return upstreams.get();
+        }
+    };
 
     /** An admin endpoint and the binding that registered it. */
     public record AdminRoute(String method, String path, AdminHandler handler, String binding)
@@ -124,6 +141,23 @@ public final class RuntimeServices
             if (previous != null)
                 throw new ConfigException("bindings." + binding, "admin endpoint " + key + " is already served by bindings." + previous.binding());
         };
+    }
+
+    /**
+     * Connects {@link #runtimeStats()} to the runtime's figures; called once the request handler and the upstream
+     * clients exist.
+     */
+    public void measure(java.util.function.LongSupplier inFlight,
+                        java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams)
+    {
+        this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
+        this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
+    }
+
+    /** @return the live figures bindings read through {@code BindingContext.runtimeStats()} */
+    public dev.sluice.api.service.RuntimeStats runtimeStats()
+    {
+        return runtimeStats;
     }
 
     /** Registers a gateway-wide completion listener. */

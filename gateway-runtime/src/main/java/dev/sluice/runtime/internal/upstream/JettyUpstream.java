@@ -82,6 +82,21 @@ final class JettyUpstream implements Upstream
         return options;
     }
 
+    /** @return this upstream's connection pool now, for {@link dev.sluice.api.service.RuntimeStats} */
+    dev.sluice.api.service.RuntimeStats.UpstreamStats stats()
+    {
+        URI url = options.baseUrl();
+        int port = url.getPort() > 0 ? url.getPort() : "https".equals(url.getScheme()) ? 443 : 80;
+        String origin = url.getScheme() + "://" + url.getHost() + ":" + port;
+        HttpDestination d = destination;
+        if (d == null || !(d.getConnectionPool() instanceof org.eclipse.jetty.client.AbstractConnectionPool pool))
+            return new dev.sluice.api.service.RuntimeStats.UpstreamStats(bindingName, origin, 0, 0, 0,
+                options.maxConnections(), d == null ? 0 : d.getQueuedRequestCount());
+        return new dev.sluice.api.service.RuntimeStats.UpstreamStats(bindingName, origin, pool.getConnectionCount(),
+            pool.getActiveConnectionCount(), pool.getIdleConnectionCount(), pool.getMaxConnectionCount(),
+            d.getQueuedRequestCount());
+    }
+
     /** @return the destination once a request was sent, else {@code null} */
     HttpDestination destination()
     {

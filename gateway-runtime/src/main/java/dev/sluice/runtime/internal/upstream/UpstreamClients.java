@@ -84,6 +84,15 @@ public final class UpstreamClients extends ContainerLifeCycle
         return upstream;
     }
 
+    /** @return every upstream's connection pool now, in creation order */
+    public List<dev.sluice.api.service.RuntimeStats.UpstreamStats> stats()
+    {
+        List<dev.sluice.api.service.RuntimeStats.UpstreamStats> stats = new java.util.ArrayList<>(upstreams.size());
+        for (JettyUpstream u : upstreams)
+            stats.add(u.stats());
+        return stats;
+    }
+
     private static int port(UpstreamOptions options)
     {
         int port = options.baseUrl().getPort();

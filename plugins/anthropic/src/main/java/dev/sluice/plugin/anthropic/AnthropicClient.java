@@ -68,6 +68,12 @@ final class AnthropicClient implements ClientBinding
     }
 
     @Override
+    public String dialect()
+    {
+        return codec.dialect();
+    }
+
+    @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
         boolean sameDialect = AnthropicCodec.DIALECT.equals(exchange.dialect());

@@ -65,6 +65,12 @@ final class GeminiClient implements ClientBinding
     }
 
     @Override
+    public String dialect()
+    {
+        return codec.dialect();
+    }
+
+    @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
         boolean sameDialect = GeminiCodec.DIALECT.equals(exchange.dialect());

@@ -60,6 +60,13 @@ final class MockClient implements ClientBinding
         this.fixedChunks = options.echo() ? List.of() : words(options.text());
     }
 
+    /** @return {@code "mock"}: it answers in the client's own dialect, with no upstream */
+    @Override
+    public String dialect()
+    {
+        return "mock";
+    }
+
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {

@@ -76,6 +76,12 @@ final class OpenAiClient implements ClientBinding
     }
 
     @Override
+    public String dialect()
+    {
+        return codec.dialect();
+    }
+
+    @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
         boolean sameDialect = OpenAiCodec.DIALECT.equals(exchange.dialect());

@@ -1,0 +1,30 @@
+package dev.sluice.api.exchange;
+
+/**
+ * Names of {@linkplain Exchange#attribute(String) exchange attributes} that bindings of different plugins exchange: a
+ * binding that knows the fact sets it, request logs and metrics read it from {@link Completion#exchange()} in their
+ * {@link CompletionListener}. Per-exchange listeners run before the gateway-wide ones, so a value set in a
+ * per-exchange listener (a budget settled from the real usage) is there for a request log.
+ *
+ * @since 0.4.0
+ */
+public final class Attributes
+{
+    /**
+     * What the exchange cost in US dollars, a {@link Double}, as the binding that prices exchanges computed it (the
+     * {@code limits} plugin from its price table, from the usage the provider reported). Absent when nothing priced it.
+     */
+    public static final String COST_USD = "sluice.cost_usd";
+
+    /**
+     * How a response cache treated the exchange, a {@link String}: {@code "hit"} (answered from the cache, no upstream
+     * call), {@code "miss"} (looked up, not found, the answer may be stored), {@code "bypass"} (not looked up: the
+     * client sent {@code Cache-Control: no-cache}/{@code no-store}, or the request is not cacheable). Absent when no
+     * cache saw the exchange.
+     */
+    public static final String CACHE = "sluice.cache";
+
+    private Attributes()
+    {
+    }
+}
