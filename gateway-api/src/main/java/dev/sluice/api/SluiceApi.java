@@ -19,7 +19,7 @@ package dev.sluice.api;
  * bindings and {@code BindingContext.checkOnly()}, and {@code Stage.FIRST_EVENT}. 0.4.0 added what request logs, metrics and caches
  * read: {@code Completion.route()}, {@code upstreamDialect()}, {@code events()}, {@code maxEventGapNanos()},
  * {@code ClientBinding.dialect()}, the shared attribute names in {@code Attributes}, and
- * {@code BindingContext.runtimeStats()}.
+ * {@code BindingContext.runtimeStats()} and {@code advertisedModels()}.
  */
 public final class SluiceApi
 {

@@ -77,6 +77,18 @@ public interface BindingContext
         throw new UnsupportedOperationException("this context offers no runtime figures");
     }
 
+    /**
+     * @return the literal model names the gateway's bindings advertise ({@code GET /v1/models}: the routes' models),
+     *         a read-only set, in config order, that is complete once the gateway serves: read it from a listener or a request, not
+     *         while the binding is created (bindings created later add theirs). Metrics use it to keep label values
+     *         to configured models
+     * @since 0.4.0
+     */
+    default java.util.Set<String> advertisedModels()
+    {
+        return java.util.Set.of();
+    }
+
     /** @return the runtime's one scheduler; see {@link Scheduler} for what its tasks may do */
     default Scheduler scheduler()
     {

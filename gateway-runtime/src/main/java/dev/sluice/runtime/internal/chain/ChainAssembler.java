@@ -355,6 +355,12 @@ public final class ChainAssembler
             }
 
             @Override
+            public Set<String> advertisedModels()
+            {
+                return java.util.Collections.unmodifiableSet(models);
+            }
+
+            @Override
             public dev.sluice.api.service.RuntimeStats runtimeStats()
             {
                 return services.runtimeStats();
