@@ -26,8 +26,13 @@ import java.util.function.Function;
  */
 public final class HttpGateway
 {
-    /** The HTTP/1.1 connections' request buffer: held per request in flight (see the constructor). */
-    static final int INPUT_BUFFER_BYTES = 8 * 1024;
+    /**
+     * The HTTP/1.1 connections' request buffer: held per request in flight (see the constructor). 4 KiB holds a usual
+     * request head and a small body in one read; a larger head or body takes more reads (the parser resumes across
+     * them; the head's cap stays 8 KiB). Measured under L1500-inflight (3,000+ requests waiting): 8 KiB gave an RSS
+     * peak of 252–261 MiB over five runs, 4 KiB 246 MiB (README "JVM flags").
+     */
+    static final int INPUT_BUFFER_BYTES = 4 * 1024;
 
     private static final Logger LOG = LoggerFactory.getLogger(HttpGateway.class);
 
