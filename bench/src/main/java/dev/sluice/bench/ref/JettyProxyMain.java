@@ -7,6 +7,7 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.HttpClientTransport;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpCookieStore;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.http2.client.HTTP2Client;
 import org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2;
@@ -16,6 +17,7 @@ import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.proxy.ProxyHandler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -156,10 +158,22 @@ public final class JettyProxyMain
         String host = upstream.getHost();
         int upstreamPort = upstream.getPort();
         ProxyHandler.Reverse proxy = new ProxyHandler.Reverse(request ->
-            HttpURI.build(request.getHttpURI()).scheme("http").host(host).port(upstreamPort));
+            HttpURI.build(request.getHttpURI()).scheme("http").host(host).port(upstreamPort))
+        {
+            @Override
+            protected void addProxyHeaders(Request clientToProxyRequest,
+                                           org.eclipse.jetty.client.Request proxyToServerRequest)
+            {
+                super.addProxyHeaders(clientToProxyRequest, proxyToServerRequest);
+                // Over HTTP/2 the authority travels as :authority; Jetty's HTTP/2 client sends a Host field as well
+                // when the request has one, and nginx then refuses the request with 400 ("duplicate host header").
+                if (h2c)
+                    proxyToServerRequest.headers(headers -> headers.remove(HttpHeader.HOST));
+            }
+        };
         proxy.setHttpClient(client);
-        // The upstream's authority as Host (as nginx's proxy_pass does): an HTTP/2 upstream refuses a request whose Host
-        // (here the proxy's own address, copied from an HTTP/1.1 client) differs from its :authority.
+        // The upstream's authority as Host (as nginx's proxy_pass does): an upstream may refuse a request whose Host
+        // (here the proxy's own address, copied from the client) differs from the authority it serves.
         proxy.setProxyToServerHost(host + ":" + upstreamPort);
         // A fixed Via host: the default resolves the local host name at start.
         proxy.setViaHost("jetty-proxy");
