@@ -1,0 +1,341 @@
+package dev.sluice.plugin.cache;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+import com.github.benmanes.caffeine.cache.AsyncCache;
+import dev.sluice.api.config.ModelGlob;
+import dev.sluice.api.exchange.Attributes;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Identity;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.exchange.ResponseHeaders;
+import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.service.Scheduler;
+
+/**
+ * The {@code cache} binding: answers an exact repeat of a request from memory (README "Response cache").
+ *
+ * <p>Per exchange: the key is computed from the decoded request ({@link CacheKeys}); a stored answer is a hit, replayed
+ * as a body ({@link Reply.Message}) or a stream ({@link ReplayStream}) in the client's dialect, whichever dialect and
+ * form filled it; otherwise the exchange is a miss: it asks the chain for a canonical answer
+ * ({@link Exchange#requireCanonicalReply()}), relays it, and stores it when it completed normally (a stream at its end,
+ * recorded while relayed). Concurrent identical misses make one upstream call: the first is the leader, the others
+ * follow its answer for up to {@code follower_wait}, then make their own call. {@code Cache-Control: no-store} in the
+ * request skips the cache (not looked up, not stored), {@code no-cache} skips the lookup and refreshes the entry. Every
+ * answer carries {@code x-cache: hit|miss|bypass}, and the exchange the attribute {@link Attributes#CACHE}.
+ *
+ * <p>The store is a Caffeine {@link AsyncCache} of the leaders' futures, bounded by the answers' estimated bytes, each
+ * entry expiring after its route's TTL; its maintenance runs on the runtime's executor. Nothing here blocks: a lookup is
+ * a hash map read, a follower waits on a future with a timeout on the runtime's scheduler.
+ */
+final class CacheBinding implements ProxyBinding
+{
+    static final String HEADER = "x-cache";
+    static final ResponseHeaders HIT = ResponseHeaders.of(HEADER, "hit");
+    static final ResponseHeaders MISS = ResponseHeaders.of(HEADER, "miss");
+    static final ResponseHeaders BYPASS = ResponseHeaders.of(HEADER, "bypass");
+
+    private final CacheOptions options;
+    private final AsyncCache<CacheKeys.Key, CachedAnswer> cache;
+    private final CacheKeys keys;
+    private final List<ModelTtl> ttls;
+    private final Scheduler scheduler;
+    private final Executor executor;
+    private final long maxChars;
+    final Stats stats = new Stats();
+
+    /** A TTL for the models a glob matches. */
+    record ModelTtl(ModelGlob glob, long nanos)
+    {
+    }
+
+    /** Counters served at the admin path. */
+    static final class Stats
+    {
+        final LongAdder hits = new LongAdder();
+        final LongAdder misses = new LongAdder();
+        final LongAdder bypasses = new LongAdder();
+        final LongAdder followers = new LongAdder();
+        final LongAdder followerHits = new LongAdder();
+        final LongAdder followerOwnCalls = new LongAdder();
+        final LongAdder stored = new LongAdder();
+        final LongAdder notStored = new LongAdder();
+    }
+
+    CacheBinding(CacheOptions options, AsyncCache<CacheKeys.Key, CachedAnswer> cache, List<ModelTtl> ttls,
+                 Scheduler scheduler, Executor executor)
+    {
+        this.options = options;
+        this.cache = cache;
+        this.keys = new CacheKeys(options.ignore());
+        this.ttls = ttls;
+        this.scheduler = scheduler;
+        this.executor = executor;
+        // No single answer may take more than a quarter of the bound (two bytes per character).
+        this.maxChars = Math.max(1024, options.maxBytes() / 8);
+    }
+
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange, Next next)
+    {
+        String cacheControl = exchange.headers().get("cache-control");
+        boolean noStore = false;
+        boolean noCache = false;
+        if (cacheControl != null)
+        {
+            String cc = cacheControl.toLowerCase(Locale.ROOT);
+            noStore = cc.contains("no-store");
+            noCache = cc.contains("no-cache");
+        }
+        if (noStore)
+        {
+            stats.bypasses.increment();
+            exchange.attribute(Attributes.CACHE, "bypass");
+            return next.handle(exchange).thenApply(reply -> tagged(reply, BYPASS));
+        }
+        ChatRequest request = exchange.request();
+        CacheKeys.Key key = keys.key(tenant(exchange), exchange.targetModel(), request);
+        if (noCache || !options.singleFlight())
+        {
+            if (!noCache)
+            {
+                CompletableFuture<CachedAnswer> stored = cache.getIfPresent(key);
+                CachedAnswer answer = stored == null ? null : stored.getNow(null);
+                if (answer != null)
+                    return hit(exchange, answer);
+            }
+            return miss(exchange, next, key, null);
+        }
+        CompletableFuture<CachedAnswer> flight = new CompletableFuture<>();
+        CompletableFuture<CachedAnswer> existing = cache.asMap().putIfAbsent(key, flight);
+        if (existing == null)
+            return miss(exchange, next, key, flight);
+        CachedAnswer answer = existing.getNow(null);
+        if (answer != null)
+            return hit(exchange, answer);
+        if (existing.isDone())
+        {
+            // A leader that just failed: its entry is on its way out. Go on alone.
+            return miss(exchange, next, key, null);
+        }
+        return follow(exchange, next, key, existing);
+    }
+
+    private CompletionStage<Reply> hit(Exchange exchange, CachedAnswer answer)
+    {
+        stats.hits.increment();
+        exchange.attribute(Attributes.CACHE, "hit");
+        ChatResponse response = answer.response();
+        exchange.usage(response.usage());
+        if (exchange.stream())
+        {
+            CacheOptions.ReplayOptions replay = options.replay();
+            return CompletableFuture.<Reply>completedFuture(new Reply.Stream(new ReplayStream(response,
+                exchange.request().includeUsage(), replay.chunkChars(), replay.pace(), scheduler, executor), HIT));
+        }
+        return CompletableFuture.<Reply>completedFuture(new Reply.Message(response, HIT));
+    }
+
+    /**
+     * Asks the chain, relays the answer and stores it if it completed normally.
+     *
+     * @param flight the future identical requests follow ({@code null} when none does); completed exactly once, with
+     *               the stored answer or {@code null}
+     */
+    private CompletionStage<Reply> miss(Exchange exchange, Next next, CacheKeys.Key key,
+                                        CompletableFuture<CachedAnswer> flight)
+    {
+        stats.misses.increment();
+        exchange.attribute(Attributes.CACHE, "miss");
+        exchange.requireCanonicalReply();
+        long ttl = ttlNanos(exchange.targetModel());
+        if (flight != null)
+        {
+            // Whatever happens to this exchange — a failure, a client gone before the stream started — its followers
+            // are released when it is over.
+            exchange.onComplete(completion -> flight.complete(null));
+        }
+        CompletionStage<Reply> reply;
+        try
+        {
+            reply = next.handle(exchange);
+        }
+        catch (RuntimeException e)
+        {
+            done(key, flight, null, ttl);
+            throw e;
+        }
+        return reply.whenComplete((r, failure) ->
+        {
+            if (failure != null)
+                done(key, flight, null, ttl);
+        }).thenApply(r ->
+        {
+            if (r instanceof Reply.Message m)
+            {
+                done(key, flight, m.response(), ttl);
+                return tagged(m, MISS);
+            }
+            if (r instanceof Reply.Stream s)
+                return new Reply.Stream(new RecordingStream(s.events(), maxChars, answer -> done(key, flight, answer, ttl)),
+                    s.headers().withAll(MISS));
+            // Raw bytes despite the request for a canonical answer (a binding that cannot give one): not stored.
+            done(key, flight, null, ttl);
+            return tagged(r, MISS);
+        });
+    }
+
+    /** Stores {@code answer} (if any) and releases the followers. */
+    private void done(CacheKeys.Key key, CompletableFuture<CachedAnswer> flight, ChatResponse answer, long ttl)
+    {
+        CachedAnswer stored = answer == null ? null : CachedAnswer.of(answer, ttl);
+        if (stored != null && stored.weight() > options.maxBytes() / 4)
+            stored = null;
+        if (stored == null)
+            stats.notStored.increment();
+        else
+            stats.stored.increment();
+        if (flight != null)
+        {
+            // Completing the future in the cache stores it; completing it with null removes it.
+            flight.complete(stored);
+        }
+        else if (stored != null)
+        {
+            cache.put(key, CompletableFuture.completedFuture(stored));
+        }
+    }
+
+    /** Waits for the leader's answer, up to {@code follower_wait}; then, or if the leader stored nothing, goes alone. */
+    private CompletionStage<Reply> follow(Exchange exchange, Next next, CacheKeys.Key key,
+                                          CompletableFuture<CachedAnswer> leader)
+    {
+        stats.followers.increment();
+        CompletableFuture<Reply> result = new CompletableFuture<>();
+        AtomicBoolean decided = new AtomicBoolean();
+        Scheduler.Task timeout = scheduler.schedule(() ->
+        {
+            if (decided.compareAndSet(false, true))
+            {
+                stats.followerOwnCalls.increment();
+                // Not on the scheduler's thread: the chain may do real work before it returns.
+                executor.execute(() -> alone(exchange, next, key, result));
+            }
+        }, options.followerWait());
+        exchange.onAbort(cause ->
+        {
+            if (decided.compareAndSet(false, true))
+            {
+                timeout.cancel();
+                result.completeExceptionally(cause);
+            }
+        });
+        leader.whenComplete((answer, failure) ->
+        {
+            if (!decided.compareAndSet(false, true))
+                return;
+            timeout.cancel();
+            if (answer != null)
+            {
+                stats.followerHits.increment();
+                hit(exchange, answer).whenComplete((r, t) -> complete(result, r, t));
+                return;
+            }
+            stats.followerOwnCalls.increment();
+            alone(exchange, next, key, result);
+        });
+        return result;
+    }
+
+    private void alone(Exchange exchange, Next next, CacheKeys.Key key, CompletableFuture<Reply> result)
+    {
+        try
+        {
+            miss(exchange, next, key, null).whenComplete((r, t) -> complete(result, r, t));
+        }
+        catch (Throwable t)
+        {
+            result.completeExceptionally(t);
+        }
+    }
+
+    private static void complete(CompletableFuture<Reply> result, Reply reply, Throwable failure)
+    {
+        if (failure != null)
+            result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                ? c.getCause() : failure);
+        else
+            result.complete(reply);
+    }
+
+    private static Reply tagged(Reply reply, ResponseHeaders tag)
+    {
+        return reply.withHeaders(reply.headers().withAll(tag));
+    }
+
+    private long ttlNanos(String model)
+    {
+        for (ModelTtl t : ttls)
+        {
+            if (model != null && t.glob().matches(model))
+                return t.nanos();
+        }
+        return options.ttl().toNanos();
+    }
+
+    /** @return who may receive the answer: see {@link CacheOptions#scope()} */
+    private String tenant(Exchange exchange)
+    {
+        if (options.scope().equals(CacheOptions.SHARED))
+            return "shared";
+        Identity identity = exchange.identity();
+        if (identity != null)
+        {
+            if (options.scope().equals(CacheOptions.TEAM) && identity.team() != null)
+                return "team:" + identity.team();
+            if (identity.keyId() != null)
+                return "key:" + identity.keyId();
+        }
+        String credential = exchange.clientKey();
+        return credential == null ? "anonymous" : CacheKeys.credentialTenant(credential);
+    }
+
+    /** @return the statistics as JSON, for the admin endpoint */
+    String statsJson()
+    {
+        long weighted = cache.synchronous().policy().eviction().map(e -> e.weightedSize().orElse(0L)).orElse(0L);
+        return "{\"entries\":" + cache.synchronous().estimatedSize()
+            + ",\"weighted_bytes\":" + weighted
+            + ",\"max_bytes\":" + options.maxBytes()
+            + ",\"hits\":" + stats.hits.sum()
+            + ",\"misses\":" + stats.misses.sum()
+            + ",\"bypasses\":" + stats.bypasses.sum()
+            + ",\"followers\":" + stats.followers.sum()
+            + ",\"follower_hits\":" + stats.followerHits.sum()
+            + ",\"follower_own_calls\":" + stats.followerOwnCalls.sum()
+            + ",\"stored\":" + stats.stored.sum()
+            + ",\"not_stored\":" + stats.notStored.sum() + "}";
+    }
+
+    @Override
+    public void close()
+    {
+        cache.synchronous().invalidateAll();
+    }
+
+    /** For tests. */
+    Duration followerWait()
+    {
+        return options.followerWait();
+    }
+}

@@ -1,0 +1,117 @@
+package dev.sluice.plugin.cache;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import com.github.benmanes.caffeine.cache.AsyncCache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.binding.BindingConfig;
+import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ProxyBindingFactory;
+import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.config.ModelGlob;
+import dev.sluice.api.config.Options;
+import org.pf4j.Extension;
+
+/**
+ * Creates {@code cache} proxy bindings: an exact-match response cache (README "Response cache").
+ *
+ * <pre>{@code
+ * answers:
+ *   type: cache
+ *   kind: proxy
+ *   exit: openai-upstream            # after the router: the key has the routed model
+ *   options:
+ *     ttl: 1h
+ *     ttl_by_model: { "gpt-4o*": 10m }
+ *     max_bytes: 67108864            # the answers' estimated size
+ *     scope: key                     # or team, shared
+ *     ignore: [user]
+ *     single_flight: true
+ *     follower_wait: 30s
+ *     replay: { chunk_chars: 0, pace: 0s }
+ * }</pre>
+ *
+ * <p>Under {@code sluice check} the options are validated and nothing is registered. Otherwise the binding serves its
+ * statistics at {@code GET /cache/stats} (or {@code admin_path}) on the admin listener.
+ */
+@Extension
+public final class CacheFactory implements ProxyBindingFactory
+{
+    /** The binding type this factory creates. */
+    public static final String TYPE = "cache";
+
+    /** @return {@value #TYPE} */
+    @Override
+    public String type()
+    {
+        return TYPE;
+    }
+
+    /**
+     * Validates the options and creates the binding with its own store.
+     *
+     * @throws ConfigException naming the faulty path
+     */
+    @Override
+    public ProxyBinding create(BindingConfig config, BindingContext context)
+    {
+        String path = config.optionsPath();
+        CacheOptions options = Options.bind(config.options(), CacheOptions.class, path);
+        if (config.exit() == null)
+            throw new ConfigException(config.path() + ".exit", "must be set (expected: the next stage, e.g. a client binding)");
+        List<CacheBinding.ModelTtl> ttls = new ArrayList<>();
+        for (Map.Entry<String, java.time.Duration> e : options.ttlByModel().entrySet())
+        {
+            try
+            {
+                ttls.add(new CacheBinding.ModelTtl(ModelGlob.compile(e.getKey()), e.getValue().toNanos()));
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new ConfigException(path + ".ttl_by_model." + e.getKey(), x.getMessage());
+            }
+        }
+        Caffeine<CacheKeys.Key, CachedAnswer> builder = Caffeine.newBuilder()
+            .maximumWeight(options.maxBytes())
+            .weigher((CacheKeys.Key k, CachedAnswer v) -> v.weight())
+            .expireAfter(new Expiry<CacheKeys.Key, CachedAnswer>()
+            {
+                @Override
+                public long expireAfterCreate(CacheKeys.Key key, CachedAnswer value, long currentTime)
+                {
+                    return value.ttlNanos();
+                }
+
+                @Override
+                public long expireAfterUpdate(CacheKeys.Key key, CachedAnswer value, long currentTime, long currentDuration)
+                {
+                    return value.ttlNanos();
+                }
+
+                @Override
+                public long expireAfterRead(CacheKeys.Key key, CachedAnswer value, long currentTime, long currentDuration)
+                {
+                    return currentDuration;
+                }
+            });
+        if (context.checkOnly())
+            builder.executor(Runnable::run);
+        else
+            builder.executor(context.executor());
+        AsyncCache<CacheKeys.Key, CachedAnswer> cache = builder.buildAsync();
+        CacheBinding binding = new CacheBinding(options, cache, List.copyOf(ttls),
+            context.checkOnly() ? null : context.scheduler(), context.checkOnly() ? Runnable::run : context.executor());
+        if (!context.checkOnly())
+        {
+            context.admin().add("GET", options.adminPath(),
+                request -> CompletableFuture.completedFuture(AdminResponse.json(200, binding.statsJson())));
+        }
+        return binding;
+    }
+}
