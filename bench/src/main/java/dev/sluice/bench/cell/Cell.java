@@ -56,6 +56,23 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
         return "S1-5k-guard".equals(name);
     }
 
+    /**
+     * @return how the response cache is in this cell (issue 11): {@code "hit"} (a {@code cache} binding in front of the
+     *         router; every request the same, so all but the first are hits), {@code "miss"} (the same binding, every
+     *         request with {@code Cache-Control: no-cache}: the key is computed from the decoded request, the answer
+     *         asked for in canonical form, relayed (a stream recorded) and stored — a miss without the lookup), or
+     *         {@code null} for no cache
+     */
+    String cache()
+    {
+        return switch (name)
+        {
+            case "S1-5k-cache-hit" -> "hit";
+            case "S1-5k-cache-miss", "S3-stream-cache" -> "miss";
+            default -> null;
+        };
+    }
+
     /** @return whether the gateway translates between two dialects in this cell */
     boolean translates()
     {

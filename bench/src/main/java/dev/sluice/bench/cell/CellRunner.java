@@ -772,7 +772,8 @@ final class CellRunner implements AutoCloseable
         Files.createDirectories(config.getParent());
         Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
             adminPort, cell.client(), cell.provider(),
-            cell.virtualKeys() || cell.guardrails() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null, cell.guardrails()),
+            cell.virtualKeys() || cell.guardrails() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null, cell.guardrails(),
+            cell.cache() != null),
             StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
         Files.deleteIfExists(gc);
@@ -1037,6 +1038,8 @@ final class CellRunner implements AutoCloseable
             headers.put("anthropic-version", "2023-06-01");
         if (cell.guardrails())
             headers.put("authorization", "Bearer " + Cells.GATEWAY_KEY);
+        if ("miss".equals(cell.cache()))
+            headers.put("cache-control", "no-cache");
         return new LoadSpec(target, "POST", headers, Dialects.body(dialect, model, cell.stream(), cell.bodyBytes()),
             cell.stream(), h2c, connections, rate, cell.workers(), warmup, window, REQUEST_TIMEOUT);
     }

@@ -43,10 +43,18 @@ final class Cells
         // S1-5k through keys, limits and guard (issue 10: overhead p50 at most 10 µs above S1-5k in the same run).
         add(new Cell("S1-5k-guard", Cell.Kind.OPEN, "S1-5k with one key checked, a per-key limit and a guard rule on "
             + "every request", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, true, null));
+        // The response cache's costs (issue 11): a miss over S1-5k, a hit against the direct run, streams recorded.
+        add(new Cell("S1-5k-cache-miss", Cell.Kind.OPEN, "S1-5k through a cache binding, every request a miss "
+            + "(Cache-Control: no-cache: key computed, answer stored)", 5000, l0, SMALL_BODY, false, false, 512, 0, 512,
+            false, null));
+        add(new Cell("S1-5k-cache-hit", Cell.Kind.OPEN, "S1-5k through a cache binding, every request the same: hits",
+            5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
         add(new Cell("S1-h2c", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, h2c on both sides (4 connections)", 5000,
             l0, SMALL_BODY, false, true, 4, 0, 512, true, null));
         add(new Cell("S3-stream", Cell.Kind.OPEN, "500 streams/s, LS (first event 200 ms, then 10 × 20 ms), HTTP/1.1",
             500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, true, null));
+        add(new Cell("S3-stream-cache", Cell.Kind.OPEN, "S3-stream through a cache binding, every stream recorded and "
+            + "stored (Cache-Control: no-cache)", 500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, false, null));
         add(new Cell("S2-large", Cell.Kind.OPEN, "100 KB prompts, 500 req/s, L0, HTTP/1.1", 500, l0, LARGE_BODY, false,
             false, 256, 0, 512, false, null));
         // Issue 4's translation cells: the direct run speaks the provider's dialect to the mock.
