@@ -115,6 +115,17 @@ class CachePluginTest
                     exit: cache_small
                   - when: [ { model: "shared/*" } ]
                     exit: cache_shared
+                  - when: [ { model: "budget/*" } ]
+                    exit: limits_budget
+              limits_budget:
+                type: limits
+                kind: proxy
+                exit: cache_budget
+                options:
+                  anonymous: { budget: { amount: 1000000, period: 1d } }
+                  prices: { "*": { input: 1000000, output: 1000000 } }
+                  admin_path: /limits/budget
+              cache_budget: { type: cache, kind: proxy, exit: south, options: { scope: shared, admin_path: /cache/budget } }
               cache_main: { type: cache, kind: proxy, exit: south, options: { admin_path: /cache/main } }
               cache_short: { type: cache, kind: proxy, exit: south, options: { ttl: 300ms, admin_path: /cache/short } }
               cache_small: { type: cache, kind: proxy, exit: south, options: { max_bytes: 4096, admin_path: /cache/small } }
@@ -417,6 +428,30 @@ class CachePluginTest
             }
         }
         assertThat(mock.requestCount()).as("a stream that failed is not stored").isEqualTo(4);
+    }
+
+    @Test
+    void hitsAreNotChargedToBudgets() throws Exception
+    {
+        // limits in front of the cache, priced at one dollar a token, no identity: the anonymous scope.
+        String body = openAiJson("budget " + System.nanoTime(), "budget/" + MODEL, false);
+        send(body, Map.of());
+        double afterMiss = spent();
+        assertThat(afterMiss).isPositive();
+        assertThat(send(body, Map.of()).headers().firstValue("x-cache")).hasValue("hit");
+        assertThat(send(body, Map.of()).headers().firstValue("x-cache")).hasValue("hit");
+        assertThat(spent()).as("two hits cost nothing").isEqualTo(afterMiss);
+        assertThat(mock.requestCount()).isEqualTo(1);
+    }
+
+    private static double spent() throws Exception
+    {
+        for (JsonNode scope : stats("/limits/budget").path("scopes"))
+        {
+            if (scope.path("scope").asText().equals("anonymous"))
+                return scope.path("budget").path("spent").asDouble();
+        }
+        throw new AssertionError("no anonymous scope in " + stats("/limits/budget"));
     }
 
     @Test

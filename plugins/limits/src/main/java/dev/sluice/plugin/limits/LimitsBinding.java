@@ -77,6 +77,7 @@ final class LimitsBinding implements ProxyBinding
     private final PriceRule[] prices;
     private final boolean refuseUnpriced;
     private final long defaultMaxTokens;
+    private final boolean chargeCacheHits;
     private final ConcurrentHashMap<String, KeyLimits> keyOverrides = new ConcurrentHashMap<>();
     private volatile Scheduler.Task eviction;
 
@@ -94,8 +95,9 @@ final class LimitsBinding implements ProxyBinding
      */
     LimitsBinding(String name, LimitStore store, Limits keyLimits, Map<String, Limits> teams, Limits otherTeams,
                   Limits anonymous, List<ModelRule> models, List<PriceRule> prices, boolean refuseUnpriced,
-                  long defaultMaxTokens)
+                  long defaultMaxTokens, boolean chargeCacheHits)
     {
+        this.chargeCacheHits = chargeCacheHits;
         this.name = name;
         this.store = store;
         this.keyLimits = keyLimits;
@@ -165,7 +167,8 @@ final class LimitsBinding implements ProxyBinding
         LimitStore.Admission admission = store.reserve(demands, input + output, cost);
         if (admission instanceof LimitStore.Refusal refusal)
             return CompletableFuture.failedFuture(refused(refusal, demands, input + output));
-        exchange.onComplete(new Settlement(store, (LimitStore.Reservation) admission, input, output, price));
+        exchange.onComplete(new Settlement(store, (LimitStore.Reservation) admission, input, output, price,
+            chargeCacheHits));
         return next.handle(exchange);
     }
 
@@ -433,9 +436,12 @@ final class LimitsBinding implements ProxyBinding
         private final long input;
         private final long output;
         private final Price price;
+        private final boolean chargeCacheHits;
 
-        Settlement(LimitStore store, LimitStore.Reservation reservation, long input, long output, Price price)
+        Settlement(LimitStore store, LimitStore.Reservation reservation, long input, long output, Price price,
+                   boolean chargeCacheHits)
         {
+            this.chargeCacheHits = chargeCacheHits;
             this.store = store;
             this.reservation = reservation;
             this.input = input;
@@ -446,6 +452,13 @@ final class LimitsBinding implements ProxyBinding
         @Override
         public void completed(Completion completion)
         {
+            if (!chargeCacheHits && completion.exchange() != null
+                && "hit".equals(completion.exchange().attribute(dev.sluice.api.exchange.Attributes.CACHE)))
+            {
+                // Served from a response cache: no provider tokens were spent.
+                store.release(reservation);
+                return;
+            }
             Usage usage = completion.usage();
             if (usage != null)
             {

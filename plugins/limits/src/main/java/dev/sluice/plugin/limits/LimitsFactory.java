@@ -37,6 +37,7 @@ import java.util.concurrent.CompletableFuture;
  *     prices: { "gpt-4o*": { input: 2.50, output: 10.00, cached_input: 1.25 } }
  *     unpriced: refuse                                        # or free
  *     default_max_tokens: 4096
+ *     charge_cache_hits: false                                # cache hits cost no tokens or budget
  * }</pre>
  *
  * <p>Under {@code sluice check} ({@link BindingContext#checkOnly()}) the options are validated and nothing is scheduled
@@ -104,7 +105,7 @@ public final class LimitsFactory implements ProxyBindingFactory
         Duration idle = options.evictAfter();
         LimitStore store = new MemoryLimitStore(LimitClock.system(), idle.toNanos());
         LimitsBinding binding = new LimitsBinding(config.name(), store, key, teams, otherTeams, anonymous, models, prices,
-            options.unpriced().equals(LimitsOptions.REFUSE), options.defaultMaxTokens());
+            options.unpriced().equals(LimitsOptions.REFUSE), options.defaultMaxTokens(), options.chargeCacheHits());
         if (!context.checkOnly())
         {
             context.admin().add("GET", options.adminPath(), request -> CompletableFuture.completedFuture(binding.snapshot()));

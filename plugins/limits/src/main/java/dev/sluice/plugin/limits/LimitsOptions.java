@@ -24,12 +24,15 @@ import java.util.Map;
  * @param defaultMaxTokens output tokens reserved when the client sets no max tokens (default 4096)
  * @param evictAfter       how long a scope's counters are kept once unused and back to their initial state (default
  *                         10m); the sweep runs every half of it
+ * @param chargeCacheHits  whether an answer a response cache served ({@link dev.sluice.api.exchange.Attributes#CACHE}
+ *                         {@code "hit"}) is charged to token rates and budgets like a provider's (default false: its
+ *                         reservation is given back; the request still counts against rpm and concurrency)
  * @param adminPath        the admin listener path serving the snapshot (default {@code /limits}); a second
  *                         {@code limits} binding needs its own
  */
 public record LimitsOptions(ScopeOptions key, Map<String, ScopeOptions> teams, Map<String, ScopeOptions> models,
                             ScopeOptions anonymous, Map<String, PriceOptions> prices, String unpriced,
-                            Long defaultMaxTokens, Duration evictAfter, String adminPath)
+                            Long defaultMaxTokens, Duration evictAfter, Boolean chargeCacheHits, String adminPath)
 {
     /** {@link #unpriced} value: refuse a budgeted exchange for an unpriced model. */
     static final String REFUSE = "refuse";
@@ -54,6 +57,8 @@ public record LimitsOptions(ScopeOptions key, Map<String, ScopeOptions> teams, M
             evictAfter = Duration.ofMinutes(10);
         else if (evictAfter.toMillis() < 1_000)
             throw new IllegalArgumentException("evict_after: value: " + evictAfter + " (expected: at least 1s)");
+        if (chargeCacheHits == null)
+            chargeCacheHits = Boolean.FALSE;
         if (adminPath == null)
             adminPath = "/limits";
         else if (!adminPath.startsWith("/"))
