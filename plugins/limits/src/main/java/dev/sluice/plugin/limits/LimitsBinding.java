@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.CompletionListener;
@@ -129,7 +130,13 @@ final class LimitsBinding implements ProxyBinding
             return CompletableFuture.failedFuture(e);
         }
         if (demands == null)
+        {
+            // Nothing to admit; a priced exchange still gets its cost for the request log.
+            Price listed = listedPrice(exchange.targetModel());
+            if (listed != null)
+                exchange.onComplete(new Pricing(listed));
             return next.handle(exchange);
+        }
 
         boolean needsTokens = false;
         boolean budgeted = false;
@@ -167,7 +174,8 @@ final class LimitsBinding implements ProxyBinding
         LimitStore.Admission admission = store.reserve(demands, input + output, cost);
         if (admission instanceof LimitStore.Refusal refusal)
             return CompletableFuture.failedFuture(refused(refusal, demands, input + output));
-        exchange.onComplete(new Settlement(store, (LimitStore.Reservation) admission, input, output, price,
+        Price listed = price != null && price != Price.FREE ? price : listedPrice(exchange.targetModel());
+        exchange.onComplete(new Settlement(store, (LimitStore.Reservation) admission, input, output, price, listed,
             chargeCacheHits));
         return next.handle(exchange);
     }
@@ -247,6 +255,37 @@ final class LimitsBinding implements ProxyBinding
                 return rule.price;
         }
         return refuseUnpriced ? null : Price.FREE;
+    }
+
+    /** @return the price a rule of the table gives {@code model}, or {@code null} if none does ({@code unpriced} aside) */
+    private Price listedPrice(String model)
+    {
+        for (PriceRule rule : prices)
+        {
+            if (rule.glob.matches(model))
+                return rule.price;
+        }
+        return null;
+    }
+
+    /**
+     * Sets {@link Attributes#COST_USD} on the exchange: the cost of the provider's usage at {@code price}, in the price
+     * table's currency, which the attribute takes to be US dollars. Nothing without usage (what the exchange cost is
+     * then unknown; a budget charges its estimate, see {@link Settlement}).
+     */
+    /** @return whether a response cache served the exchange ({@link Attributes#CACHE} is {@code "hit"}) */
+    private static boolean cacheHit(Completion completion)
+    {
+        Exchange exchange = completion.exchange();
+        return exchange != null && "hit".equals(exchange.attribute(Attributes.CACHE));
+    }
+
+    private static void recordCost(Completion completion, Price price)
+    {
+        Usage usage = completion.usage();
+        Exchange exchange = completion.exchange();
+        if (usage != null && price != null && exchange != null)
+            exchange.attribute(Attributes.COST_USD, price.cost(usage) / 1e9);
     }
 
     private static GatewayException unpriced(String model)
@@ -425,9 +464,31 @@ final class LimitsBinding implements ProxyBinding
     {
     }
 
+    /** Records the cost of a priced exchange that no scope limits: see {@link #recordCost}. */
+    private static final class Pricing implements CompletionListener
+    {
+        private final Price price;
+
+        Pricing(Price price)
+        {
+            this.price = price;
+        }
+
+        @Override
+        public void completed(Completion completion)
+        {
+            if (cacheHit(completion))
+                completion.exchange().attribute(Attributes.COST_USD, 0.0);
+            else
+                recordCost(completion, price);
+        }
+    }
+
     /**
      * Settles one reservation when its exchange completes; see the class comment for what is charged. Runs on the
-     * thread that completed the exchange: a few compare-and-sets, nothing else.
+     * thread that completed the exchange: a few compare-and-sets, nothing else. With the provider's usage and a listed
+     * price it also sets the exchange's {@link Attributes#COST_USD} (before the gateway-wide listeners, such as the
+     * request log, run).
      */
     private static final class Settlement implements CompletionListener
     {
@@ -436,9 +497,15 @@ final class LimitsBinding implements ProxyBinding
         private final long input;
         private final long output;
         private final Price price;
+        private final Price listed;
         private final boolean chargeCacheHits;
 
-        Settlement(LimitStore store, LimitStore.Reservation reservation, long input, long output, Price price,
+        /**
+         * @param price           what the budget charges with, or {@code null} when no scope has a budget
+         * @param listed          the model's price in the table, or {@code null}: the cost recorded on the exchange
+         * @param chargeCacheHits whether an answer a response cache served is charged (the option)
+         */
+        Settlement(LimitStore store, LimitStore.Reservation reservation, long input, long output, Price price, Price listed,
                    boolean chargeCacheHits)
         {
             this.chargeCacheHits = chargeCacheHits;
@@ -447,21 +514,24 @@ final class LimitsBinding implements ProxyBinding
             this.input = input;
             this.output = output;
             this.price = price;
+            this.listed = listed;
         }
 
         @Override
         public void completed(Completion completion)
         {
-            if (!chargeCacheHits && completion.exchange() != null
-                && "hit".equals(completion.exchange().attribute(dev.sluice.api.exchange.Attributes.CACHE)))
+            if (!chargeCacheHits && cacheHit(completion))
             {
-                // Served from a response cache: no provider tokens were spent.
+                // Served from a response cache: no provider tokens were spent, and it cost nothing.
                 store.release(reservation);
+                if (listed != null && completion.exchange() != null)
+                    completion.exchange().attribute(Attributes.COST_USD, 0.0);
                 return;
             }
             Usage usage = completion.usage();
             if (usage != null)
             {
+                recordCost(completion, listed);
                 store.settle(reservation, Math.max(0, usage.inputTokens()) + Math.max(0, usage.outputTokens()),
                     price == null ? 0 : price.cost(usage));
             }

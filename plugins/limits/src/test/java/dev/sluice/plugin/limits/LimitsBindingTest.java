@@ -9,6 +9,7 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Reply;
@@ -341,6 +342,44 @@ class LimitsBindingTest
         assertThat(settled.get("in_flight").asInt()).isZero();
         assertThat(settled.at("/budget/period").asText()).isEqualTo("1d");
         assertThat(settled.at("/budget/resets_at").asText()).endsWith("T00:00:00Z");
+        // The same cost, in the table's currency taken as US dollars, for the request log.
+        assertThat(exchange.attribute(Attributes.COST_USD)).isInstanceOfSatisfying(Double.class,
+            cost -> assertThat(cost).isCloseTo(0.0026, org.assertj.core.data.Offset.offset(1e-12)));
+    }
+
+    @Test
+    void aPricedExchangeGetsItsCostFromTheUsageWhetherOrNotAScopeLimitsIt()
+    {
+        ProxyBinding limits = binding("""
+            {"teams": {"a": {"rpm": 100}}, "prices": {"gpt-*": {"input": 2.00, "output": 10.00, "cached_input": 1.00}}}""",
+            false);
+        // No scope: the key's team is not limited. 1,000 input (400 cached), 100 output: 2,600 per million.
+        LimitsTestExchange unlimited = ask("gpt-4o", null).as(key("k1", "b", Map.of()));
+        pass(limits, unlimited);
+        assertThat(unlimited.listeners()).as("a pricing hook only").isEqualTo(1);
+        assertThat(unlimited.decodes()).isZero();
+        unlimited.complete(Completion.Outcome.COMPLETED, 200, new Usage(1000, 100, 400, 0, 0), 500);
+        assertThat((Double)unlimited.attribute(Attributes.COST_USD))
+            .isCloseTo(0.0026, org.assertj.core.data.Offset.offset(1e-12));
+
+        // A request rate only: settled without a budget, priced all the same.
+        LimitsTestExchange limited = ask("gpt-4o", null).as(key("k2", "a", Map.of()));
+        pass(limits, limited);
+        limited.complete(Completion.Outcome.COMPLETED, 200, new Usage(0, 1_000_000, 0, 0, 0), 500);
+        assertThat((Double)limited.attribute(Attributes.COST_USD)).isCloseTo(10.0, org.assertj.core.data.Offset.offset(1e-9));
+
+        // Without usage the cost is unknown, and a model the table does not list has none.
+        LimitsTestExchange gone = ask("gpt-4o", null).as(key("k2", "a", Map.of()));
+        pass(limits, gone);
+        gone.complete(Completion.Outcome.CLIENT_GONE, 200, null, 500);
+        assertThat(gone.attribute(Attributes.COST_USD)).isNull();
+        LimitsTestExchange unlisted = ask("claude-3", null).as(key("k1", "b", Map.of()));
+        pass(limits, unlisted);
+        assertThat(unlisted.listeners()).isZero();
+        LimitsTestExchange unlistedLimited = ask("claude-3", null).as(key("k2", "a", Map.of()));
+        pass(limits, unlistedLimited);
+        unlistedLimited.complete(Completion.Outcome.COMPLETED, 200, new Usage(10, 10, 0, 0, 0), 500);
+        assertThat(unlistedLimited.attribute(Attributes.COST_USD)).isNull();
     }
 
     @Test
