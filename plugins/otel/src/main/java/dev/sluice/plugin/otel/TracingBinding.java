@@ -179,10 +179,4 @@ final class TracingBinding implements ProxyBinding
         provider.shutdown().join(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         queue.close(CLOSE_WAIT);
     }
-
-    /** @return spans the collector accepted (for tests and logs) */
-    long exported()
-    {
-        return queue == null ? 0 : queue.exported();
-    }
 }
