@@ -18,7 +18,8 @@ package dev.sluice.api;
  * {@code BindingContext.onComplete}), the shared executor and scheduler, admin endpoints, {@code close()} on
  * bindings and {@code BindingContext.checkOnly()}, and {@code Stage.FIRST_EVENT}. 0.4.0 added what request logs, metrics and caches
  * read: {@code Completion.route()}, {@code upstreamDialect()}, {@code events()}, {@code maxEventGapNanos()},
- * {@code ClientBinding.dialect()}, the shared attribute names in {@code Attributes}, and
+ * {@code ClientBinding.dialect()}, the shared attribute names in {@code Attributes} (with {@code TRACEPARENT} for
+ * tracing), {@code Exchange.decodedRequest()}, {@code UpstreamHeaders.propagatingTrace()}, and
  * {@code BindingContext.runtimeStats()} and {@code advertisedModels()}.
  */
 public final class SluiceApi

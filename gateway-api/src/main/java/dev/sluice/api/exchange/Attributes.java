@@ -24,6 +24,16 @@ public final class Attributes
      */
     public static final String CACHE = "sluice.cache";
 
+    /**
+     * The W3C Trace Context {@code traceparent} value of the span that stands for this exchange, a {@link String}
+     * such as {@code 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01} (version, trace id, span id, flags), as a
+     * tracing binding set it on the way in (the {@code otel} plugin's {@code tracing} binding). A client binding whose
+     * operator opted in (the built-in dialects' {@code propagate_trace: true}) sends it to its upstream as the
+     * {@code traceparent} header, in place of any the client sent; the others send nothing. Absent when no tracing
+     * binding saw the exchange.
+     */
+    public static final String TRACEPARENT = "sluice.traceparent";
+
     private Attributes()
     {
     }

@@ -73,6 +73,19 @@ public interface Exchange
     /** @return whether a binding replaced the request, which rules out forwarding the raw body */
     boolean modified();
 
+    /**
+     * The canonical request if it exists already — a binding called {@link #request()} or replaced it, or a client
+     * binding decoded it to translate — without ever decoding: for observers (tracing, logs) that report sampling
+     * parameters only when knowing them costs nothing.
+     *
+     * @return the current canonical request, or {@code null} if nothing decoded the body (the same-dialect fast path)
+     * @since 0.4.0
+     */
+    default ChatRequest decodedRequest()
+    {
+        return null;
+    }
+
     /** @return the binding-defined attribute {@code name}, or {@code null} */
     Object attribute(String name);
 

@@ -1,5 +1,6 @@
 package dev.sluice.api.upstream;
 
+import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
 
@@ -23,12 +24,20 @@ import java.util.Set;
  * // per request
  * new UpstreamRequest("POST", path, headers.of(stream, exchange), body, "application/json");
  * }</pre>
+ *
+ * <p>{@link #propagatingTrace()} gives the same headers plus the exchange's {@link Attributes#TRACEPARENT}, for a
+ * binding whose operator opted into trace propagation.
  */
 public final class UpstreamHeaders
 {
+    /** The W3C Trace Context headers: the gateway's own {@code traceparent} replaces the client's. */
+    private static final String TRACEPARENT = "traceparent";
+    private static final String TRACESTATE = "tracestate";
+
     private final List<Map.Entry<String, String>> plain;
     private final List<Map.Entry<String, String>> streamed;
     private final String[] forward;
+    private final boolean trace;
 
     /**
      * @param fixed        the binding's own headers, in order
@@ -41,6 +50,28 @@ public final class UpstreamHeaders
         this.plain = withAccept(fixed, accept);
         this.streamed = withAccept(fixed, streamAccept);
         this.forward = forward.stream().map(name -> name.toLowerCase(Locale.ROOT)).distinct().toArray(String[]::new);
+        this.trace = false;
+    }
+
+    private UpstreamHeaders(UpstreamHeaders headers, boolean trace)
+    {
+        this.plain = headers.plain;
+        this.streamed = headers.streamed;
+        this.forward = headers.forward;
+        this.trace = trace;
+    }
+
+    /**
+     * @return these headers, followed, for an exchange that has the {@link Attributes#TRACEPARENT} attribute (a tracing
+     *         binding saw it) with a well-formed version-00 value, by {@code traceparent} with that value; a
+     *         {@code traceparent} or {@code tracestate} the client sent is then not forwarded, whatever the forwarded
+     *         names (the trace state belongs to the client's span, not to the gateway's). An exchange without the
+     *         attribute gets exactly what this binding's headers give without propagation. Immutable, thread-safe
+     * @since 0.4.0
+     */
+    public UpstreamHeaders propagatingTrace()
+    {
+        return trace ? this : new UpstreamHeaders(this, true);
     }
 
     private static List<Map.Entry<String, String>> withAccept(List<Map.Entry<String, String>> fixed, String accept)
@@ -60,6 +91,8 @@ public final class UpstreamHeaders
     public List<Map.Entry<String, String>> of(boolean stream, Exchange exchange)
     {
         List<Map.Entry<String, String>> base = stream ? streamed : plain;
+        if (trace && exchange.attribute(Attributes.TRACEPARENT) instanceof String traceparent && wellFormed(traceparent))
+            return withTraceparent(base, exchange, traceparent);
         if (forward.length == 0)
             return base;
         Headers client = exchange.headers();
@@ -82,6 +115,38 @@ public final class UpstreamHeaders
             if (forwarded(name))
                 headers.add(Map.entry(name, value));
         });
+        return List.copyOf(headers);
+    }
+
+    /** A version-00 {@code traceparent}: 55 characters of lower-case hex and dashes, so no header can be smuggled in. */
+    private static boolean wellFormed(String traceparent)
+    {
+        if (traceparent.length() != 55)
+            return false;
+        for (int i = 0; i < 55; i++)
+        {
+            char c = traceparent.charAt(i);
+            boolean dash = i == 2 || i == 35 || i == 52;
+            if (dash ? c != '-' : !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f'))
+                return false;
+        }
+        return true;
+    }
+
+    private List<Map.Entry<String, String>> withTraceparent(List<Map.Entry<String, String>> base, Exchange exchange,
+                                                            String traceparent)
+    {
+        List<Map.Entry<String, String>> headers = new ArrayList<>(base.size() + forward.length + 1);
+        headers.addAll(base);
+        if (forward.length > 0)
+        {
+            exchange.headers().forEach((name, value) ->
+            {
+                if (forwarded(name) && !name.equalsIgnoreCase(TRACEPARENT) && !name.equalsIgnoreCase(TRACESTATE))
+                    headers.add(Map.entry(name, value));
+            });
+        }
+        headers.add(Map.entry(TRACEPARENT, traceparent));
         return List.copyOf(headers);
     }
 

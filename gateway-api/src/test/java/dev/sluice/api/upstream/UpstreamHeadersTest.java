@@ -1,5 +1,6 @@
 package dev.sluice.api.upstream;
 
+import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
@@ -53,5 +54,45 @@ class UpstreamHeadersTest
 
         assertThat(headers.of(false, new TestExchange("m").header("x-request-id", "r1")))
             .containsExactly(Map.entry("Accept", "a"), Map.entry("x-request-id", "r1"));
+    }
+
+    private static final String TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+
+    @Test
+    void propagatingTraceAppendsTheExchangesTraceparentInPlaceOfTheClients()
+    {
+        UpstreamHeaders headers = new UpstreamHeaders(FIXED, "application/json", "text/event-stream",
+            Set.of("x-request-id", "traceparent", "tracestate")).propagatingTrace();
+        TestExchange exchange = new TestExchange("m").header("X-Request-Id", "r1")
+            .header("traceparent", "00-11111111111111111111111111111111-2222222222222222-01").header("tracestate", "v=1");
+        exchange.attribute(Attributes.TRACEPARENT, TRACEPARENT);
+
+        assertThat(headers.of(false, exchange)).containsExactly(Map.entry("Authorization", "Bearer sk"),
+            Map.entry("X-Version", "2"), Map.entry("Accept", "application/json"), Map.entry("x-request-id", "r1"),
+            Map.entry("traceparent", TRACEPARENT));
+    }
+
+    @Test
+    void propagatingTraceWithoutTheAttributeOrWithAMalformedOneSendsWhatTheBindingSendsWithoutIt()
+    {
+        UpstreamHeaders plain = new UpstreamHeaders(FIXED, "application/json", "text/event-stream", Set.of());
+        UpstreamHeaders tracing = plain.propagatingTrace();
+        TestExchange none = new TestExchange("m");
+        TestExchange malformed = new TestExchange("m");
+        malformed.attribute(Attributes.TRACEPARENT, TRACEPARENT.replace("-01", "-01\r\nx-evil: 1"));
+
+        assertThat(tracing.of(true, none)).isSameAs(plain.of(true, none));
+        assertThat(tracing.of(true, malformed)).isSameAs(plain.of(true, malformed));
+        assertThat(tracing.propagatingTrace()).isSameAs(tracing);
+    }
+
+    @Test
+    void withoutPropagatingTraceTheAttributeNeverLeaves()
+    {
+        UpstreamHeaders headers = new UpstreamHeaders(FIXED, "application/json", "text/event-stream", Set.of());
+        TestExchange exchange = new TestExchange("m");
+        exchange.attribute(Attributes.TRACEPARENT, TRACEPARENT);
+
+        assertThat(headers.of(false, exchange)).extracting(Map.Entry::getKey).doesNotContain("traceparent");
     }
 }

@@ -63,7 +63,7 @@ public class ClientBenchmark
         byte[] answer = Fixtures.bytes("response-text.json");
         upstream = new BenchUpstream(answer, BenchUpstream.Shape.valueOf(shape));
         client = BenchAccess.client(new OpenAiClientOptions("http://upstream.invalid/v1", "sk-bench", null, null,
-            List.of("x-request-id"), null, null, List.of()), upstream);
+            List.of("x-request-id"), null, null, List.of(), false), upstream);
         exchange = new BenchExchange(request, OpenAiCodec.INSTANCE.peek(request), List.of(
             Map.entry("content-type", "application/json"), Map.entry("authorization", "Bearer client-key"),
             Map.entry("user-agent", "OpenAI/Java 2.0"), Map.entry("x-request-id", "req-1")));

@@ -171,6 +171,12 @@ public final class DefaultExchange implements Exchange
     }
 
     @Override
+    public ChatRequest decodedRequest()
+    {
+        return request;
+    }
+
+    @Override
     public void request(ChatRequest request)
     {
         this.request = java.util.Objects.requireNonNull(request, "request");

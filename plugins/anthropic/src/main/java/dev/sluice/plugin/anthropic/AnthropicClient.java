@@ -63,7 +63,8 @@ final class AnthropicClient implements ClientBinding
         Set<String> forward = new HashSet<>();
         for (String name : options.forwardHeaders())
             forward.add(name.toLowerCase(Locale.ROOT));
-        this.headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
+        UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
+        this.headers = options.propagateTrace() ? headers.propagatingTrace() : headers;
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 

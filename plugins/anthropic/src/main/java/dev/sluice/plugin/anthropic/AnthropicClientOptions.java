@@ -22,6 +22,7 @@ import java.util.Set;
  *     default_max_tokens: 4096                   # max_tokens for requests from clients that set no cap
  *     forward_headers: [anthropic-beta]          # downstream headers copied upstream (default: anthropic-beta)
  *     drop_unsupported: [store, seed]            # other dialects' fields this upstream may ignore (default: none)
+ *     propagate_trace: true                      # send the tracing binding's traceparent upstream (default: false)
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *
@@ -42,10 +43,13 @@ import java.util.Set;
  *                         carries is refused with a 400 naming it
  * @param http             connection settings, or {@code null} for the defaults
  * @param path             the request path appended to {@code url}; default {@value #DEFAULT_PATH}
+ * @param propagateTrace   whether to send the exchange's {@code traceparent} ({@link
+ *                         dev.sluice.api.exchange.Attributes#TRACEPARENT}, set by a tracing binding) to the upstream;
+ *                         default {@code false}: nothing about the trace leaves the gateway
  */
 public record AnthropicClientOptions(String url, String apiKey, String anthropicVersion, Integer defaultMaxTokens,
                                      List<String> forwardHeaders, List<String> dropUnsupported, HttpOptionsConfig http,
-                                     String path)
+                                     String path, Boolean propagateTrace)
 {
     /** Anthropic's path below the {@code /v1} base URL. */
     public static final String DEFAULT_PATH = "/messages";
@@ -107,6 +111,7 @@ public record AnthropicClientOptions(String url, String apiKey, String anthropic
             }
             dropUnsupported = List.copyOf(dropUnsupported);
         }
+        propagateTrace = Boolean.TRUE.equals(propagateTrace);
     }
 
     private static String blankToNull(String s)
@@ -120,6 +125,6 @@ public record AnthropicClientOptions(String url, String apiKey, String anthropic
         return "AnthropicClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***")
             + ", anthropicVersion=" + anthropicVersion + ", defaultMaxTokens=" + defaultMaxTokens
             + ", forwardHeaders=" + forwardHeaders + ", dropUnsupported=" + dropUnsupported
-            + ", http=" + http + ", path=" + path + "]";
+            + ", http=" + http + ", path=" + path + ", propagateTrace=" + propagateTrace + "]";
     }
 }

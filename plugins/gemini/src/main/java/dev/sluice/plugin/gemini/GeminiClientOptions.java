@@ -20,6 +20,7 @@ import java.util.Set;
  *     api_key: "${{env.GEMINI_API_KEY}}"                       # sent as x-goog-api-key, never as ?key=
  *     forward_headers: [x-request-id]                          # downstream headers copied upstream (default: none)
  *     drop_unsupported: [store]                                # another dialect's fields this upstream may ignore
+ *     propagate_trace: true                                    # send the tracing binding's traceparent (default: false)
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *
@@ -31,9 +32,12 @@ import java.util.Set;
  * @param dropUnsupported names of other dialects' request fields (e.g. OpenAI's {@code store}) that may be dropped
  *                        when translating to Gemini; any other such field is refused with a 400 naming it
  * @param http            connection settings, or {@code null} for the defaults
+ * @param propagateTrace  whether to send the exchange's {@code traceparent} ({@link
+ *                        dev.sluice.api.exchange.Attributes#TRACEPARENT}, set by a tracing binding) to the upstream;
+ *                        default {@code false}: nothing about the trace leaves the gateway
  */
 public record GeminiClientOptions(String url, String apiKey, List<String> forwardHeaders, List<String> dropUnsupported,
-                                  HttpOptionsConfig http)
+                                  HttpOptionsConfig http, Boolean propagateTrace)
 {
     /** The Gemini API's base URL, for configs. */
     public static final String GOOGLE_URL = "https://generativelanguage.googleapis.com/v1beta";
@@ -64,12 +68,14 @@ public record GeminiClientOptions(String url, String apiKey, List<String> forwar
         }
         forwardHeaders = List.copyOf(names);
         dropUnsupported = dropUnsupported == null ? List.of() : List.copyOf(dropUnsupported);
+        propagateTrace = Boolean.TRUE.equals(propagateTrace);
     }
 
     @Override
     public String toString()
     {
         return "GeminiClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***") + ", forwardHeaders="
-            + forwardHeaders + ", dropUnsupported=" + dropUnsupported + ", http=" + http + "]";
+            + forwardHeaders + ", dropUnsupported=" + dropUnsupported + ", http=" + http + ", propagateTrace="
+            + propagateTrace + "]";
     }
 }

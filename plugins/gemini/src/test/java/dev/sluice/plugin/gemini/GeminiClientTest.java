@@ -34,7 +34,7 @@ class GeminiClientTest
     private static GeminiClientOptions options(List<String> droppable)
     {
         return new GeminiClientOptions(GeminiClientOptions.GOOGLE_URL, "AIza-gateway", List.of("x-request-id"),
-            droppable, null);
+            droppable, null, false);
     }
 
     private static ChatRequest request(String model, boolean stream, List<Message> messages)
@@ -212,7 +212,7 @@ class GeminiClientTest
     void sendsNoKeyWhenNoneIsConfigured()
     {
         TestUpstream upstream = new TestUpstream(200, TestBody.of(Fixtures.bytes("response-text.json")));
-        GeminiClientOptions noKey = new GeminiClientOptions("http://127.0.0.1:9/v1beta", " ", null, null, null);
+        GeminiClientOptions noKey = new GeminiClientOptions("http://127.0.0.1:9/v1beta", " ", null, null, null, false);
         GeminiClient client = new GeminiClient(noKey, upstream);
         handle(client, new TestExchange(request("m", false, List.of()), "{}").dialect("gemini"));
         assertThat(upstream.header("x-goog-api-key")).isNull();

@@ -71,7 +71,8 @@ final class OpenAiClient implements ClientBinding
             fixed.add(Map.entry("OpenAI-Project", options.project()));
             forward.remove("openai-project");
         }
-        this.headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
+        UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
+        this.headers = options.propagateTrace() ? headers.propagatingTrace() : headers;
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 

@@ -22,6 +22,7 @@ import java.util.Set;
  *     project: proj_...                       # optional, OpenAI-Project
  *     forward_headers: [x-request-id]         # downstream headers copied upstream (default: none)
  *     drop_unsupported: [thinking]            # another dialect's fields this upstream may ignore (default: none)
+ *     propagate_trace: true                   # send the tracing binding's traceparent upstream (default: false)
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *
@@ -36,9 +37,13 @@ import java.util.Set;
  * @param path           the request path appended to {@code url}; default {@value #DEFAULT_PATH}
  * @param dropUnsupported names of other dialects' request fields (e.g. Anthropic's {@code thinking}) that may be
  *                       dropped when translating to OpenAI; any other such field is refused with a 400 naming it
+ * @param propagateTrace whether to send the exchange's {@code traceparent} ({@link
+ *                       dev.sluice.api.exchange.Attributes#TRACEPARENT}, set by a tracing binding) to the upstream;
+ *                       default {@code false}: nothing about the trace leaves the gateway
  */
 public record OpenAiClientOptions(String url, String apiKey, String organization, String project, List<String> forwardHeaders,
-                                  HttpOptionsConfig http, String path, List<String> dropUnsupported)
+                                  HttpOptionsConfig http, String path, List<String> dropUnsupported,
+                                  Boolean propagateTrace)
 {
     /** OpenAI's path below the {@code /v1} base URL. */
     public static final String DEFAULT_PATH = "/chat/completions";
@@ -74,6 +79,7 @@ public record OpenAiClientOptions(String url, String apiKey, String organization
         }
         forwardHeaders = List.copyOf(names);
         dropUnsupported = dropUnsupported == null ? List.of() : List.copyOf(dropUnsupported);
+        propagateTrace = Boolean.TRUE.equals(propagateTrace);
     }
 
     private static String blankToNull(String s)
@@ -86,6 +92,7 @@ public record OpenAiClientOptions(String url, String apiKey, String organization
     {
         return "OpenAiClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***")
             + ", organization=" + organization + ", project=" + project + ", forwardHeaders=" + forwardHeaders
-            + ", http=" + http + ", path=" + path + ", dropUnsupported=" + dropUnsupported + "]";
+            + ", http=" + http + ", path=" + path + ", dropUnsupported=" + dropUnsupported
+            + ", propagateTrace=" + propagateTrace + "]";
     }
 }

@@ -1,0 +1,547 @@
+package dev.sluice.runtime;
+
+import com.anthropic.client.AnthropicClient;
+import com.anthropic.core.http.HttpResponseFor;
+import com.anthropic.core.http.StreamResponse;
+import com.anthropic.models.messages.MessageCreateParams;
+import com.anthropic.models.messages.RawMessageStreamEvent;
+import com.openai.client.OpenAIClient;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.completions.CompletionUsage;
+import com.sun.net.httpserver.HttpServer;
+import dev.sluice.bench.mock.MockModels;
+import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.bench.mock.RecordedRequest;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.common.v1.AnyValue;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.resource.v1.Resource;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.ScopeSpans;
+import io.opentelemetry.proto.trace.v1.Span;
+import io.opentelemetry.proto.trace.v1.Status;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpMethod;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code otel} plugin end to end: its jar from the distribution loaded by PF4J into a real gateway, the official
+ * SDKs (or plain HTTP where a test needs a header of its own) as clients, the mock provider behind, and an in-process
+ * OTLP/HTTP receiver that decodes what the plugin exports ({@code ExportTraceServiceRequest}, protobuf). Each test
+ * waits for its spans by polling with a deadline and asserts their content and counts, never a duration.
+ *
+ * <p>Spans leave the gateway in the order their exchanges ended (one queue, one export at a time), so once the span
+ * of a later exchange has arrived, a span of an earlier one would have too: that is how "no span" is asserted.
+ */
+class TracingPluginTest
+{
+    private static final String INCOMING_TRACE = "0af7651916cd43dd8448eb211c80319c";
+    private static final String INCOMING_SPAN = "b7ad6b7169203331";
+    private static final String OTLP_AUTH = "Bearer otlp-test-token";
+
+    @TempDir
+    static Path dir;
+
+    private static OtlpReceiver receiver;
+    private static MockProvider mock;
+    private static GatewayHarness gateway;
+    private static OpenAIClient openai;
+    private static AnthropicClient anthropic;
+
+    private static String config(int receiverPort, String mockRoot)
+    {
+        String http = "{ version: http/1.1, first_byte_timeout: 15s, idle_timeout: 15s }";
+        return """
+            listen: { host: 127.0.0.1, port: 0 }
+            bindings:
+              north_openai: { type: openai, kind: server, exit: tracing }
+              north_anthropic: { type: anthropic, kind: server, exit: tracing }
+              north_gemini: { type: gemini, kind: server, exit: tracing }
+              north_untraced: { type: openai, kind: server, options: { path: /untraced/v1/chat/completions }, exit: router }
+              tracing:
+                type: tracing
+                kind: proxy
+                exit: router
+                options:
+                  endpoint: "http://127.0.0.1:%1$d/v1/traces"
+                  headers_from_env: { authorization: OTLP_AUTH }
+                  service_name: sluice-under-test
+                  export_interval: 20ms
+              router:
+                type: router
+                kind: proxy
+                routes:
+                  - when: [ { model: "openai/*" } ]
+                    exit: south_openai
+                  - when: [ { model: "anthropic/*" } ]
+                    exit: south_anthropic
+                  - when: [ { model: "quiet/*" } ]
+                    exit: south_quiet
+                  - when: [ { model: "gemini/*" } ]
+                    exit: south_gemini
+              south_openai: { type: openai, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
+              south_anthropic: { type: anthropic, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
+              south_gemini: { type: gemini, kind: client, options: { url: "%2$s/v1beta", propagate_trace: true, http: %3$s } }
+              south_quiet:
+                type: openai
+                kind: client
+                options: { url: "%2$s/v1", forward_headers: [ traceparent ], http: %3$s }
+            """.formatted(receiverPort, mockRoot, http);
+    }
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        Path plugins = Files.createDirectory(dir.resolve("plugins"));
+        try (Stream<Path> jars = Files.list(TestDist.plugins()))
+        {
+            for (Path jar : jars.toList())
+                Files.copy(jar, plugins.resolve(jar.getFileName()));
+        }
+        receiver = OtlpReceiver.start();
+        mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 3).start();
+        gateway = GatewayHarness.start(dir, config(receiver.port(), "http://127.0.0.1:" + mock.port()), plugins,
+            Map.of("OTLP_AUTH", OTLP_AUTH));
+        String root = gateway.url("");
+        openai = SdkClients.openai(root, "sk-client");
+        anthropic = SdkClients.anthropic(root, "sk-ant-client");
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        SdkClients.stop(mock, openai, anthropic, gateway, receiver);
+    }
+
+    @BeforeEach
+    void clear()
+    {
+        // Every test waited for the spans of its own exchanges: nothing of an earlier test is still on its way.
+        mock.clearRecords();
+        receiver.clear();
+    }
+
+    @Test
+    void openAiSdkExchangeExportsOneServerSpanWithGenAiAttributesAndSendsItsTraceparentUpstream() throws Exception
+    {
+        ChatCompletion answer;
+        String id;
+        try (com.openai.core.http.HttpResponseFor<ChatCompletion> r = openai.chat().completions().withRawResponse()
+            .create(ChatCompletionCreateParams.builder().model("openai/gpt-4o").addUserMessage("Say hello").build()))
+        {
+            answer = r.parse();
+            id = r.headers().values("x-request-id").get(0);
+        }
+        CompletionUsage usage = answer.usage().orElseThrow();
+
+        Received span = receiver.await(id);
+
+        assertThat(receiver.spans()).as("one span per exchange").hasSize(1);
+        assertThat(span.span().getName()).isEqualTo("chat openai/gpt-4o");
+        assertThat(span.span().getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_SERVER);
+        assertThat(span.span().getParentSpanId().isEmpty()).as("no traceparent from the client: a new trace").isTrue();
+        assertThat(span.span().getStatus().getCode()).isNotEqualTo(Status.StatusCode.STATUS_CODE_ERROR);
+        assertThat(span.span().getEndTimeUnixNano()).isGreaterThanOrEqualTo(span.span().getStartTimeUnixNano());
+        Map<String, Object> a = span.attributes();
+        assertThat(a).containsEntry("gen_ai.operation.name", "chat")
+            .containsEntry("gen_ai.provider.name", "openai")
+            .containsEntry("gen_ai.request.model", "openai/gpt-4o")
+            .containsEntry("gen_ai.response.model", "openai/gpt-4o")
+            .containsEntry("gen_ai.usage.input_tokens", usage.promptTokens())
+            .containsEntry("gen_ai.usage.output_tokens", usage.completionTokens())
+            .containsEntry("http.response.status_code", 200L)
+            .containsEntry("sluice.route", "south_openai")
+            .containsEntry("sluice.server", "north_openai")
+            .containsEntry("sluice.request_id", id)
+            .containsEntry("server.address", "127.0.0.1")
+            .containsEntry("server.port", (long)mock.port())
+            .doesNotContainKey("error.type")
+            // The fast path forwarded the raw body: nothing decoded it, so no sampling parameters.
+            .doesNotContainKey("gen_ai.request.max_tokens");
+        assertThat(span.resource()).containsEntry("service.name", "sluice-under-test");
+        assertThat(receiver.authorizations()).as("headers_from_env reach the collector").containsOnly(OTLP_AUTH);
+        assertThat(receiver.contentTypes()).containsOnly("application/x-protobuf");
+        // Nothing of the prompt or of the client's key in any attribute.
+        assertThat(a.values()).noneMatch(v -> String.valueOf(v).contains("Say hello") || String.valueOf(v).contains("sk-client"));
+
+        RecordedRequest sent = mock.lastRequest();
+        assertThat(sent.headerValues("traceparent")).as("propagate_trace: true sends the span's own ids")
+            .containsExactly(span.traceparent());
+        // The exporter's sender runs on the runtime's executor: neither its own pool nor the SDK's batch worker exists.
+        assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
+            .noneMatch(n -> n.startsWith("jdkhttp-executor") || n.startsWith("BatchSpanProcessor"));
+    }
+
+    @Test
+    void streamedAnthropicExchangeCountsTheTokensOfTheStream() throws Exception
+    {
+        long input = 0;
+        long output = 0;
+        String id;
+        try (HttpResponseFor<StreamResponse<RawMessageStreamEvent>> r = anthropic.messages().withRawResponse()
+            .createStreaming(MessageCreateParams.builder().model("anthropic/claude-sonnet-4-5").maxTokens(100)
+                .addUserMessage("Say hello").build()))
+        {
+            id = r.headers().values("x-request-id").get(0);
+            try (StreamResponse<RawMessageStreamEvent> stream = r.parse())
+            {
+                for (RawMessageStreamEvent event : stream.stream().toList())
+                {
+                    if (event.messageStart().isPresent())
+                    {
+                        com.anthropic.models.messages.Usage u = event.messageStart().get().message().usage();
+                        input = u.inputTokens() + u.cacheReadInputTokens().orElse(0L) + u.cacheCreationInputTokens().orElse(0L);
+                    }
+                    if (event.messageDelta().isPresent())
+                        output = event.messageDelta().get().usage().outputTokens();
+                }
+            }
+        }
+        assertThat(output).isPositive();
+
+        Received span = receiver.await(id);
+
+        assertThat(receiver.spans()).hasSize(1);
+        assertThat(span.span().getName()).isEqualTo("chat anthropic/claude-sonnet-4-5");
+        assertThat(span.attributes()).containsEntry("gen_ai.provider.name", "anthropic")
+            .containsEntry("gen_ai.request.model", "anthropic/claude-sonnet-4-5")
+            .containsEntry("gen_ai.usage.input_tokens", input)
+            .containsEntry("gen_ai.usage.output_tokens", output)
+            .containsEntry("sluice.stream", true)
+            .containsEntry("sluice.server", "north_anthropic")
+            .containsEntry("sluice.route", "south_anthropic")
+            .containsEntry("http.response.status_code", 200L);
+        assertThat(span.eventNames()).as("upstream and first-token timings")
+            .contains("sluice.upstream.send", "sluice.upstream.first_byte", "sluice.first_token");
+        assertThat(mock.lastRequest().headerValues("traceparent"))
+            .containsExactly(span.traceparent());
+    }
+
+    @Test
+    void translatedExchangeReportsTheSamplingParametersItDecodedAndTheFinishReason() throws Exception
+    {
+        String id;
+        try (com.openai.core.http.HttpResponseFor<ChatCompletion> r = openai.chat().completions().withRawResponse()
+            .create(ChatCompletionCreateParams.builder().model("anthropic/claude-haiku").maxCompletionTokens(50)
+                .temperature(0.5).topP(0.9).addUserMessage("Say hello").build()))
+        {
+            assertThat(r.parse().choices()).isNotEmpty();
+            id = r.headers().values("x-request-id").get(0);
+        }
+
+        Received span = receiver.await(id);
+
+        assertThat(span.attributes()).containsEntry("gen_ai.provider.name", "anthropic")
+            .containsEntry("gen_ai.request.max_tokens", 50L)
+            .containsEntry("gen_ai.request.temperature", 0.5)
+            .containsEntry("gen_ai.request.top_p", 0.9)
+            .containsEntry("gen_ai.response.finish_reasons", List.of("end_turn"))
+            .containsEntry("sluice.server", "north_openai")
+            .containsEntry("sluice.route", "south_anthropic");
+    }
+
+    @Test
+    void incomingTraceparentIsContinuedAndOnlyTheOptedInClientPassesItOn() throws Exception
+    {
+        String incoming = "00-" + INCOMING_TRACE + "-" + INCOMING_SPAN + "-01";
+        ContentResponse propagated = chat("/v1/chat/completions", "openai/gpt-4o", incoming);
+        RecordedRequest sentPropagated = mock.lastRequest();
+        ContentResponse quiet = chat("/v1/chat/completions", "quiet/gpt-4o", incoming);
+        RecordedRequest sentQuiet = mock.lastRequest();
+        assertThat(propagated.getStatus()).isEqualTo(200);
+        assertThat(quiet.getStatus()).isEqualTo(200);
+
+        Received first = receiver.await(propagated.getHeaders().get("x-request-id"));
+        Received second = receiver.await(quiet.getHeaders().get("x-request-id"));
+
+        assertThat(receiver.spans()).hasSize(2);
+        for (Received span : List.of(first, second))
+        {
+            assertThat(span.traceId()).as("the caller's trace goes on").isEqualTo(INCOMING_TRACE);
+            assertThat(span.parentSpanId()).as("the caller's span is the parent").isEqualTo(INCOMING_SPAN);
+            assertThat(span.spanId()).isNotEqualTo(INCOMING_SPAN);
+        }
+        assertThat(sentPropagated.headerValues("traceparent")).as("the gateway's span, not the caller's, is the parent upstream")
+            .containsExactly("00-" + INCOMING_TRACE + "-" + first.spanId() + "-01");
+        assertThat(sentPropagated.hasHeader("tracestate")).isFalse();
+        // south_quiet has no propagate_trace: its forward_headers pass the client's own header, nothing of the gateway's.
+        assertThat(sentQuiet.headerValues("traceparent")).containsExactly(incoming);
+        assertThat(second.attributes()).containsEntry("sluice.route", "south_quiet");
+    }
+
+    @Test
+    void geminiClientBindingPropagatesTooAndNamesTheProviderGcpGemini() throws Exception
+    {
+        ContentResponse r = gateway.http.newRequest(gateway.url("/v1beta/models/gemini/mock:generateContent"))
+            .method(HttpMethod.POST).timeout(20, TimeUnit.SECONDS)
+            .body(new StringRequestContent("application/json",
+                "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Hi\"}]}]}"))
+            .send();
+        assertThat(r.getStatus()).isEqualTo(200);
+
+        Received span = receiver.await(r.getHeaders().get("x-request-id"));
+
+        assertThat(span.attributes()).containsEntry("gen_ai.provider.name", "gcp.gemini")
+            .containsEntry("sluice.server", "north_gemini")
+            .containsEntry("sluice.route", "south_gemini");
+        assertThat(mock.lastRequest().headerValues("traceparent"))
+            .containsExactly(span.traceparent());
+    }
+
+    @Test
+    void clientBindingWithoutPropagateTraceSendsNoTraceparent() throws Exception
+    {
+        ContentResponse r = chat("/v1/chat/completions", "quiet/gpt-4o", null);
+        assertThat(r.getStatus()).isEqualTo(200);
+
+        Received span = receiver.await(r.getHeaders().get("x-request-id"));
+
+        assertThat(span.attributes()).containsEntry("sluice.route", "south_quiet");
+        assertThat(mock.lastRequest().hasHeader("traceparent")).isFalse();
+    }
+
+    @Test
+    void refusalByALaterBindingStillEndsTheSpanWithStatusError() throws Exception
+    {
+        ContentResponse r = chat("/v1/chat/completions", "nowhere/gpt-4o", null);
+        assertThat(r.getStatus()).isEqualTo(404);
+
+        Received span = receiver.await(r.getHeaders().get("x-request-id"));
+
+        assertThat(receiver.spans()).hasSize(1);
+        assertThat(span.span().getStatus().getCode()).isEqualTo(Status.StatusCode.STATUS_CODE_ERROR);
+        assertThat(span.attributes()).containsEntry("error.type", "not_found")
+            .containsEntry("http.response.status_code", 404L)
+            .containsEntry("gen_ai.request.model", "nowhere/gpt-4o")
+            .doesNotContainKey("sluice.route")
+            .doesNotContainKey("gen_ai.response.model");
+        assertThat(mock.requestCount()).as("refused without an upstream call").isZero();
+    }
+
+    @Test
+    void exchangesThatDoNotPassTheBindingExportNothing() throws Exception
+    {
+        ContentResponse untraced = chat("/untraced/v1/chat/completions", "openai/gpt-4o", null);
+        assertThat(untraced.getStatus()).isEqualTo(200);
+        assertThat(mock.lastRequest().hasHeader("traceparent")).as("no tracing binding, no attribute to propagate")
+            .isFalse();
+        ContentResponse traced = chat("/v1/chat/completions", "openai/gpt-4o", null);
+
+        receiver.await(traced.getHeaders().get("x-request-id"));
+
+        // The untraced exchange ended first: had it a span, that span would have arrived before this one.
+        assertThat(receiver.spans()).hasSize(1);
+        assertThat(receiver.find(untraced.getHeaders().get("x-request-id"))).isNull();
+    }
+
+    private static ContentResponse chat(String path, String model, String traceparent) throws Exception
+    {
+        var request = gateway.http.newRequest(gateway.url(path)).method(HttpMethod.POST).timeout(20, TimeUnit.SECONDS)
+            .body(new StringRequestContent("application/json", "{\"model\":\"" + model
+                + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"));
+        if (traceparent != null)
+            request.headers(h -> h.put("traceparent", traceparent).put("tracestate", "vendor=opaque"));
+        return request.send();
+    }
+
+    /** One span as the collector received it, with its resource. */
+    record Received(Span span, Map<String, Object> resource)
+    {
+        String traceId()
+        {
+            return HexFormat.of().formatHex(span.getTraceId().toByteArray());
+        }
+
+        String spanId()
+        {
+            return HexFormat.of().formatHex(span.getSpanId().toByteArray());
+        }
+
+        /**
+         * @return the span as a W3C {@code traceparent}, with its flags: sampled, and for a trace the gateway started,
+         *         W3C level 2's "random trace id" bit too ({@code 03})
+         */
+        String traceparent()
+        {
+            int flags = span.getFlags() & 0xff;
+            assertThat(flags & 1).as("sampled").isEqualTo(1);
+            return "00-" + traceId() + "-" + spanId() + "-" + String.format("%02x", flags);
+        }
+
+        String parentSpanId()
+        {
+            return HexFormat.of().formatHex(span.getParentSpanId().toByteArray());
+        }
+
+        Map<String, Object> attributes()
+        {
+            return values(span.getAttributesList());
+        }
+
+        List<String> eventNames()
+        {
+            return span.getEventsList().stream().map(Span.Event::getName).toList();
+        }
+    }
+
+    private static Map<String, Object> values(List<KeyValue> attributes)
+    {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (KeyValue kv : attributes)
+            out.put(kv.getKey(), value(kv.getValue()));
+        return out;
+    }
+
+    private static Object value(AnyValue v)
+    {
+        return switch (v.getValueCase())
+        {
+            case STRING_VALUE -> v.getStringValue();
+            case INT_VALUE -> v.getIntValue();
+            case DOUBLE_VALUE -> v.getDoubleValue();
+            case BOOL_VALUE -> v.getBoolValue();
+            case ARRAY_VALUE -> v.getArrayValue().getValuesList().stream().map(TracingPluginTest::value).toList();
+            default -> v.toString();
+        };
+    }
+
+    /**
+     * A minimal OTLP/HTTP collector: {@code POST /v1/traces} with a protobuf {@code ExportTraceServiceRequest},
+     * answered with an empty {@code ExportTraceServiceResponse}. It keeps every span and the headers that matter.
+     */
+    static final class OtlpReceiver implements AutoCloseable
+    {
+        private final HttpServer server;
+        private final ConcurrentLinkedQueue<Received> spans = new ConcurrentLinkedQueue<>();
+        private final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
+        private final ConcurrentLinkedQueue<String> contentTypes = new ConcurrentLinkedQueue<>();
+
+        private OtlpReceiver(HttpServer server)
+        {
+            this.server = server;
+        }
+
+        static OtlpReceiver start() throws IOException
+        {
+            HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            OtlpReceiver receiver = new OtlpReceiver(server);
+            server.createContext("/v1/traces", exchange ->
+            {
+                try (InputStream in = exchange.getRequestBody())
+                {
+                    byte[] body = in.readAllBytes();
+                    if (!"POST".equals(exchange.getRequestMethod()))
+                    {
+                        exchange.sendResponseHeaders(405, -1);
+                        return;
+                    }
+                    receiver.contentTypes.add(String.valueOf(exchange.getRequestHeaders().getFirst("Content-Type")));
+                    receiver.authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
+                    ExportTraceServiceRequest request = ExportTraceServiceRequest.parseFrom(body);
+                    for (ResourceSpans rs : request.getResourceSpansList())
+                    {
+                        Map<String, Object> resource = values(rs.getResource().getAttributesList());
+                        for (ScopeSpans ss : rs.getScopeSpansList())
+                        {
+                            for (Span span : ss.getSpansList())
+                                receiver.spans.add(new Received(span, resource));
+                        }
+                    }
+                    byte[] answer = ExportTraceServiceResponse.getDefaultInstance().toByteArray();
+                    exchange.getResponseHeaders().set("Content-Type", "application/x-protobuf");
+                    exchange.sendResponseHeaders(200, answer.length == 0 ? -1 : answer.length);
+                    if (answer.length > 0)
+                        exchange.getResponseBody().write(answer);
+                }
+                finally
+                {
+                    exchange.close();
+                }
+            });
+            server.start();
+            return receiver;
+        }
+
+        int port()
+        {
+            return server.getAddress().getPort();
+        }
+
+        void clear()
+        {
+            spans.clear();
+            authorizations.clear();
+            contentTypes.clear();
+        }
+
+        List<Received> spans()
+        {
+            return new ArrayList<>(spans);
+        }
+
+        List<String> authorizations()
+        {
+            return new ArrayList<>(authorizations);
+        }
+
+        List<String> contentTypes()
+        {
+            return new ArrayList<>(contentTypes);
+        }
+
+        /** @return the span of the exchange {@code requestId}, or null if it has not arrived */
+        Received find(String requestId)
+        {
+            for (Received r : spans)
+            {
+                if (requestId.equals(r.attributes().get("sluice.request_id")))
+                    return r;
+            }
+            return null;
+        }
+
+        /** Waits for the span of {@code requestId}: polls until it arrived, failing after 20 s (a deadline, not a claim). */
+        Received await(String requestId) throws InterruptedException
+        {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            Received found;
+            while ((found = find(requestId)) == null)
+            {
+                if (System.nanoTime() > deadline)
+                    throw new AssertionError("no span for " + requestId + "; received: " + spans);
+                Thread.sleep(10);
+            }
+            return found;
+        }
+
+        @Override
+        public void close()
+        {
+            server.stop(0);
+        }
+    }
+}
