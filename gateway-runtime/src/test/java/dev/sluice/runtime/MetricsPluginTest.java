@@ -19,6 +19,7 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.completions.CompletionUsage;
 import dev.sluice.api.json.Json;
+import dev.sluice.api.testing.Exposition;
 import dev.sluice.bench.mock.MockModels;
 import dev.sluice.bench.mock.MockProvider;
 import org.eclipse.jetty.client.ContentResponse;

@@ -14,6 +14,7 @@ import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.api.testing.Exposition;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 

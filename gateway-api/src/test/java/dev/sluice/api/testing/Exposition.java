@@ -1,4 +1,4 @@
-package dev.sluice.runtime;
+package dev.sluice.api.testing;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,11 +12,12 @@ import java.util.TreeSet;
  * A small parser of the Prometheus text exposition format (0.0.4; OpenMetrics' {@code # EOF} is accepted): {@code #
  * HELP} and {@code # TYPE} lines, and samples {@code name{label="value",…} value [timestamp]} with the format's escapes
  * in label values. It fails on any line it does not understand, so a test also checks the output is well-formed.
+ * For tests of metrics plugins (the Prometheus Java client has writers, not a parser).
  */
-final class Exposition
+public final class Exposition
 {
     /** One sample line. */
-    record Sample(String name, Map<String, String> labels, double value)
+    public record Sample(String name, Map<String, String> labels, double value)
     {
         boolean has(String... pairs)
         {
@@ -29,11 +30,11 @@ final class Exposition
         }
     }
 
-    final Map<String, String> types = new LinkedHashMap<>();
-    final Map<String, String> helps = new LinkedHashMap<>();
-    final List<Sample> samples = new ArrayList<>();
+    public final Map<String, String> types = new LinkedHashMap<>();
+    public final Map<String, String> helps = new LinkedHashMap<>();
+    public final List<Sample> samples = new ArrayList<>();
 
-    static Exposition parse(String text)
+    public static Exposition parse(String text)
     {
         Exposition e = new Exposition();
         for (String line : text.split("\n"))
@@ -122,19 +123,19 @@ final class Exposition
     }
 
     /** @return the samples of {@code name} whose labels include the given name/value pairs */
-    List<Sample> samples(String name, String... pairs)
+    public List<Sample> samples(String name, String... pairs)
     {
         return samples.stream().filter(s -> s.name.equals(name) && s.has(pairs)).toList();
     }
 
     /** @return the sum of the samples of {@code name} whose labels include the given pairs (0 if none) */
-    double sum(String name, String... pairs)
+    public double sum(String name, String... pairs)
     {
         return samples(name, pairs).stream().mapToDouble(Sample::value).sum();
     }
 
     /** @return the value of the one sample of {@code name} with exactly these labels */
-    double value(String name, String... pairs)
+    public double value(String name, String... pairs)
     {
         List<Sample> found = samples(name, pairs).stream().filter(s -> s.labels.size() == pairs.length / 2).toList();
         if (found.size() != 1)
@@ -143,7 +144,7 @@ final class Exposition
     }
 
     /** @return the values {@code label} takes in the samples of {@code name} */
-    Set<String> labelValues(String name, String label)
+    public Set<String> labelValues(String name, String label)
     {
         Set<String> values = new TreeSet<>();
         for (Sample s : samples(name))
