@@ -73,6 +73,16 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
         };
     }
 
+    /**
+     * @return whether every request passes the observability plugins (S1-5k-obs, issue 11): a {@code log} binding
+     *         writing one JSON line per exchange to a file in the run's folder and a {@code metrics} binding counting
+     *         it into Prometheus metrics, in front of the router
+     */
+    boolean observability()
+    {
+        return "S1-5k-obs".equals(name);
+    }
+
     /** @return whether the gateway translates between two dialects in this cell */
     boolean translates()
     {

@@ -773,7 +773,9 @@ final class CellRunner implements AutoCloseable
         Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
             adminPort, cell.client(), cell.provider(),
             cell.virtualKeys() || cell.guardrails() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null, cell.guardrails(),
-            cell.cache() != null),
+            cell.cache() != null, cell.observability()
+                ? session.raw().resolve("logs/requests-" + cell.name() + "-r" + rep + ".jsonl").toAbsolutePath().toString()
+                : null),
             StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
         Files.deleteIfExists(gc);

@@ -97,6 +97,33 @@ class PiecesTest
     }
 
     @Test
+    void issue11CellsPutTheirPluginsInFrontOfTheRouterAndForceMissesWithNoCache()
+    {
+        assertThat(Fixtures.cell("S1-5k-cache-hit").cache()).isEqualTo("hit");
+        assertThat(Fixtures.cell("S1-5k-cache-miss").cache()).isEqualTo("miss");
+        assertThat(Fixtures.cell("S3-stream-cache").cache()).isEqualTo("miss");
+        assertThat(Fixtures.cell("S1-5k").cache()).isNull();
+        assertThat(Fixtures.cell("S1-5k-obs").observability()).isTrue();
+        assertThat(Fixtures.cell("S1-5k").observability()).isFalse();
+
+        String cached = GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, null,
+            false, true, null);
+        assertThat(cached).contains("    kind: server\n    exit: cache\n")
+            .contains("  cache:\n    type: cache\n    kind: proxy\n    exit: router\n").doesNotContain("type: log");
+        String observed = GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, null,
+            false, false, "/tmp/r.jsonl");
+        assertThat(observed).contains("    kind: server\n    exit: log\n")
+            .contains("  log:\n    type: log\n    kind: proxy\n    exit: metrics\n    options: { path: \"/tmp/r.jsonl\" }\n")
+            .contains("  metrics:\n    type: metrics\n    kind: proxy\n    exit: router\n").doesNotContain("type: cache");
+
+        URI target = URI.create("http://127.0.0.1:8081/v1/chat/completions");
+        assertThat(CellRunner.loadSpec(Fixtures.cell("S1-5k-cache-miss"), 5_000, Cells.MODEL, target, false, 64,
+            Duration.ZERO, Duration.ofSeconds(1)).headers()).containsEntry("cache-control", "no-cache");
+        assertThat(CellRunner.loadSpec(Fixtures.cell("S1-5k-cache-hit"), 5_000, Cells.MODEL, target, false, 64,
+            Duration.ZERO, Duration.ofSeconds(1)).headers()).doesNotContainKey("cache-control");
+    }
+
+    @Test
     void r401CountsTheExpected401sAsSuccessesAndSaysSoWhenShort()
     {
         Map<String, Long> errors = Fixtures.errors(10_000);
