@@ -114,6 +114,13 @@ final class LogBinding implements ProxyBinding, CompletionListener
                 exchange.attribute(answerAttribute, bytes.body());
             else if (reply instanceof Reply.Message message)
                 exchange.attribute(answerAttribute, message.response());
+            else if (reply instanceof Reply.Stream stream)
+            {
+                // Streams are relayed through a capture that keeps their first max_bytes as they pass.
+                StreamCapture capture = new StreamCapture(stream.events(), maxBody);
+                exchange.attribute(answerAttribute, capture);
+                return new Reply.Stream(capture, stream.headers());
+            }
             return reply;
         });
     }

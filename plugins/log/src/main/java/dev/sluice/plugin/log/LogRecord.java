@@ -90,8 +90,12 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
             if (bodies)
             {
                 request = Body.of(exchange.body(), maxBody);
+                if (answer instanceof StreamCapture capture)
+                    answer = capture.answer();
                 if (answer instanceof byte[] bytes)
                     response = Body.of(bytes, maxBody);
+                else if (answer instanceof String streamedText)
+                    text = streamedText;
                 else if (answer instanceof ChatResponse message)
                     text = text(message, maxBody);
             }
