@@ -18,12 +18,15 @@ import dev.sluice.runtime.internal.chain.DefaultExchange;
 import dev.sluice.api.model.Usage;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
+import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Invocable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +54,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private static final HttpField JSON = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
     private static final String REQUEST_ID = "x-request-id";
+    /** How far over the cap a refused body is read and discarded so that its client can read the 413 (Tomcat: 2 MiB). */
+    static final long DRAIN_BYTES = 2L << 20;
     /**
      * The client's idle timeout never fails a chat request by itself. Jetty asks these listeners only when no read or
      * write of the request is pending, and a chat request then waits for the provider (its answer, or the next event
@@ -738,9 +743,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             long declared = request.getLength();
             if (declared > maxBodyBytes)
             {
-                // Refuse before reading a byte of an oversized body.
-                fail(new GatewayException(ErrorKind.REQUEST_TOO_LARGE, "request body is " + declared
-                    + " bytes, over the limit of " + maxBodyBytes + " bytes"));
+                refuseOversized(new GatewayException(ErrorKind.REQUEST_TOO_LARGE, "request body is " + declared
+                    + " bytes, over the limit of " + maxBodyBytes + " bytes"), declared);
                 return;
             }
             body = new byte[declared >= 0 ? (int)declared : 8192];
@@ -772,8 +776,15 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 int n = buffer.remaining();
                 if (length + n > maxBodyBytes)
                 {
+                    boolean last = chunk.isLast();
                     chunk.release();
-                    fail(new GatewayException(ErrorKind.REQUEST_TOO_LARGE, "request body is over the limit of " + maxBodyBytes + " bytes"));
+                    GatewayException tooLarge = new GatewayException(ErrorKind.REQUEST_TOO_LARGE,
+                        "request body is over the limit of " + maxBodyBytes + " bytes");
+                    body = null;
+                    if (last)
+                        fail(tooLarge);
+                    else
+                        refuseOversized(tooLarge, -1);
                     return;
                 }
                 if (length + n > body.length)
@@ -884,6 +895,91 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             catch (Throwable t)
             {
                 fail(t);
+            }
+        }
+
+        /**
+         * Answers 413 to a body over the cap. A client that is still sending when the answer comes and the connection
+         * closes gets a reset, and most clients then report the reset, not the answer: so, as Tomcat's swallow does,
+         * rest of a body at most {@link #DRAIN_BYTES} over the cap is read and discarded first, and the answer comes
+         * after it on a connection that stays usable. A larger body (by its Content-Length, or once over the bound) is
+         * answered at once, with {@code Connection: close}. A client that sent {@code Expect: 100-continue} and has not sent its
+         * body yet is answered at once: it then never sends it.
+         *
+         * @param declared the body's Content-Length, or -1 when unknown (chunked, or already partly read)
+         */
+        private void refuseOversized(GatewayException error, long declared)
+        {
+            if (length == 0 && request.getHeaders().contains(HttpHeader.EXPECT, HttpHeaderValue.CONTINUE.asString()))
+            {
+                fail(error);
+                return;
+            }
+            if (declared - maxBodyBytes > DRAIN_BYTES)
+            {
+                closeAfter(error);
+                return;
+            }
+            new Drain(error).run();
+        }
+
+        private void closeAfter(GatewayException error)
+        {
+            if (request.getConnectionMetaData().getHttpVersion() != HttpVersion.HTTP_2)
+                response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+            fail(error);
+        }
+
+        /** Reads and discards the rest of a refused body, then answers; demand-driven like the body read. */
+        private final class Drain implements Runnable, Invocable
+        {
+            private final GatewayException error;
+            private long discarded;
+
+            Drain(GatewayException error)
+            {
+                this.error = error;
+            }
+
+            @Override
+            public InvocationType getInvocationType()
+            {
+                return InvocationType.NON_BLOCKING;
+            }
+
+            @Override
+            public void run()
+            {
+                while (true)
+                {
+                    Content.Chunk chunk = request.read();
+                    if (chunk == null)
+                    {
+                        request.demand(this);
+                        return;
+                    }
+                    if (Content.Chunk.isFailure(chunk))
+                    {
+                        // The client went away or timed out while sending: nobody is left to answer.
+                        if (LOG.isDebugEnabled())
+                            LOG.debug("C2G {} refused body's drain failed: {}", id, String.valueOf(chunk.getFailure()));
+                        callback.failed(chunk.getFailure());
+                        return;
+                    }
+                    discarded += chunk.remaining();
+                    boolean last = chunk.isLast();
+                    chunk.release();
+                    if (last)
+                    {
+                        fail(error);
+                        return;
+                    }
+                    if (discarded > DRAIN_BYTES)
+                    {
+                        closeAfter(error);
+                        return;
+                    }
+                }
             }
         }
 
