@@ -282,6 +282,32 @@ class CachePluginTest
         assertThat(viaOpenAi.usage().orElseThrow().completionTokens()).isEqualTo(stored.usage().outputTokens());
     }
 
+    @Test
+    void aBodyStoredForAnOpenAiClientIsItsBytesAndAnthropicAndGeminiClientsHitIt() throws Exception
+    {
+        // Same dialect both sides: the miss relays the provider's body as it is and stores those bytes; a hit of the
+        // same dialect gets them byte for byte, the other dialects a translation of them.
+        String prompt = "bytes then dialects " + System.nanoTime();
+        String model = "shared/" + MODEL;
+        HttpResponse<String> miss = send(openAiJson(prompt, model, false), Map.of());
+        HttpResponse<String> hit = send(openAiJson(prompt, model, false), Map.of());
+        assertThat(miss.headers().firstValue("x-cache")).hasValue("miss");
+        assertThat(hit.headers().firstValue("x-cache")).hasValue("hit");
+        assertThat(hit.body()).as("the stored bytes").isEqualTo(miss.body());
+        JsonNode relayed = Json.MAPPER.readTree(miss.body());
+
+        Message viaAnthropic = anthropic.messages().create(anthropicAsk(prompt, model));
+        GenerateContentResponse viaGemini = genai.models.generateContent(model, prompt, geminiConfig());
+        ChatCompletion viaStream = openAiStream(openAiAsk(prompt, model).build());
+        assertThat(mock.requestCount()).as("one upstream call for four answers").isEqualTo(1);
+        String text = relayed.at("/choices/0/message/content").asText();
+        assertThat(text(viaAnthropic)).isEqualTo(text).isEqualTo(MockProvider.DEFAULT_TEXT);
+        assertThat(viaAnthropic.usage().inputTokens()).isEqualTo(relayed.at("/usage/prompt_tokens").asLong());
+        assertThat(viaAnthropic.usage().outputTokens()).isEqualTo(relayed.at("/usage/completion_tokens").asLong());
+        assertThat(viaGemini.text()).isEqualTo(text);
+        assertThat(viaStream.choices().get(0).message().content()).hasValue(text);
+    }
+
     // --- single flight ----------------------------------------------------------------------------------------------
 
     @Test

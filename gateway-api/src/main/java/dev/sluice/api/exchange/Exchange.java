@@ -42,6 +42,19 @@ public interface Exchange
     /** @return the dialect the client speaks (the server binding's codec dialect, e.g. {@code "openai"}) */
     String dialect();
 
+    /**
+     * The codec of the client's dialect: what the server binding decodes the request and encodes the answer with. A
+     * binding that keeps a {@link Reply.Bytes} (in this dialect) for a client of another dialect decodes it with this
+     * codec (a response cache).
+     *
+     * @return the server binding's codec, or {@code null} if this exchange has none (a test double)
+     * @since 0.4.0
+     */
+    default dev.sluice.api.codec.DialectCodec codec()
+    {
+        return null;
+    }
+
     /** @return the request body as received; never modify it */
     byte[] body();
 

@@ -127,6 +127,12 @@ public final class DefaultExchange implements Exchange
     }
 
     @Override
+    public DialectCodec codec()
+    {
+        return codec;
+    }
+
+    @Override
     public byte[] body()
     {
         return body;

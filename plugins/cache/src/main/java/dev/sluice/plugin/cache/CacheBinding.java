@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
 import com.github.benmanes.caffeine.cache.AsyncCache;
+import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Exchange;
@@ -26,10 +27,10 @@ import dev.sluice.api.service.Scheduler;
  * The {@code cache} binding: answers an exact repeat of a request from memory (README "Response cache").
  *
  * <p>Per exchange: the key is computed from the decoded request ({@link CacheKeys}); a stored answer is a hit, replayed
- * as a body ({@link Reply.Message}) or a stream ({@link ReplayStream}) in the client's dialect, whichever dialect and
- * form filled it; otherwise the exchange is a miss: it asks the chain for a canonical answer
- * ({@link Exchange#requireCanonicalReply()}), relays it, and stores it when it completed normally (a stream at its end,
- * recorded while relayed). Concurrent identical misses make one upstream call: the first is the leader, the others
+ * as a body or a stream ({@link ReplayStream}) in the client's dialect, whichever dialect and form filled it (the
+ * provider's bytes as they are to a client of their dialect); otherwise the exchange is a miss: it relays the answer
+ * and stores it when it completed normally — a body as the bytes the client got, a stream (asked for in canonical form,
+ * {@link Exchange#requireCanonicalReply()}) at its end, recorded while relayed. Concurrent identical misses make one upstream call: the first is the leader, the others
  * follow its answer for up to {@code follower_wait}, then make their own call. {@code Cache-Control: no-store} in the
  * request skips the cache (not looked up, not stored), {@code no-cache} skips the lookup and refreshes the entry. Every
  * answer carries {@code x-cache: hit|miss|bypass}, and the exchange the attribute {@link Attributes#CACHE}.
@@ -135,8 +136,21 @@ final class CacheBinding implements ProxyBinding
     {
         stats.hits.increment();
         exchange.attribute(Attributes.CACHE, "hit");
-        ChatResponse response = answer.response();
-        exchange.usage(response.usage());
+        exchange.usage(answer.usage());
+        if (!exchange.stream() && answer instanceof CachedAnswer.Body body && body.dialect().equals(exchange.dialect()))
+        {
+            // The provider's own bytes to a client of its dialect: nothing to encode.
+            return CompletableFuture.completedFuture(new Reply.Bytes(200, body.contentType, body.body, body.usage(), HIT));
+        }
+        ChatResponse response;
+        try
+        {
+            response = answer.canonical();
+        }
+        catch (RuntimeException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
         if (exchange.stream())
         {
             CacheOptions.ReplayOptions replay = options.replay();
@@ -147,7 +161,9 @@ final class CacheBinding implements ProxyBinding
     }
 
     /**
-     * Asks the chain, relays the answer and stores it if it completed normally.
+     * Asks the chain, relays the answer and stores it if it completed normally. A complete answer to a client of the
+     * provider's dialect comes as the provider's bytes ({@link Reply.Bytes}) and is stored as they are — the miss costs
+     * no decoding; a stream is asked for in canonical form, to be recorded while it is relayed.
      *
      * @param flight the future identical requests follow ({@code null} when none does); completed exactly once, with
      *               the stored answer or {@code null}
@@ -157,7 +173,9 @@ final class CacheBinding implements ProxyBinding
     {
         stats.misses.increment();
         exchange.attribute(Attributes.CACHE, "miss");
-        exchange.requireCanonicalReply();
+        DialectCodec codec = exchange.codec();
+        if (exchange.stream() || codec == null)
+            exchange.requireCanonicalReply();
         long ttl = ttlNanos(exchange.targetModel());
         if (flight != null)
         {
@@ -172,35 +190,37 @@ final class CacheBinding implements ProxyBinding
         }
         catch (RuntimeException e)
         {
-            done(key, flight, null, ttl);
+            done(key, flight, null);
             throw e;
         }
         return reply.whenComplete((r, failure) ->
         {
             if (failure != null)
-                done(key, flight, null, ttl);
+                done(key, flight, null);
         }).thenApply(r ->
         {
             if (r instanceof Reply.Message m)
             {
-                done(key, flight, m.response(), ttl);
+                done(key, flight, CachedAnswer.of(m.response(), ttl));
                 return tagged(m, MISS);
             }
             if (r instanceof Reply.Stream s)
-                return new Reply.Stream(new RecordingStream(s.events(), maxChars, answer -> done(key, flight, answer, ttl)),
+                return new Reply.Stream(new RecordingStream(s.events(), maxChars,
+                    answer -> done(key, flight, answer == null ? null : CachedAnswer.of(answer, ttl))),
                     s.headers().withAll(MISS));
-            // Raw bytes despite the request for a canonical answer (a binding that cannot give one): not stored.
-            done(key, flight, null, ttl);
-            return tagged(r, MISS);
+            Reply.Bytes b = (Reply.Bytes)r;
+            // Only a complete answer in the client's dialect (a client binding's fast path) is kept; a binding that
+            // answers with its own status (not 200) is not a provider's answer to repeat.
+            done(key, flight, b.status() == 200 && codec != null
+                ? CachedAnswer.of(b.body(), b.contentType(), b.usage(), codec, ttl) : null);
+            return b.withHeaders(b.headers().withAll(MISS));
         });
     }
 
-    /** Stores {@code answer} (if any) and releases the followers. */
-    private void done(CacheKeys.Key key, CompletableFuture<CachedAnswer> flight, ChatResponse answer, long ttl)
+    /** Stores {@code answer} (if any and not too large) and releases the followers. */
+    private void done(CacheKeys.Key key, CompletableFuture<CachedAnswer> flight, CachedAnswer answer)
     {
-        CachedAnswer stored = answer == null ? null : CachedAnswer.of(answer, ttl);
-        if (stored != null && stored.weight() > options.maxBytes() / 4)
-            stored = null;
+        CachedAnswer stored = answer != null && answer.weight() <= options.maxBytes() / 4 ? answer : null;
         if (stored == null)
             stats.notStored.increment();
         else
