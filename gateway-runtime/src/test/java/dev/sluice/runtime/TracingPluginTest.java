@@ -42,6 +42,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -113,6 +114,15 @@ class TracingPluginTest
             """.formatted(receiverPort, mockRoot, http);
     }
 
+    private static Set<String> jdkClientThreadsBefore;
+
+    /** @return the names of the JDK {@code HttpClient}'s threads now alive (other test classes' clients may linger) */
+    private static Set<String> jdkClientThreads()
+    {
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).filter(n -> n.startsWith("HttpClient-"))
+            .collect(java.util.stream.Collectors.toSet());
+    }
+
     @BeforeAll
     static void start() throws Exception
     {
@@ -122,6 +132,7 @@ class TracingPluginTest
             for (Path jar : jars.toList())
                 Files.copy(jar, plugins.resolve(jar.getFileName()));
         }
+        jdkClientThreadsBefore = jdkClientThreads();
         receiver = OtlpReceiver.start();
         mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 3).start();
         gateway = GatewayHarness.start(dir, config(receiver.port(), "http://127.0.0.1:" + mock.port()), plugins,
@@ -191,9 +202,11 @@ class TracingPluginTest
         RecordedRequest sent = mock.lastRequest();
         assertThat(sent.headerValues("traceparent")).as("propagate_trace: true sends the span's own ids")
             .containsExactly(span.traceparent());
-        // The exporter's sender runs on the runtime's executor: neither its own pool nor the SDK's batch worker exists.
+        // The export went out on the gateway's own HTTP client: no JDK HttpClient started (its selector thread would
+        // live as long as the exporter), no sender pool, no SDK batch worker.
         assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
-            .noneMatch(n -> n.startsWith("jdkhttp-executor") || n.startsWith("BatchSpanProcessor"));
+            .noneMatch(n -> n.startsWith("jdkhttp-executor") || n.startsWith("BatchSpanProcessor")
+                || n.startsWith("HttpClient-") && !jdkClientThreadsBefore.contains(n));
     }
 
     @Test

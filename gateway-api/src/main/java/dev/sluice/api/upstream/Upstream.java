@@ -23,6 +23,20 @@ public interface Upstream
     /** Sends {@code request} on behalf of {@code exchange}. */
     CompletionStage<UpstreamResponse> send(UpstreamRequest request, Exchange exchange);
 
+    /**
+     * Sends a request the binding makes on its own behalf, outside any exchange — a trace export, a key sync, a health
+     * probe: the same connection pool, bounds and timeouts as {@link #send(UpstreamRequest, Exchange)}, no exchange to
+     * abort it (its timeouts end it) and no stage marks. Never blocks. Any binding may obtain an upstream for this
+     * ({@code BindingContext.upstream}), not only a client binding.
+     *
+     * @since 0.4.0
+     */
+    default CompletionStage<UpstreamResponse> send(UpstreamRequest request)
+    {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+            new UnsupportedOperationException("this upstream sends only on behalf of an exchange"));
+    }
+
     /** @return the options this upstream was created with */
     UpstreamOptions options();
 }

@@ -97,12 +97,24 @@ final class JettyUpstream implements Upstream
             d.getQueuedRequestCount());
     }
 
+    private static String id(Exchange exchange)
+    {
+        return exchange == null ? "-" : exchange.id();
+    }
+
     /** @return the destination once a request was sent, else {@code null} */
     HttpDestination destination()
     {
         return destination;
     }
 
+    @Override
+    public CompletionStage<UpstreamResponse> send(UpstreamRequest upstreamRequest)
+    {
+        return send(upstreamRequest, null);
+    }
+
+    /** @param exchange the exchange on whose behalf, or {@code null} for a request the binding makes on its own */
     @Override
     public CompletionStage<UpstreamResponse> send(UpstreamRequest upstreamRequest, Exchange exchange)
     {
@@ -122,15 +134,18 @@ final class JettyUpstream implements Upstream
         {
             if (LOG.isDebugEnabled())
             {
-                LOG.debug("G2P {} {} refused: {} requests wait for a connection", exchange.id(), bindingName,
+                LOG.debug("G2P {} {} refused: {} requests wait for a connection", id(exchange), bindingName,
                     options.maxQueued());
             }
             return CompletableFuture.failedFuture(busy(options.maxQueued() + " requests are already waiting for one of "
                 + options.maxConnections() + " connections"));
         }
         Call call = new Call(request, uri, upstreamRequest, exchange);
-        exchange.onAbort(call::abort);
-        exchange.mark(Stage.UPSTREAM_SEND);
+        if (exchange != null)
+        {
+            exchange.onAbort(call::abort);
+            exchange.mark(Stage.UPSTREAM_SEND);
+        }
         call.dispatch(d, request);
         // Only a request that had to wait arms the sweep that enforces the queue timeout: no timer otherwise.
         if (d.getQueuedRequestCount() > 0)
@@ -297,7 +312,7 @@ final class JettyUpstream implements Upstream
                 request = again;
             }
             if (LOG.isDebugEnabled())
-                LOG.debug("G2P {} {} resent: the provider closed a kept-alive connection", exchange.id(), bindingName);
+                LOG.debug("G2P {} {} resent: the provider closed a kept-alive connection", id(exchange), bindingName);
             again.tag(this);
             if (firstByte != null)
                 again.onResponseBegin(response -> firstByte.cancel());
@@ -326,7 +341,8 @@ final class JettyUpstream implements Upstream
         @Override
         public void onContentSource(Response response, Content.Source source)
         {
-            exchange.mark(Stage.UPSTREAM_HEADERS);
+            if (exchange != null)
+                exchange.mark(Stage.UPSTREAM_HEADERS);
             result.complete(new JettyResponse(response, source, request, exchange));
         }
 
@@ -347,7 +363,7 @@ final class JettyUpstream implements Upstream
                 Throwable failure = r.getFailure();
                 result.completeExceptionally(map(failure, firstByte != null && firstByte.fired));
                 if (LOG.isDebugEnabled())
-                    LOG.debug("G2P {} {} failed: {}", exchange.id(), bindingName, String.valueOf(failure));
+                    LOG.debug("G2P {} {} failed: {}", id(exchange), bindingName, String.valueOf(failure));
             }
             else if (!result.isDone())
             {
@@ -524,7 +540,8 @@ final class JettyUpstream implements Upstream
             if (chunk.isLast())
             {
                 ended = true;
-                exchange.mark(Stage.UPSTREAM_END);
+                if (exchange != null)
+                    exchange.mark(Stage.UPSTREAM_END);
             }
             return new JettyChunk(chunk);
         }

@@ -6,6 +6,10 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.config.Options;
+import dev.sluice.api.upstream.HttpVersion;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamOptions;
+import io.opentelemetry.common.ComponentLoader;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.metrics.MeterProvider;
@@ -36,8 +40,8 @@ import java.util.Map;
  * }</pre>
  *
  * <p>What it creates, outside {@code sluice check}: the SDK's tracer provider (a parent-based ratio sampler, the
- * {@code service.name} resource), an {@link ExportQueue} as its only span processor, and the OTLP exporter with the
- * JDK's HTTP sender, whose requests run on the runtime's executor ({@link RuntimeExecutorService}); it schedules the
+ * {@code service.name} resource), an {@link ExportQueue} as its only span processor, and the OTLP exporter with an
+ * {@link UpstreamSender}, whose requests go out on the runtime's HTTP client (an upstream for the collector); it schedules the
  * queue's periodic look and the upstream-address refresh on the runtime's scheduler. Under {@code sluice check}
  * ({@link BindingContext#checkOnly()}) it validates the options, reads the header variables, and creates nothing that
  * runs. Options: {@link TracingOptions}; every mistake is a {@link ConfigException} naming its path. Stateless.
@@ -92,18 +96,26 @@ public final class TracingBindingFactory implements ProxyBindingFactory
         if (context.checkOnly())
             return TracingBinding.inert(config.name());
 
+        // The collector is reached through the gateway's own HTTP client: one connection, the export's timeout as
+        // its connect, first-byte, idle and total timeouts, a queue of a few batches.
+        URI collector = URI.create(endpoint);
+        String exportPath = (collector.getRawPath() == null || collector.getRawPath().isEmpty() ? "/" : collector.getRawPath())
+            + (collector.getRawQuery() == null ? "" : "?" + collector.getRawQuery());
+        Upstream upstream = context.upstream(new UpstreamOptions(
+            URI.create(collector.getScheme() + "://" + collector.getRawAuthority()), HttpVersion.HTTP_1_1, 1,
+            options.timeout(), options.timeout(), options.timeout(), options.timeout(), 4, options.timeout()));
         OtlpHttpSpanExporterBuilder exporter = OtlpHttpSpanExporter.builder()
             .setEndpoint(endpoint)
             .setTimeout(options.timeout())
             .setConnectTimeout(options.timeout())
-            // No retries: a retry sleeps between attempts, on a thread of the runtime's pool. A failed batch is
-            // dropped and counted instead.
+            // No retries: the SDK's retry sleeps between attempts on the calling thread. A failed batch is dropped
+            // and counted instead.
             .setRetryPolicy(null)
             // The exporter's own metrics would go to the global OpenTelemetry, which a gateway does not set up.
             .setMeterProvider(MeterProvider.noop())
-            .setExecutorService(new RuntimeExecutorService(context.executor()))
-            // Its HTTP sender is found with ServiceLoader: in this plugin's jar, not on the runtime's class path.
-            .setServiceClassLoader(TracingBindingFactory.class.getClassLoader());
+            // Its HTTP sender: ours, on the upstream above; everything else from this plugin's jar.
+            .setComponentLoader(UpstreamSender.loader(upstream, exportPath,
+                ComponentLoader.forClassLoader(TracingBindingFactory.class.getClassLoader())));
         headers.forEach(exporter::addHeader);
         ExportQueue queue = new ExportQueue(config.name(), exporter.build(), context.executor(), options.queueSize(),
             options.maxBatch());
