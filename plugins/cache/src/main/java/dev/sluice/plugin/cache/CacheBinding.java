@@ -36,8 +36,9 @@ import dev.sluice.api.service.Scheduler;
  * answer carries {@code x-cache: hit|miss|bypass}, and the exchange the attribute {@link Attributes#CACHE}.
  *
  * <p>The store is a Caffeine {@link AsyncCache} of the leaders' futures, bounded by the answers' estimated bytes, each
- * entry expiring after its route's TTL; its maintenance runs on the runtime's executor. Nothing here blocks: a lookup is
- * a hash map read, a follower waits on a future with a timeout on the runtime's scheduler.
+ * entry expiring after its route's TTL; its maintenance runs on the runtime pool's thread whose request triggered it.
+ * Nothing here blocks: a lookup is a hash map read, a follower waits on a future with a timeout on the runtime's
+ * scheduler.
  */
 final class CacheBinding implements ProxyBinding
 {

@@ -100,10 +100,11 @@ public final class CacheFactory implements ProxyBindingFactory
                     return currentDuration;
                 }
             });
-        if (context.checkOnly())
-            builder.executor(Runnable::run);
-        else
-            builder.executor(context.executor());
+        // Maintenance (draining Caffeine's read and write buffers, expiry, eviction) runs on the thread that triggered
+        // it — a thread of the runtime's pool handling a request — never on the common pool. Handed to the executor,
+        // it would cost a thread wake-up per miss (every write schedules a drain). The work is a few buffer entries,
+        // and Caffeine only tries its lock before it.
+        builder.executor(Runnable::run);
         AsyncCache<CacheKeys.Key, CachedAnswer> cache = builder.buildAsync();
         CacheBinding binding = new CacheBinding(options, cache, List.copyOf(ttls),
             context.checkOnly() ? null : context.scheduler(), context.checkOnly() ? Runnable::run : context.executor());

@@ -144,15 +144,31 @@ final class CacheKeys
         return "credential:" + HexFormat.of().formatHex(sha256().digest(credential.getBytes(StandardCharsets.UTF_8)));
     }
 
-    private static MessageDigest sha256()
+    /** Looked up once: {@code getInstance} searches the security providers on every call. */
+    private static final MessageDigest SHA_256;
+
+    static
     {
         try
         {
-            return MessageDigest.getInstance("SHA-256");
+            SHA_256 = MessageDigest.getInstance("SHA-256");
         }
         catch (NoSuchAlgorithmException e)
         {
             throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+    }
+
+    /** @return a fresh SHA-256 digest, a clone of the prototype (never shared: a digest has state) */
+    private static MessageDigest sha256()
+    {
+        try
+        {
+            return (MessageDigest)SHA_256.clone();
+        }
+        catch (CloneNotSupportedException e)
+        {
+            throw new IllegalStateException("the JDK's SHA-256 digest can be cloned", e);
         }
     }
 
