@@ -470,49 +470,8 @@ class BadInputTest
      */
     private static Raw readResponse(InputStream in, boolean awaitClose) throws IOException
     {
-        ByteArrayOutputStream headBytes = new ByteArrayOutputStream();
-        int state = 0;
-        while (state < 4)
-        {
-            int c = in.read();
-            if (c < 0)
-                throw new AssertionError("connection closed before a complete response head: " + headBytes);
-            headBytes.write(c);
-            state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3)) ? state + 1 : 0;
-        }
-        String[] lines = headBytes.toString(StandardCharsets.ISO_8859_1).split("\r\n");
-        int status = Integer.parseInt(lines[0].split(" ")[1]);
-        Map<String, String> headers = new HashMap<>();
-        for (int i = 1; i < lines.length; i++)
-        {
-            int colon = lines[i].indexOf(':');
-            if (colon > 0)
-                headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).trim());
-        }
-        int length = Integer.parseInt(headers.getOrDefault("content-length", "0"));
-        byte[] body = in.readNBytes(length);
-        boolean closed = awaitClose && awaitClose(in);
-        return new Raw(status, headers, new String(body, StandardCharsets.UTF_8), closed);
-    }
-
-    private static boolean awaitClose(InputStream in)
-    {
-        boolean closed;
-        try
-        {
-            int next = in.read();
-            closed = next < 0;
-        }
-        catch (SocketTimeoutException e)
-        {
-            closed = false;
-        }
-        catch (IOException e)
-        {
-            // A reset after the answer is a close too.
-            closed = true;
-        }
-        return closed;
+        RawResponse r = RawResponse.read(in);
+        return new Raw(r.status(), r.headers(), r.body(), awaitClose && RawResponse.closes(in));
     }
 
     private record Raw(int status, Map<String, String> headers, String body, boolean closed)

@@ -110,15 +110,15 @@ class OversizedBodyTest
             out.write(head("Content-Length: " + big.length));
             out.write(big);
             out.flush();
-            Raw refused = read(socket.getInputStream());
+            RawResponse refused = RawResponse.read(socket.getInputStream());
             assertOpenAi413(refused, "request body is " + big.length + " bytes, over the limit of " + CAP + " bytes");
-            assertThat(refused.headers.get("connection")).as("the connection stays open").isNull();
+            assertThat(refused.headers().get("connection")).as("the connection stays open").isNull();
 
             out.write(head("Content-Length: " + small.length));
             out.write(small);
             out.flush();
-            Raw served = read(socket.getInputStream());
-            assertThat(served.status).as(served.body).isEqualTo(200);
+            RawResponse served = RawResponse.read(socket.getInputStream());
+            assertThat(served.status()).as(served.body()).isEqualTo(200);
         }
         assertThat(mock.requestCount()).as("only the small request reached the provider").isEqualTo(1);
     }
@@ -141,13 +141,13 @@ class OversizedBodyTest
             }
             out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            Raw refused = read(socket.getInputStream());
+            RawResponse refused = RawResponse.read(socket.getInputStream());
             assertOpenAi413(refused, "request body is over the limit of " + CAP + " bytes");
 
             out.write(head("Content-Length: " + small.length));
             out.write(small);
             out.flush();
-            assertThat(read(socket.getInputStream()).status).isEqualTo(200);
+            assertThat(RawResponse.read(socket.getInputStream()).status()).isEqualTo(200);
         }
         assertThat(mock.requestCount()).isEqualTo(1);
     }
@@ -161,10 +161,10 @@ class OversizedBodyTest
             // Only the head: the answer must not wait for a body the gateway will not read.
             socket.getOutputStream().write(head("Content-Length: " + declared));
             socket.getOutputStream().flush();
-            Raw refused = read(socket.getInputStream());
+            RawResponse refused = RawResponse.read(socket.getInputStream());
             assertOpenAi413(refused, "request body is " + declared + " bytes, over the limit of " + CAP + " bytes");
-            assertThat(refused.headers.get("connection")).isEqualToIgnoringCase("close");
-            assertThat(closes(socket.getInputStream())).as("the gateway closed the connection").isTrue();
+            assertThat(refused.headers().get("connection")).isEqualToIgnoringCase("close");
+            assertThat(RawResponse.closes(socket.getInputStream())).as("the gateway closed the connection").isTrue();
         }
     }
 
@@ -196,9 +196,9 @@ class OversizedBodyTest
             {
                 // The gateway answered and closed while this was writing: read its answer.
             }
-            Raw refused = read(in);
+            RawResponse refused = RawResponse.read(in);
             assertOpenAi413(refused, "request body is over the limit of " + CAP + " bytes");
-            assertThat(refused.headers.get("connection")).isEqualToIgnoringCase("close");
+            assertThat(refused.headers().get("connection")).isEqualToIgnoringCase("close");
             assertThat(written).as("read up to 2 MiB over the cap, not more").isGreaterThan((long)CAP + (2L << 20));
         }
         assertThat(mock.requestCount()).isZero();
@@ -213,16 +213,16 @@ class OversizedBodyTest
             OutputStream out = socket.getOutputStream();
             out.write(head("Content-Length: " + (CAP + 1000), "Expect: 100-continue"));
             out.flush();
-            Raw refused = read(socket.getInputStream());
+            RawResponse refused = RawResponse.read(socket.getInputStream());
             assertOpenAi413(refused, "request body is " + (CAP + 1000) + " bytes, over the limit of " + CAP + " bytes");
             // The client never sends that body; the connection serves the next request (or Jetty closed it, which a
             // client handles: it has nothing unsent).
-            if (!"close".equalsIgnoreCase(refused.headers.get("connection")))
+            if (!"close".equalsIgnoreCase(refused.headers().get("connection")))
             {
                 out.write(head("Content-Length: " + small.length));
                 out.write(small);
                 out.flush();
-                assertThat(read(socket.getInputStream()).status).isEqualTo(200);
+                assertThat(RawResponse.read(socket.getInputStream()).status()).isEqualTo(200);
             }
         }
     }
@@ -255,58 +255,13 @@ class OversizedBodyTest
         return socket;
     }
 
-    private static void assertOpenAi413(Raw r, String message) throws IOException
+    private static void assertOpenAi413(RawResponse r, String message) throws IOException
     {
-        assertThat(r.status).as(r.body).isEqualTo(413);
-        assertThat(r.headers.get("content-type")).startsWith("application/json");
-        assertThat(r.headers.get("x-request-id")).isNotBlank();
-        JsonNode error = Json.MAPPER.readTree(r.body).get("error");
+        assertThat(r.status()).as(r.body()).isEqualTo(413);
+        assertThat(r.headers().get("content-type")).startsWith("application/json");
+        assertThat(r.headers().get("x-request-id")).isNotBlank();
+        JsonNode error = Json.MAPPER.readTree(r.body()).get("error");
         assertThat(error.get("message").asText()).isEqualTo(message);
         assertThat(error.get("type").asText()).isEqualTo("invalid_request_error");
-    }
-
-    private static boolean closes(InputStream in)
-    {
-        try
-        {
-            return in.read() < 0;
-        }
-        catch (SocketTimeoutException e)
-        {
-            return false;
-        }
-        catch (IOException reset)
-        {
-            return true;
-        }
-    }
-
-    private record Raw(int status, Map<String, String> headers, String body)
-    {
-    }
-
-    /** One response: its head, then a Content-Length body. */
-    private static Raw read(InputStream in) throws IOException
-    {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int state = 0;
-        while (state < 4)
-        {
-            int c = in.read();
-            if (c < 0)
-                throw new AssertionError("connection closed before a complete response head: " + head);
-            head.write(c);
-            state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3)) ? state + 1 : 0;
-        }
-        String[] lines = head.toString(StandardCharsets.ISO_8859_1).split("\r\n");
-        Map<String, String> headers = new HashMap<>();
-        for (int i = 1; i < lines.length; i++)
-        {
-            int colon = lines[i].indexOf(':');
-            if (colon > 0)
-                headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).trim());
-        }
-        byte[] body = in.readNBytes(Integer.parseInt(headers.getOrDefault("content-length", "0")));
-        return new Raw(Integer.parseInt(lines[0].split(" ")[1]), headers, new String(body, StandardCharsets.UTF_8));
     }
 }
