@@ -4,7 +4,9 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Role;
@@ -135,6 +137,75 @@ class TestHelpersTest
             .isInstanceOf(ConfigException.class)
             .hasMessage("exit: value: \"c\" (expected one of: a)");
         assertThatThrownBy(() -> context.upstream(null)).isInstanceOf(AssertionError.class);
+    }
+
+    @Test
+    void completionDefaultsAreAnAnswerThatArrivedTenSecondsAgoAndReachedNoOtherStage()
+    {
+        long before = System.nanoTime();
+        TestCompletion c = new TestCompletion();
+        long after = System.nanoTime();
+
+        assertThat(c.id()).isEqualTo("r1");
+        assertThat(c.server()).isEqualTo("north");
+        assertThat(c.dialect()).isEqualTo("openai");
+        assertThat(c.method()).isEqualTo("POST");
+        assertThat(c.path()).isEqualTo("/v1/chat/completions");
+        assertThat(c.outcome()).isEqualTo(Completion.Outcome.COMPLETED);
+        assertThat(c.status()).isEqualTo(200);
+        assertThat(c.model()).isNull();
+        assertThat(c.targetModel()).isNull();
+        assertThat(c.route()).isNull();
+        assertThat(c.requestBytes()).isZero();
+        assertThat(c.nanos(Stage.ARRIVAL)).isBetween(before - 10_000_000_000L, after - 10_000_000_000L);
+        for (Stage stage : Stage.values())
+        {
+            if (stage != Stage.ARRIVAL)
+                assertThat(c.nanos(stage)).as(stage.name()).isZero();
+        }
+    }
+
+    @Test
+    void completionStagesAreSetInMicrosAfterArrivalOrAsNanoTimes()
+    {
+        TestCompletion c = new TestCompletion().atNanos(Stage.ARRIVAL, 5_000);
+
+        c.at(Stage.RESPONSE_END, 40).atNanos(Stage.FIRST_EVENT, 7_777);
+
+        assertThat(c.nanos(Stage.RESPONSE_END)).isEqualTo(45_000);
+        assertThat(c.nanos(Stage.FIRST_EVENT)).isEqualTo(7_777);
+        assertThat(c.atNanos(Stage.FIRST_EVENT, 0).nanos(Stage.FIRST_EVENT)).isZero();
+        assertThatThrownBy(() -> c.at(Stage.ARRIVAL, 1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void servedCompletionHasARouteAModelAndEveryStageButTheFirstEvent()
+    {
+        TestCompletion c = TestCompletion.served();
+        long arrival = c.nanos(Stage.ARRIVAL);
+
+        assertThat(c.route()).isEqualTo("south");
+        assertThat(c.model()).isEqualTo("gpt-4o");
+        assertThat(c.targetModel()).isEqualTo("gpt-4o");
+        assertThat(c.requestBytes()).isEqualTo(100);
+        assertThat(c.responseBytes()).isEqualTo(200);
+        assertThat(c.nanos(Stage.UPSTREAM_SEND) - arrival).isEqualTo(10_000);
+        assertThat(c.nanos(Stage.UPSTREAM_HEADERS) - arrival).isEqualTo(1_010_000);
+        assertThat(c.nanos(Stage.UPSTREAM_END) - arrival).isEqualTo(2_010_000);
+        assertThat(c.nanos(Stage.RESPONSE_END) - arrival).isEqualTo(2_030_000);
+        assertThat(c.nanos(Stage.FIRST_EVENT)).isZero();
+
+        c.model = "other";
+        assertThat(c.targetModel()).as("a field of its own").isEqualTo("gpt-4o");
+        c.errorKind = ErrorKind.UPSTREAM_ERROR;
+        assertThat(c.errorMessage()).as("a field of its own").isNull();
+
+        c.noUpstream();
+        assertThat(c.route()).isNull();
+        assertThat(c.nanos(Stage.UPSTREAM_SEND)).isZero();
+        assertThat(c.nanos(Stage.UPSTREAM_HEADERS)).isZero();
+        assertThat(c.nanos(Stage.UPSTREAM_END)).isZero();
+        assertThat(c.nanos(Stage.RESPONSE_END) - arrival).isEqualTo(2_030_000);
     }
 
     private static ChatRequest request(String model, boolean stream)

@@ -15,6 +15,7 @@ import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.service.RuntimeStats;
 import dev.sluice.api.testing.Exposition;
+import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
@@ -81,7 +82,7 @@ class MetricsBindingTest
     void countsAnAnswerWithItsTokensCostCacheAndLatencies() throws Exception
     {
         create("{\"models\":[\"gpt-*\"],\"jvm\":false}");
-        TestCompletion c = new TestCompletion();
+        TestCompletion c = TestCompletion.served();
         c.usage = new Usage(10, 5, 2, 0, 0);
         c.exchange = new TestExchange("gpt-4o");
         c.exchange.attribute(Attributes.COST_USD, 0.25);
@@ -118,11 +119,11 @@ class MetricsBindingTest
     void countsAStreamsTimeToFirstTokenAndItsGaps() throws Exception
     {
         create("{\"models\":[\"gpt-*\"],\"jvm\":false}");
-        TestCompletion c = new TestCompletion();
+        TestCompletion c = TestCompletion.served();
         c.stream = true;
         c.events = 11;
         c.maxEventGapNanos = 300_000;
-        c.at(Stage.FIRST_EVENT, c.nanos(Stage.ARRIVAL) + 1_030_000);
+        c.at(Stage.FIRST_EVENT, 1_030);
 
         listener.completed(c);
         c.outcome = Completion.Outcome.CLIENT_GONE;
@@ -160,7 +161,7 @@ class MetricsBindingTest
             new Case(ErrorKind.UPSTREAM_ERROR, 500, true, "north"),
             new Case(ErrorKind.NOT_FOUND, 404, false, null)))
         {
-            TestCompletion c = new TestCompletion();
+            TestCompletion c = TestCompletion.served();
             c.errorKind = k.kind;
             c.status = k.status;
             c.server = k.server;
@@ -216,7 +217,7 @@ class MetricsBindingTest
     void answersOpenMetricsWhenAskedAndFiltersByName() throws Exception
     {
         create("{}");
-        listener.completed(new TestCompletion());
+        listener.completed(TestCompletion.served());
 
         AdminResponse om = get("/metrics", null, "application/openmetrics-text; version=1.0.0; charset=utf-8");
         String text = new String(om.body(), StandardCharsets.UTF_8);

@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
@@ -83,41 +84,41 @@ class MetricsListenerCostTest
      */
     private static TestCompletion[] mix()
     {
-        TestCompletion answer = new TestCompletion();
+        TestCompletion answer = TestCompletion.served();
         answer.model = new String("gpt-4o".toCharArray());
         answer.usage = new Usage(120, 40, 64, 0, 0);
         answer.exchange = new TestExchange("gpt-4o");
         answer.exchange.attribute(Attributes.COST_USD, 0.0012);
         answer.exchange.attribute(Attributes.CACHE, "miss");
 
-        TestCompletion demo = new TestCompletion();
+        TestCompletion demo = TestCompletion.served();
         demo.model = new String("demo".toCharArray());
         demo.usage = new Usage(12, 4, 0, 0, 0);
 
-        TestCompletion stream = new TestCompletion();
+        TestCompletion stream = TestCompletion.served();
         stream.model = new String("gpt-4o-mini".toCharArray());
         stream.stream = true;
         stream.events = 12;
         stream.maxEventGapNanos = 250_000;
-        stream.at(Stage.FIRST_EVENT, stream.nanos(Stage.ARRIVAL) + 1_020_000);
+        stream.at(Stage.FIRST_EVENT, 1_020);
         stream.usage = new Usage(30, 11, 0, 0, 0);
 
-        TestCompletion upstreamError = new TestCompletion();
+        TestCompletion upstreamError = TestCompletion.served();
         upstreamError.status = 500;
         upstreamError.errorKind = ErrorKind.UPSTREAM_ERROR;
 
-        TestCompletion refused = new TestCompletion().noUpstream();
+        TestCompletion refused = TestCompletion.served().noUpstream();
         refused.status = 401;
         refused.errorKind = ErrorKind.AUTHENTICATION;
 
-        TestCompletion junk = new TestCompletion();
+        TestCompletion junk = TestCompletion.served();
         junk.model = new String("made-up-model-name".toCharArray());
 
-        TestCompletion cacheHit = new TestCompletion().noUpstream();
+        TestCompletion cacheHit = TestCompletion.served().noUpstream();
         cacheHit.exchange = new TestExchange("gpt-4o");
         cacheHit.exchange.attribute(Attributes.CACHE, "hit");
 
-        TestCompletion noEndpoint = new TestCompletion().noUpstream();
+        TestCompletion noEndpoint = TestCompletion.served().noUpstream();
         noEndpoint.server = null;
         noEndpoint.model = null;
         noEndpoint.status = 404;
