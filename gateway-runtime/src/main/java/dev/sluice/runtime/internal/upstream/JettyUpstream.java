@@ -183,8 +183,12 @@ final class JettyUpstream implements Upstream
     {
         if (result.getResponse().getStatus() != 0)
             return false;
+        // startedMillis is rebuilt from a wall-clock reading and an elapsed time, each truncated to the millisecond, so
+        // it may come out up to 1 ms after the true start: a connection opened for this request within that
+        // millisecond would look older than the request and be judged stale (CI saw the request sent twice). A pooled
+        // connection the provider closed while it was idle is seconds old, never 1 ms.
         if (!(result.getRequest().getConnection() instanceof org.eclipse.jetty.io.Connection connection)
-            || connection.getCreatedTimeStamp() >= startedMillis)
+            || connection.getCreatedTimeStamp() >= startedMillis - 1)
             return false;
         for (Throwable t = result.getFailure(); t != null; t = t.getCause())
         {
