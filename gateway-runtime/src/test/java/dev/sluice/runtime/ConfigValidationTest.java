@@ -197,6 +197,17 @@ class ConfigValidationTest
     }
 
     @Test
+    void aCacheOrLimitsBindingWithRoutesIsRefusedRatherThanIgnoringThem() throws Exception
+    {
+        String cache = VALID.replace("north: { type: openai, kind: server, exit: router }",
+            "north: { type: openai, kind: server, exit: cache }\n"
+            + "  cache: { type: cache, kind: proxy, exit: router, routes: [ { when: [ { model: \"gpt-*\" } ], exit: south } ] }");
+        assertCheckFails(cache, "bindings.cache.routes: value: 1 routes (expected: none; the cache sends every miss to its exit;");
+        String limits = cache.replace("cache: { type: cache", "cache: { type: limits");
+        assertCheckFails(limits, "bindings.cache.routes: value: 1 routes (expected: none; limits passes every admitted request");
+    }
+
+    @Test
     void rejectsUnknownPluginOptionKey() throws Exception
     {
         assertCheckFails(VALID.replace("options: { url:", "options: { urll: x, url:"), "bindings.south.options.urll: unknown key");

@@ -63,8 +63,8 @@ public final class CacheFactory implements ProxyBindingFactory
     {
         String path = config.optionsPath();
         CacheOptions options = Options.bind(config.options(), CacheOptions.class, path);
-        if (config.exit() == null)
-            throw new ConfigException(config.path() + ".exit", "must be set (expected: the next stage, e.g. a client binding)");
+        config.requireSingleExit("the cache sends every miss to its exit; put caches on a router's exits for settings per "
+            + "route", "the next stage, e.g. a client binding");
         List<CacheBinding.ModelTtl> ttls = new ArrayList<>();
         for (Map.Entry<String, java.time.Duration> e : options.ttlByModel().entrySet())
         {

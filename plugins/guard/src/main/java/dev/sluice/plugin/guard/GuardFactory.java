@@ -62,11 +62,8 @@ public final class GuardFactory implements ProxyBindingFactory
     @Override
     public ProxyBinding create(BindingConfig config, BindingContext context)
     {
-        if (!config.routes().isEmpty())
-            throw new ConfigException(config.path() + ".routes", "value: " + config.routes().size()
-                + " routes (expected: none; put guards on a router's exits to guard routes differently)");
-        if (config.exit() == null)
-            throw new ConfigException(config.path() + ".exit", "must be set (expected: the binding checked requests go to)");
+        config.requireSingleExit("put guards on a router's exits to guard routes differently",
+            "the binding checked requests go to");
         String path = config.optionsPath();
         GuardOptions options = Options.bind(config.options(), GuardOptions.class, path);
 

@@ -69,8 +69,8 @@ public final class LimitsFactory implements ProxyBindingFactory
     {
         String path = config.optionsPath();
         LimitsOptions options = Options.bind(config.options(), LimitsOptions.class, path);
-        if (config.exit() == null)
-            throw new ConfigException(config.path() + ".exit", "must be set (expected: the next stage, e.g. the router)");
+        config.requireSingleExit("limits passes every admitted request to its exit; put limits on a router's exits for "
+            + "limits per route", "the next stage, e.g. the router");
 
         Limits key = options.key() == null ? Limits.NONE : limits(options.key(), path + ".key");
         Map<String, Limits> teams = new HashMap<>();

@@ -54,11 +54,7 @@ public final class LogFactory implements ProxyBindingFactory
     @Override
     public ProxyBinding create(BindingConfig config, BindingContext context)
     {
-        if (!config.routes().isEmpty())
-            throw new ConfigException(config.path() + ".routes", "value: " + config.routes().size()
-                + " routes (expected: none; log passes every request to its exit)");
-        if (config.exit() == null)
-            throw new ConfigException(config.path() + ".exit", "must be set (expected: the binding requests go to)");
+        config.requireSingleExit("log passes every request to its exit", "the binding requests go to");
         LogOptions options = Options.bind(config.options(), LogOptions.class, config.optionsPath());
         Path path = null;
         if (!options.stdout())

@@ -42,11 +42,7 @@ public final class TimingHeadersFactory implements ProxyBindingFactory
     @Override
     public ProxyBinding create(BindingConfig config, BindingContext context)
     {
-        if (!config.routes().isEmpty())
-            throw new ConfigException(config.path() + ".routes", "value: " + config.routes().size()
-                + " routes (expected: none; timing-headers passes every request to its exit)");
-        if (config.exit() == null)
-            throw new ConfigException(config.path() + ".exit", "must be set (expected: the binding requests go to)");
+        config.requireSingleExit("timing-headers passes every request to its exit", "the binding requests go to");
         return new TimingHeadersBinding(Options.bind(config.options(), TimingHeadersOptions.class, config.optionsPath()));
     }
 }

@@ -46,11 +46,7 @@ public final class MetricsFactory implements ProxyBindingFactory
     @Override
     public ProxyBinding create(BindingConfig config, BindingContext context)
     {
-        if (!config.routes().isEmpty())
-            throw new ConfigException(config.path() + ".routes", "value: " + config.routes().size()
-                + " routes (expected: none; metrics passes every request to its exit)");
-        if (config.exit() == null)
-            throw new ConfigException(config.path() + ".exit", "must be set (expected: the binding requests go to)");
+        config.requireSingleExit("metrics passes every request to its exit", "the binding requests go to");
         MetricsOptions options = Options.bind(config.options(), MetricsOptions.class, config.optionsPath());
         if (context.checkOnly())
         {

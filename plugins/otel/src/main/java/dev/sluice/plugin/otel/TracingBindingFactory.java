@@ -70,11 +70,7 @@ public final class TracingBindingFactory implements ProxyBindingFactory
     @Override
     public ProxyBinding create(BindingConfig config, BindingContext context)
     {
-        if (!config.routes().isEmpty())
-            throw new ConfigException(config.path() + ".routes", "value: " + config.routes().size()
-                + " routes (expected: none; tracing passes every request to its exit)");
-        if (config.exit() == null)
-            throw new ConfigException(config.path() + ".exit", "must be set (expected: the binding requests go to)");
+        config.requireSingleExit("tracing passes every request to its exit", "the binding requests go to");
         String path = config.optionsPath();
         TracingOptions options = Options.bind(config.options(), TracingOptions.class, path);
         String endpoint = endpoint(options.endpoint(), path + ".endpoint");
