@@ -900,11 +900,11 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
         /**
          * Answers 413 to a body over the cap. A client that is still sending when the answer comes and the connection
-         * closes gets a reset, and most clients then report the reset, not the answer: so, as Tomcat's swallow does,
-         * rest of a body at most {@link #DRAIN_BYTES} over the cap is read and discarded first, and the answer comes
-         * after it on a connection that stays usable. A larger body (by its Content-Length, or once over the bound) is
-         * answered at once, with {@code Connection: close}. A client that sent {@code Expect: 100-continue} and has not sent its
-         * body yet is answered at once: it then never sends it.
+         * closes gets a reset, and most clients then report the reset, not the answer: so, as Tomcat's "swallow" does,
+         * the rest of a body at most {@link #DRAIN_BYTES} over the cap is read and discarded first, and the answer
+         * comes after it on a connection that stays usable. A larger body (by its Content-Length, or once over the
+         * bound) is answered at once, with {@code Connection: close}. A client that sent {@code Expect: 100-continue}
+         * and has not sent its body yet is answered at once: it then never sends it.
          *
          * @param declared the body's Content-Length, or -1 when unknown (chunked, or already partly read)
          */

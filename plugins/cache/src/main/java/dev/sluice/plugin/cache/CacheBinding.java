@@ -30,8 +30,9 @@ import dev.sluice.api.service.Scheduler;
  * as a body or a stream ({@link ReplayStream}) in the client's dialect, whichever dialect and form filled it (the
  * provider's bytes as they are to a client of their dialect); otherwise the exchange is a miss: it relays the answer
  * and stores it when it completed normally — a body as the bytes the client got, a stream (asked for in canonical form,
- * {@link Exchange#requireCanonicalReply()}) at its end, recorded while relayed. Concurrent identical misses make one upstream call: the first is the leader, the others
- * follow its answer for up to {@code follower_wait}, then make their own call. {@code Cache-Control: no-store} in the
+ * {@link Exchange#requireCanonicalReply()}) at its end, recorded while relayed. Concurrent identical misses make one
+ * upstream call: the first is the leader, the others follow its answer for up to {@code follower_wait}, then make their
+ * own call. {@code Cache-Control: no-store} in the
  * request skips the cache (not looked up, not stored), {@code no-cache} skips the lookup and refreshes the entry. Every
  * answer carries {@code x-cache: hit|miss|bypass}, and the exchange the attribute {@link Attributes#CACHE}.
  *
