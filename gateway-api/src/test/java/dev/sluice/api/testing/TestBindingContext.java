@@ -1,25 +1,35 @@
 package dev.sluice.api.testing;
 
 import dev.sluice.api.Experimental;
+import dev.sluice.api.admin.AdminHandler;
+import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.api.service.Scheduler;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A {@link BindingContext} for unit tests of binding factories, shipped in {@code gateway-api}'s test-jar next to
@@ -30,6 +40,20 @@ import java.util.concurrent.CompletionStage;
  * other exit throws {@link ConfigException}, as the runtime does. {@link #upstream(UpstreamOptions)} fails the test:
  * bindings that need an upstream are tested end to end. {@link #env(String)} answers what {@link #env(String,
  * String)} set, and {@code null} otherwise. Not thread-safe; build it before the test runs the binding.
+ *
+ * <p>The runtime's services record instead of run, so a test can see what a binding registered and drive it:
+ * <ul>
+ * <li>{@link #admin()} records each endpoint in {@link #adminRoutes()}, keyed {@code "METHOD path"};
+ * <li>{@link #onComplete(CompletionListener)} records the listener in {@link #completionListeners()};
+ * <li>{@link #scheduler()} records each task in {@link #scheduledTasks()} as a {@link RecordedTask}, never runs it by
+ *     itself, and refuses one-shot tasks after {@link #refuseOneShotSchedules()};
+ * <li>{@link #executor()} records each task in {@link #submitted()}, which {@link #runSubmitted()} runs; under
+ *     {@link #checkOnly(boolean) check mode} it refuses with {@link RejectedExecutionException}, as the runtime's does;
+ * <li>{@link #advertisedModels()} answers what {@link #advertisedModels(String...)} set, counting its reads;
+ * <li>{@link #runtimeStats()} reads, at each call, what {@link #inFlight(long)} and
+ *     {@link #upstreamStats(RuntimeStats.UpstreamStats...)} set.
+ * </ul>
+ * {@link #bindingName()} answers what {@link #bindingName(String)} set, and refuses as the SPI's default does until then.
  *
  * <pre>{@code
  * TestBindingContext context = new TestBindingContext("south_openai", "south_anthropic");
@@ -43,6 +67,21 @@ public final class TestBindingContext implements BindingContext
 {
     private final Map<String, RecordingNext> exits = new LinkedHashMap<>();
     private final Map<String, String> env = new HashMap<>();
+    private final Map<String, AdminHandler> adminRoutes = new LinkedHashMap<>();
+    private final List<CompletionListener> completionListeners = new ArrayList<>();
+    private final List<RecordedTask> scheduledTasks = new ArrayList<>();
+    private final List<Runnable> submitted = new ArrayList<>();
+    private final Set<String> advertisedModels = new LinkedHashSet<>();
+    private final List<RuntimeStats.UpstreamStats> upstreamStats = new ArrayList<>();
+    private final AdminRoutes admin = (method, path, handler) -> adminRoutes.put(method + " " + path, handler);
+    private final Scheduler scheduler = new RecordingScheduler();
+    private final Executor executor = this::submit;
+    private final RuntimeStats runtimeStats = new LiveRuntimeStats();
+    private String bindingName;
+    private boolean checkOnly;
+    private boolean refuseOneShotSchedules;
+    private long inFlight;
+    private int advertisedModelsReads;
 
     /** @param exitNames the exits a binding may ask for; none for a binding that has no exit */
     public TestBindingContext(String... exitNames)
@@ -60,6 +99,130 @@ public final class TestBindingContext implements BindingContext
     {
         env.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
         return this;
+    }
+
+    /**
+     * Sets what {@link #checkOnly()} answers: whether the binding is created by {@code sluice check}. It is
+     * {@code false} until set. Under check mode {@link #executor()} refuses tasks.
+     *
+     * @return this context
+     */
+    public TestBindingContext checkOnly(boolean checkOnly)
+    {
+        this.checkOnly = checkOnly;
+        return this;
+    }
+
+    /**
+     * Sets what {@link #bindingName()} answers.
+     *
+     * @return this context
+     */
+    public TestBindingContext bindingName(String bindingName)
+    {
+        this.bindingName = Objects.requireNonNull(bindingName, "bindingName");
+        return this;
+    }
+
+    /**
+     * Makes {@link #scheduler()} refuse one-shot tasks ({@link Scheduler#schedule(Runnable, Duration)}) with an
+     * {@link AssertionError}, failing a test of a binding that should only schedule periodic tasks.
+     *
+     * @return this context
+     */
+    public TestBindingContext refuseOneShotSchedules()
+    {
+        this.refuseOneShotSchedules = true;
+        return this;
+    }
+
+    /**
+     * Sets the models {@link #advertisedModels()} answers, in this order, replacing those set before. The set it
+     * answers is a live view: a binding that kept it sees this change.
+     *
+     * @return this context
+     */
+    public TestBindingContext advertisedModels(String... models)
+    {
+        List<String> names = List.of(models);
+        advertisedModels.clear();
+        advertisedModels.addAll(names);
+        return this;
+    }
+
+    /** @return how many times {@link #advertisedModels()} was called */
+    public int advertisedModelsReads()
+    {
+        return advertisedModelsReads;
+    }
+
+    /**
+     * Sets the requests in flight that {@link #runtimeStats()} reports; 0 until set.
+     *
+     * @return this context
+     */
+    public TestBindingContext inFlight(long inFlight)
+    {
+        this.inFlight = inFlight;
+        return this;
+    }
+
+    /**
+     * Sets the upstream pools that {@link #runtimeStats()} reports, in this order, replacing those set before; none
+     * until set.
+     *
+     * @return this context
+     */
+    public TestBindingContext upstreamStats(RuntimeStats.UpstreamStats... stats)
+    {
+        List<RuntimeStats.UpstreamStats> list = List.of(stats);
+        upstreamStats.clear();
+        upstreamStats.addAll(list);
+        return this;
+    }
+
+    /**
+     * @return the endpoints registered through {@link #admin()}, keyed {@code "METHOD path"} (such as
+     *         {@code "GET /metrics"}), in registration order (a live, read-only view); a later registration of the same
+     *         method and path replaces the earlier one
+     */
+    public Map<String, AdminHandler> adminRoutes()
+    {
+        return Collections.unmodifiableMap(adminRoutes);
+    }
+
+    /** @return the listeners registered through {@link #onComplete(CompletionListener)}, in order (a live, read-only view) */
+    public List<CompletionListener> completionListeners()
+    {
+        return Collections.unmodifiableList(completionListeners);
+    }
+
+    /** @return the tasks given to {@link #scheduler()}, one-shot and periodic, in order (a live, read-only view) */
+    public List<RecordedTask> scheduledTasks()
+    {
+        return Collections.unmodifiableList(scheduledTasks);
+    }
+
+    /** @return the tasks given to {@link #executor()} and not run yet, in order (a live, read-only view) */
+    public List<Runnable> submitted()
+    {
+        return Collections.unmodifiableList(submitted);
+    }
+
+    /**
+     * Runs the tasks given to {@link #executor()}, in order, those they submit included, until none is left.
+     *
+     * @return how many tasks ran
+     */
+    public int runSubmitted()
+    {
+        int n = 0;
+        while (!submitted.isEmpty())
+        {
+            submitted.remove(0).run();
+            n++;
+        }
+        return n;
     }
 
     /**
@@ -102,6 +265,178 @@ public final class TestBindingContext implements BindingContext
     public String env(String name)
     {
         return env.get(name);
+    }
+
+    /** @throws UnsupportedOperationException if {@link #bindingName(String)} was not called, as the SPI's default */
+    @Override
+    public String bindingName()
+    {
+        if (bindingName == null)
+            return BindingContext.super.bindingName();
+        return bindingName;
+    }
+
+    @Override
+    public boolean checkOnly()
+    {
+        return checkOnly;
+    }
+
+    /** @return an executor that records its tasks in {@link #submitted()}, and refuses them under check mode */
+    @Override
+    public Executor executor()
+    {
+        return executor;
+    }
+
+    /** @return live figures set by {@link #inFlight(long)} and {@link #upstreamStats(RuntimeStats.UpstreamStats...)} */
+    @Override
+    public RuntimeStats runtimeStats()
+    {
+        return runtimeStats;
+    }
+
+    /** @return the models set by {@link #advertisedModels(String...)} (a live, read-only view); counts the call */
+    @Override
+    public Set<String> advertisedModels()
+    {
+        advertisedModelsReads++;
+        return Collections.unmodifiableSet(advertisedModels);
+    }
+
+    /** @return a scheduler that records its tasks in {@link #scheduledTasks()} and never runs them by itself */
+    @Override
+    public Scheduler scheduler()
+    {
+        return scheduler;
+    }
+
+    /** @return admin routes that record each endpoint in {@link #adminRoutes()} */
+    @Override
+    public AdminRoutes admin()
+    {
+        return admin;
+    }
+
+    /** Records {@code listener} in {@link #completionListeners()}. */
+    @Override
+    public void onComplete(CompletionListener listener)
+    {
+        completionListeners.add(listener);
+    }
+
+    private void submit(Runnable task)
+    {
+        if (checkOnly)
+            throw new RejectedExecutionException("check mode");
+        submitted.add(task);
+    }
+
+    /**
+     * A task given to {@link #scheduler()}: what to run, when, and whether the binding cancelled it. The scheduler never
+     * runs it; a test runs it with {@link #run()}.
+     */
+    public static final class RecordedTask implements Scheduler.Task
+    {
+        private final Runnable runnable;
+        private final Duration initialDelay;
+        private final Duration delay;
+        private final boolean periodic;
+        private boolean cancelled;
+
+        /**
+         * @param runnable     the task
+         * @param initialDelay the delay before the first run
+         * @param delay        the delay between runs of a periodic task; a one-shot task's delay
+         * @param periodic     whether the task was scheduled with a fixed delay
+         */
+        public RecordedTask(Runnable runnable, Duration initialDelay, Duration delay, boolean periodic)
+        {
+            this.runnable = Objects.requireNonNull(runnable, "runnable");
+            this.initialDelay = initialDelay;
+            this.delay = delay;
+            this.periodic = periodic;
+        }
+
+        /** @return the task as the binding gave it */
+        public Runnable runnable()
+        {
+            return runnable;
+        }
+
+        /** @return the delay before the first run (a one-shot task's delay) */
+        public Duration initialDelay()
+        {
+            return initialDelay;
+        }
+
+        /** @return the delay between runs of a periodic task, or a one-shot task's delay */
+        public Duration delay()
+        {
+            return delay;
+        }
+
+        /** @return whether the task was scheduled with {@link Scheduler#scheduleWithFixedDelay} */
+        public boolean periodic()
+        {
+            return periodic;
+        }
+
+        /** @return whether {@link #cancel()} was called */
+        public boolean cancelled()
+        {
+            return cancelled;
+        }
+
+        /** Runs the task once, now, cancelled or not. */
+        public void run()
+        {
+            runnable.run();
+        }
+
+        @Override
+        public boolean cancel()
+        {
+            boolean was = cancelled;
+            cancelled = true;
+            return !was;
+        }
+    }
+
+    private final class RecordingScheduler implements Scheduler
+    {
+        @Override
+        public Task schedule(Runnable task, Duration delay)
+        {
+            if (refuseOneShotSchedules)
+                throw new AssertionError("this TestBindingContext refuses one-shot schedules (refuseOneShotSchedules())");
+            RecordedTask recorded = new RecordedTask(task, delay, delay, false);
+            scheduledTasks.add(recorded);
+            return recorded;
+        }
+
+        @Override
+        public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
+        {
+            RecordedTask recorded = new RecordedTask(task, initialDelay, delay, true);
+            scheduledTasks.add(recorded);
+            return recorded;
+        }
+    }
+
+    private final class LiveRuntimeStats implements RuntimeStats
+    {
+        @Override
+        public long inFlight()
+        {
+            return inFlight;
+        }
+
+        @Override
+        public List<UpstreamStats> upstreams()
+        {
+            return List.copyOf(upstreamStats);
+        }
     }
 
     /**

@@ -2,19 +2,28 @@ package dev.sluice.api.testing;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.admin.AdminHandler;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Completion;
+import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Role;
+import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.api.service.Scheduler;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -137,6 +146,155 @@ class TestHelpersTest
             .isInstanceOf(ConfigException.class)
             .hasMessage("exit: value: \"c\" (expected one of: a)");
         assertThatThrownBy(() -> context.upstream(null)).isInstanceOf(AssertionError.class);
+    }
+
+    @Test
+    void contextIsNotCheckOnlyAndKnowsNoBindingNameUntilSet()
+    {
+        TestBindingContext context = new TestBindingContext();
+
+        assertThat(context.checkOnly()).isFalse();
+        assertThatThrownBy(context::bindingName).isInstanceOf(UnsupportedOperationException.class);
+
+        assertThat(context.checkOnly(true).bindingName("log")).isSameAs(context);
+        assertThat(context.checkOnly()).isTrue();
+        assertThat(context.bindingName()).isEqualTo("log");
+    }
+
+    @Test
+    void contextRecordsAdminRoutesAndCompletionListenersInOrder()
+    {
+        TestBindingContext context = new TestBindingContext();
+        AdminHandler first = request -> CompletableFuture.completedFuture(null);
+        AdminHandler second = request -> CompletableFuture.completedFuture(null);
+        AdminHandler replacement = request -> CompletableFuture.completedFuture(null);
+        CompletionListener listener = completion -> { };
+
+        assertThat(context.adminRoutes()).isEmpty();
+        assertThat(context.completionListeners()).isEmpty();
+        context.admin().add("GET", "/b", first);
+        context.admin().add("POST", "/a", second);
+        context.admin().add("GET", "/b", replacement);
+        context.onComplete(listener);
+
+        assertThat(context.adminRoutes()).containsOnlyKeys("GET /b", "POST /a");
+        assertThat(context.adminRoutes().keySet()).containsExactly("GET /b", "POST /a");
+        assertThat(context.adminRoutes().get("GET /b")).isSameAs(replacement);
+        assertThat(context.completionListeners()).containsExactly(listener);
+        assertThatThrownBy(() -> context.adminRoutes().clear()).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> context.completionListeners().clear()).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void contextSchedulerRecordsTasksThatOnlyTheTestRunsAndThatCancelOnce()
+    {
+        TestBindingContext context = new TestBindingContext();
+        List<String> runs = new ArrayList<>();
+
+        Scheduler.Task periodic = context.scheduler().scheduleWithFixedDelay(() -> runs.add("tick"), Duration.ofSeconds(1),
+            Duration.ofMinutes(2));
+        Scheduler.Task once = context.scheduler().schedule(() -> runs.add("once"), Duration.ofMillis(5));
+
+        assertThat(runs).isEmpty();
+        assertThat(context.scheduledTasks()).containsExactly((TestBindingContext.RecordedTask)periodic,
+            (TestBindingContext.RecordedTask)once);
+        TestBindingContext.RecordedTask tick = context.scheduledTasks().get(0);
+        assertThat(tick.periodic()).isTrue();
+        assertThat(tick.initialDelay()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(tick.delay()).isEqualTo(Duration.ofMinutes(2));
+        TestBindingContext.RecordedTask single = context.scheduledTasks().get(1);
+        assertThat(single.periodic()).isFalse();
+        assertThat(single.initialDelay()).isEqualTo(Duration.ofMillis(5));
+        assertThat(single.delay()).isEqualTo(Duration.ofMillis(5));
+
+        tick.run();
+        tick.runnable().run();
+        assertThat(runs).containsExactly("tick", "tick");
+
+        assertThat(tick.cancelled()).isFalse();
+        assertThat(periodic.cancel()).isTrue();
+        assertThat(periodic.cancel()).as("idempotent").isFalse();
+        assertThat(tick.cancelled()).isTrue();
+        assertThat(single.cancelled()).isFalse();
+    }
+
+    @Test
+    void contextCanRefuseOneShotSchedulesButStillRecordsPeriodicOnes()
+    {
+        TestBindingContext context = new TestBindingContext().refuseOneShotSchedules();
+
+        assertThatThrownBy(() -> context.scheduler().schedule(() -> { }, Duration.ZERO)).isInstanceOf(AssertionError.class);
+        context.scheduler().scheduleWithFixedDelay(() -> { }, Duration.ZERO, Duration.ofMillis(250));
+
+        assertThat(context.scheduledTasks()).singleElement().satisfies(t ->
+            assertThat(t.delay()).isEqualTo(Duration.ofMillis(250)));
+    }
+
+    @Test
+    void contextExecutorRecordsTasksRunsThemOnRequestAndRefusesUnderCheckMode()
+    {
+        TestBindingContext context = new TestBindingContext();
+        List<String> runs = new ArrayList<>();
+        Executor executor = context.executor();
+
+        executor.execute(() ->
+        {
+            runs.add("first");
+            executor.execute(() -> runs.add("nested"));
+        });
+        executor.execute(() -> runs.add("second"));
+
+        assertThat(runs).isEmpty();
+        assertThat(context.submitted()).hasSize(2);
+        assertThat(context.runSubmitted()).isEqualTo(3);
+        assertThat(runs).containsExactly("first", "second", "nested");
+        assertThat(context.submitted()).isEmpty();
+        assertThat(context.runSubmitted()).isZero();
+
+        context.checkOnly(true);
+        assertThatThrownBy(() -> executor.execute(() -> runs.add("refused")))
+            .isInstanceOf(RejectedExecutionException.class);
+        assertThat(context.submitted()).isEmpty();
+    }
+
+    @Test
+    void contextAdvertisesTheModelsSetAndCountsReads()
+    {
+        TestBindingContext context = new TestBindingContext();
+
+        assertThat(context.advertisedModelsReads()).isZero();
+        Set<String> kept = context.advertisedModels();
+        assertThat(kept).isEmpty();
+
+        context.advertisedModels("b", "a");
+        assertThat(kept).as("a live view").containsExactly("b", "a");
+        assertThat(context.advertisedModels()).containsExactly("b", "a");
+        context.advertisedModels("c");
+        assertThat(context.advertisedModels()).containsExactly("c");
+        assertThat(context.advertisedModelsReads()).isEqualTo(3);
+        assertThatThrownBy(() -> kept.add("d")).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void contextRuntimeStatsReadWhatIsSetAtEachCall()
+    {
+        TestBindingContext context = new TestBindingContext();
+        RuntimeStats stats = context.runtimeStats();
+        RuntimeStats.UpstreamStats south = new RuntimeStats.UpstreamStats("south", "http://127.0.0.1:1", 5, 2, 3, 256, 4);
+        RuntimeStats.UpstreamStats north = new RuntimeStats.UpstreamStats("north", "http://127.0.0.1:2", 0, 0, 0, 16, 0);
+
+        assertThat(stats.inFlight()).isZero();
+        assertThat(stats.upstreams()).isEmpty();
+
+        context.inFlight(3).upstreamStats(south, north);
+        List<RuntimeStats.UpstreamStats> before = stats.upstreams();
+        assertThat(stats.inFlight()).isEqualTo(3);
+        assertThat(before).containsExactly(south, north);
+
+        context.inFlight(0).upstreamStats(north);
+        assertThat(stats.inFlight()).isZero();
+        assertThat(stats.upstreams()).containsExactly(north);
+        assertThat(before).as("a copy per call").containsExactly(south, north);
     }
 
     @Test

@@ -15,6 +15,7 @@ import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.testing.TestBindingContext;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,7 @@ class LimitsBindingTest
     private static final long PROMPT_TOKENS = 104;
 
     private final LimitsFactory factory = new LimitsFactory();
-    private LimitsTestContext context;
+    private TestBindingContext context;
 
     private ProxyBinding binding(String optionsJson)
     {
@@ -47,7 +48,7 @@ class LimitsBindingTest
 
     private ProxyBinding binding(String optionsJson, boolean checkOnly)
     {
-        context = new LimitsTestContext(checkOnly);
+        context = new TestBindingContext("next").checkOnly(checkOnly).refuseOneShotSchedules();
         return factory.create(config(optionsJson), context);
     }
 
@@ -94,7 +95,7 @@ class LimitsBindingTest
 
     private JsonNode admin() throws Exception
     {
-        AdminResponse response = context.routes.get("GET /limits")
+        AdminResponse response = context.adminRoutes().get("GET /limits")
             .handle(new AdminRequest("GET", "/limits", null, null, new byte[0])).toCompletableFuture().join();
         assertThat(response.status()).isEqualTo(200);
         return Json.MAPPER.readTree(new String(response.body(), StandardCharsets.UTF_8));
@@ -121,7 +122,7 @@ class LimitsBindingTest
 
         assertThat(exchange.decodes()).isZero();
         assertThat(exchange.listeners()).isEqualTo(1);
-        assertThat(context.exits.recorder("next").received()).hasSize(1);
+        assertThat(context.recorder("next").received()).hasSize(1);
     }
 
     @Test
@@ -160,7 +161,7 @@ class LimitsBindingTest
         assertThat(e.headers().get("x-ratelimit-remaining-requests")).isEqualTo("9");
         assertThat(e.headers().get("x-ratelimit-reset-requests")).isEqualTo("6s");
         assertThat(Long.parseLong(e.headers().get("retry-after"))).isBetween(1L, 60L);
-        assertThat(context.exits.recorder("next").received()).hasSize(1);
+        assertThat(context.recorder("next").received()).hasSize(1);
     }
 
     @Test
@@ -312,7 +313,7 @@ class LimitsBindingTest
         assertThat(e.code()).isEqualTo("model_not_priced");
         assertThat(e.getMessage()).isEqualTo("model: claude-x has no price, and a budget applies to this request (expected:"
             + " a model the gateway's price table lists)");
-        assertThat(context.exits.recorder("next").received()).isEmpty();
+        assertThat(context.recorder("next").received()).isEmpty();
 
         pass(binding(options.formatted(", \"unpriced\": \"free\"")), ask("claude-x", null));
     }
@@ -436,19 +437,19 @@ class LimitsBindingTest
         String options = """
             {"key": {"rpm": 1}, "evict_after": "4m"}""";
         binding(options, true).close();
-        assertThat(context.routes).isEmpty();
-        assertThat(context.tasks).isEmpty();
+        assertThat(context.adminRoutes()).isEmpty();
+        assertThat(context.scheduledTasks()).isEmpty();
 
         ProxyBinding limits = binding(options, false);
-        assertThat(context.routes).containsOnlyKeys("GET /limits");
-        assertThat(context.tasks).singleElement().satisfies(t ->
+        assertThat(context.adminRoutes()).containsOnlyKeys("GET /limits");
+        assertThat(context.scheduledTasks()).singleElement().satisfies(t ->
         {
-            assertThat(t.delay).hasMinutes(2);
-            assertThat(t.cancelled).isFalse();
+            assertThat(t.delay()).hasMinutes(2);
+            assertThat(t.cancelled()).isFalse();
         });
-        context.tasks.get(0).runnable.run();
+        context.scheduledTasks().get(0).runnable().run();
         limits.close();
-        assertThat(context.tasks.get(0).cancelled).isTrue();
+        assertThat(context.scheduledTasks().get(0).cancelled()).isTrue();
     }
 
     @Test

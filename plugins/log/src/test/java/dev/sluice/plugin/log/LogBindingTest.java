@@ -16,6 +16,7 @@ import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
@@ -41,11 +42,11 @@ class LogBindingTest
     @TempDir
     Path dir;
 
-    private LogTestContext context;
+    private TestBindingContext context;
 
     private ProxyBinding binding(String optionsJson, boolean checkOnly)
     {
-        context = new LogTestContext(checkOnly);
+        context = new TestBindingContext("next").checkOnly(checkOnly).bindingName("log").refuseOneShotSchedules();
         return new LogFactory().create(config(optionsJson), context);
     }
 
@@ -77,7 +78,7 @@ class LogBindingTest
 
     private JsonNode stats(String path) throws Exception
     {
-        AdminResponse r = context.routes.get("GET " + path).handle(new AdminRequest("GET", path, null, null, new byte[0]))
+        AdminResponse r = context.adminRoutes().get("GET " + path).handle(new AdminRequest("GET", path, null, null, new byte[0]))
             .toCompletableFuture().join();
         assertThat(r.status()).isEqualTo(200);
         return Json.MAPPER.readTree(r.body());
@@ -117,7 +118,7 @@ class LogBindingTest
             .at(Stage.UPSTREAM_END, 20_300).at(Stage.RESPONSE_END, 20_500);
         Instant before = Instant.now().minusSeconds(11);
 
-        context.listeners.get(0).completed(c);
+        context.completionListeners().get(0).completed(c);
         log.close();
 
         List<JsonNode> lines = lines(dir.resolve("requests.jsonl"));
@@ -174,7 +175,7 @@ class LogBindingTest
         c.responseBytes = 80;
         c.at(Stage.RESPONSE_END, 40);
 
-        context.listeners.get(0).completed(c);
+        context.completionListeners().get(0).completed(c);
         log.close();
 
         JsonNode l = lines(dir.resolve("requests.jsonl")).get(0);
@@ -219,7 +220,7 @@ class LogBindingTest
             // No route: an exchange a binding refused before any provider.
             c.route = e == other ? "south_b" : e == unrouted ? null : "south_a";
             c.at(Stage.RESPONSE_END, 10);
-            context.listeners.get(0).completed(c);
+            context.completionListeners().get(0).completed(c);
         }
         log.close();
 
@@ -248,9 +249,9 @@ class LogBindingTest
             TestCompletion c = new TestCompletion();
             c.id = "r" + i;
             c.at(Stage.RESPONSE_END, 10);
-            context.listeners.get(0).completed(c);
+            context.completionListeners().get(0).completed(c);
         }
-        assertThat(context.submitted).as("drain_at 0: no drain asked for by completions").isEmpty();
+        assertThat(context.submitted()).as("drain_at 0: no drain asked for by completions").isEmpty();
         JsonNode before = stats("/log/stats");
         assertThat(before.get("queued").asInt()).isEqualTo(4);
         assertThat(before.get("dropped").asLong()).isEqualTo(6);
@@ -266,31 +267,31 @@ class LogBindingTest
         assertThat(after.get("dropped").asLong()).isEqualTo(6);
         assertThat(after.get("queued").asInt()).isZero();
         assertThat(after.get("closed").asBoolean()).isTrue();
-        assertThat(context.scheduled.get(0).cancelled).as("the tick is cancelled").isTrue();
+        assertThat(context.scheduledTasks().get(0).cancelled()).as("the tick is cancelled").isTrue();
     }
 
     @Test
     void completionsAskForOneDrainAtTheThresholdAndTheTickDrainsTheRest() throws Exception
     {
         ProxyBinding log = binding(options("\"queue\": 8, \"drain_at\": 3, \"flush_interval\": \"250ms\""), false);
-        assertThat(context.scheduled).hasSize(1);
-        assertThat(context.scheduled.get(0).delay).isEqualTo(Duration.ofMillis(250));
+        assertThat(context.scheduledTasks()).hasSize(1);
+        assertThat(context.scheduledTasks().get(0).delay()).isEqualTo(Duration.ofMillis(250));
         for (int i = 0; i < 5; i++)
         {
             TestCompletion c = new TestCompletion();
             c.at(Stage.RESPONSE_END, 10);
-            context.listeners.get(0).completed(c);
+            context.completionListeners().get(0).completed(c);
         }
-        assertThat(context.submitted).as("one drain pending, however many completions pass the threshold").hasSize(1);
-        context.runTasks();
+        assertThat(context.submitted()).as("one drain pending, however many completions pass the threshold").hasSize(1);
+        context.runSubmitted();
         assertThat(lines(dir.resolve("requests.jsonl"))).as("written and flushed by the drain").hasSize(5);
 
         TestCompletion one = new TestCompletion();
         one.at(Stage.RESPONSE_END, 10);
-        context.listeners.get(0).completed(one);
-        assertThat(context.submitted).isEmpty();
-        context.scheduled.get(0).runnable.run();
-        context.runTasks();
+        context.completionListeners().get(0).completed(one);
+        assertThat(context.submitted()).isEmpty();
+        context.scheduledTasks().get(0).runnable().run();
+        context.runSubmitted();
         assertThat(lines(dir.resolve("requests.jsonl"))).hasSize(6);
         JsonNode stats = stats("/log/stats");
         assertThat(stats.get("written").asLong()).isEqualTo(6);
@@ -311,7 +312,7 @@ class LogBindingTest
             TestCompletion c = new TestCompletion();
             c.id = "to-stdout";
             c.at(Stage.RESPONSE_END, 10);
-            context.listeners.get(0).completed(c);
+            context.completionListeners().get(0).completed(c);
             log.close();
             System.out.println("still open");
         }
@@ -329,9 +330,9 @@ class LogBindingTest
     {
         ProxyBinding log = binding(options("\"admin_path\": \"/log/a\""), true);
         assertThat(Files.exists(dir.resolve("requests.jsonl"))).isFalse();
-        assertThat(context.listeners).isEmpty();
-        assertThat(context.scheduled).isEmpty();
-        assertThat(context.routes).containsOnlyKeys("GET /log/a");
+        assertThat(context.completionListeners()).isEmpty();
+        assertThat(context.scheduledTasks()).isEmpty();
+        assertThat(context.adminRoutes()).containsOnlyKeys("GET /log/a");
         log.close();
         assertThat(Files.exists(dir.resolve("requests.jsonl"))).isFalse();
     }
@@ -343,7 +344,7 @@ class LogBindingTest
         TestExchange exchange = new TestExchange("gpt-4o");
         Reply reply = log.handle(exchange, context.exit("next")).toCompletableFuture().join();
         assertThat(reply).isInstanceOf(Reply.Bytes.class);
-        assertThat(context.exits.recorder("next").received()).containsExactly(exchange);
+        assertThat(context.recorder("next").received()).containsExactly(exchange);
         assertThat(exchange.modified()).isFalse();
         log.close();
     }
@@ -402,13 +403,13 @@ class LogBindingTest
         assertThatThrownBy(() -> binding("{\"path\": " + Json.MAPPER.valueToTree(missing.toString()) + "}", false))
             .isInstanceOf(ConfigException.class)
             .hasMessageStartingWith("bindings.log.options.path: value: \"" + missing + "\"");
-        assertThat(context.listeners).as("nothing registered for a file never opened").isEmpty();
+        assertThat(context.completionListeners()).as("nothing registered for a file never opened").isEmpty();
     }
 
     @Test
     void aLogWithRoutesOrWithoutExitIsRefused()
     {
-        LogTestContext c = new LogTestContext(true);
+        TestBindingContext c = new TestBindingContext("next").checkOnly(true).bindingName("log").refuseOneShotSchedules();
         assertThatThrownBy(() -> new LogFactory().create(new BindingConfig("log", "log", BindingKind.PROXY,
             Json.MAPPER.createObjectNode().put("path", "-"), null, List.of()), c))
             .isInstanceOf(ConfigException.class).hasMessageStartingWith("bindings.log.exit: must be set");

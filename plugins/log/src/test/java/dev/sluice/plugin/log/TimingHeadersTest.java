@@ -5,6 +5,7 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.json.Json;
+import dev.sluice.api.testing.TestBindingContext;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -35,7 +36,7 @@ class TimingHeadersTest
     @Test
     void theFormatIsCheckedWithItsPath() throws Exception
     {
-        LogTestContext context = new LogTestContext(true);
+        TestBindingContext context = new TestBindingContext("next").checkOnly(true).bindingName("log").refuseOneShotSchedules();
         TimingHeadersFactory factory = new TimingHeadersFactory();
         assertThat(factory.create(config("{}"), context)).isNotNull();
         assertThat(factory.create(config("{\"format\": \"both\"}"), context)).isNotNull();

@@ -15,6 +15,7 @@ import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.service.RuntimeStats;
 import dev.sluice.api.testing.Exposition;
+import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
@@ -32,14 +33,14 @@ import static org.assertj.core.api.Assertions.within;
  */
 class MetricsBindingTest
 {
-    private final MetricsTestContext context = new MetricsTestContext(false);
+    private final TestBindingContext context = new TestBindingContext("next");
     private CompletionListener listener;
 
     private void create(String optionsJson) throws Exception
     {
         JsonNode options = Json.MAPPER.readTree(optionsJson);
         new MetricsFactory().create(new BindingConfig("m", "metrics", BindingKind.PROXY, options, "next", List.of()), context);
-        listener = context.listeners.get(0);
+        listener = context.completionListeners().get(0);
     }
 
     private AdminResponse get(String path, String query, String accept) throws Exception
@@ -66,7 +67,7 @@ class MetricsBindingTest
                     action.accept("accept", accept);
             }
         };
-        return context.routes.get("GET " + path).handle(new AdminRequest("GET", path, query, headers, new byte[0]))
+        return context.adminRoutes().get("GET " + path).handle(new AdminRequest("GET", path, query, headers, new byte[0]))
             .toCompletableFuture().get();
     }
 
@@ -196,9 +197,9 @@ class MetricsBindingTest
     void readsInFlightAndThePoolsWhenScraped() throws Exception
     {
         create("{\"jvm\":false}");
-        context.inFlight = 3;
-        context.upstreams.add(new RuntimeStats.UpstreamStats("south", "http://127.0.0.1:1", 5, 2, 3, 256, 4));
-        context.upstreams.add(new RuntimeStats.UpstreamStats("south_h2", "http://127.0.0.1:2", 0, 0, 0, 16, 0));
+        context.inFlight(3);
+        context.upstreamStats(new RuntimeStats.UpstreamStats("south", "http://127.0.0.1:1", 5, 2, 3, 256, 4),
+            new RuntimeStats.UpstreamStats("south_h2", "http://127.0.0.1:2", 0, 0, 0, 16, 0));
 
         Exposition e = scrape();
 
@@ -209,7 +210,7 @@ class MetricsBindingTest
         assertThat(e.value("sluice_upstream_queued_requests", "route", "south", "origin", "http://127.0.0.1:1")).isEqualTo(4);
         assertThat(e.value("sluice_upstream_connections_max", "route", "south_h2", "origin", "http://127.0.0.1:2")).isEqualTo(16);
 
-        context.inFlight = 0;
+        context.inFlight(0);
         assertThat(scrape().value("sluice_in_flight_requests")).isZero();
     }
 

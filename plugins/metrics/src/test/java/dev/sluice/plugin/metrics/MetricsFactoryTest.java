@@ -9,6 +9,7 @@ import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
+import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +35,7 @@ class MetricsFactoryTest
         }
     }
 
-    private static ProxyBinding create(String optionsJson, MetricsTestContext context)
+    private static ProxyBinding create(String optionsJson, TestBindingContext context)
     {
         return new MetricsFactory().create(new BindingConfig("m", "metrics", BindingKind.PROXY, json(optionsJson), "next",
             List.of()), context);
@@ -42,8 +43,8 @@ class MetricsFactoryTest
 
     private static void assertFails(String optionsJson, String message)
     {
-        assertThatThrownBy(() -> create(optionsJson, new MetricsTestContext(true))).isInstanceOf(ConfigException.class)
-            .hasMessage(message);
+        assertThatThrownBy(() -> create(optionsJson, new TestBindingContext("next").checkOnly(true)))
+            .isInstanceOf(ConfigException.class).hasMessage(message);
     }
 
     @Test
@@ -67,7 +68,7 @@ class MetricsFactoryTest
     @Test
     void needsAnExitAndNoRoutes()
     {
-        MetricsTestContext context = new MetricsTestContext(true);
+        TestBindingContext context = new TestBindingContext("next").checkOnly(true);
         assertThatThrownBy(() -> new MetricsFactory().create(new BindingConfig("m", "metrics", BindingKind.PROXY, json("{}"),
             null, List.of()), context)).isInstanceOf(ConfigException.class)
             .hasMessage("bindings.m.exit: must be set (expected: the binding requests go to)");
@@ -80,27 +81,27 @@ class MetricsFactoryTest
     @Test
     void underCheckRegistersTheRouteButNoListenerAndReadsNothing()
     {
-        MetricsTestContext context = new MetricsTestContext(true);
+        TestBindingContext context = new TestBindingContext("next").checkOnly(true);
 
         create("{\"admin_path\":\"/m\",\"models\":[\"gpt-*\"]}", context);
 
-        assertThat(context.routes).containsOnlyKeys("GET /m");
-        assertThat(context.listeners).isEmpty();
-        assertThat(context.advertisedReads).isZero();
+        assertThat(context.adminRoutes()).containsOnlyKeys("GET /m");
+        assertThat(context.completionListeners()).isEmpty();
+        assertThat(context.advertisedModelsReads()).isZero();
     }
 
     @Test
     void servesOnItsPathCountsEveryExchangeAndPassesRequestsOnUntouched() throws Exception
     {
-        MetricsTestContext context = new MetricsTestContext(false);
+        TestBindingContext context = new TestBindingContext("next");
 
         ProxyBinding binding = create("{}", context);
         TestExchange exchange = new TestExchange("gpt-4o");
         Reply reply = binding.handle(exchange, context.exit("next")).toCompletableFuture().get();
 
-        assertThat(context.routes).containsOnlyKeys("GET /metrics");
-        assertThat(context.listeners).containsExactly((CompletionListener)binding);
+        assertThat(context.adminRoutes()).containsOnlyKeys("GET /metrics");
+        assertThat(context.completionListeners()).containsExactly((CompletionListener)binding);
         assertThat(((Reply.Bytes)reply).body()).asString().isEqualTo("next");
-        assertThat(context.exits.recorder("next").received()).containsExactly(exchange);
+        assertThat(context.recorder("next").received()).containsExactly(exchange);
     }
 }

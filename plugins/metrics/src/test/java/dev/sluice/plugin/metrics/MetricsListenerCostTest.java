@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
@@ -27,11 +28,11 @@ class MetricsListenerCostTest
     @Test
     void aCompletionAllocatesNothingOnceItsLabelsAreKnown() throws Exception
     {
-        MetricsTestContext context = new MetricsTestContext(false);
-        context.advertised.add("demo");
+        TestBindingContext context = new TestBindingContext("next");
+        context.advertisedModels("demo");
         new MetricsFactory().create(new BindingConfig("m", "metrics", BindingKind.PROXY,
             Json.MAPPER.readTree("{\"models\":[\"gpt-*\"],\"jvm\":false}"), "next", List.of()), context);
-        CompletionListener listener = context.listeners.get(0);
+        CompletionListener listener = context.completionListeners().get(0);
         TestCompletion[] mix = mix();
 
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
