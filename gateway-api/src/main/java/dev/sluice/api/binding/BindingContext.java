@@ -20,8 +20,9 @@ import java.util.concurrent.Executor;
  * nothing, schedule nothing, register nothing); the services then accept registrations and do nothing with them.
  *
  * <p>The runtime implements this interface; it may gain methods in a minor version of the SPI (README "SPI
- * versions"). Test doubles should extend a class of the plugin's own tests rather than rely on the defaults, which
- * refuse.
+ * versions"). For tests, {@code dev.sluice.api.testing.TestBindingContext} in gateway-api's test-jar records what a
+ * binding registers (admin routes, completion listeners, scheduled and submitted tasks) rather than relying on the
+ * defaults here, which refuse.
  */
 public interface BindingContext
 {
