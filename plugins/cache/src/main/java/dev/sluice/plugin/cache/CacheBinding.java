@@ -6,13 +6,17 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
 import java.util.concurrent.atomic.LongAdder;
 
 import com.github.benmanes.caffeine.cache.AsyncCache;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.exchange.Attributes;
+import dev.sluice.api.exchange.Completion;
+import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Next;
@@ -32,7 +36,7 @@ import dev.sluice.api.service.Scheduler;
  * and stores it when it completed normally — a body as the bytes the client got, a stream (asked for in canonical form,
  * {@link Exchange#requireCanonicalReply()}) at its end, recorded while relayed. Concurrent identical misses make one
  * upstream call: the first is the leader, the others follow its answer for up to {@code follower_wait}, then make their
- * own call. {@code Cache-Control: no-store} in the
+ * own call; a leader's body is stored once its exchange is over, off the path of its own answer (see {@link Miss}). {@code Cache-Control: no-store} in the
  * request skips the cache (not looked up, not stored), {@code no-cache} skips the lookup and refreshes the entry. Every
  * answer carries {@code x-cache: hit|miss|bypass}, and the exchange the attribute {@link Attributes#CACHE}.
  *
@@ -178,12 +182,12 @@ final class CacheBinding implements ProxyBinding
         DialectCodec codec = exchange.codec();
         if (exchange.stream() || codec == null)
             exchange.requireCanonicalReply();
-        long ttl = ttlNanos(exchange.targetModel());
+        Miss miss = new Miss(key, flight, ttlNanos(exchange.targetModel()), codec);
         if (flight != null)
         {
             // Whatever happens to this exchange — a failure, a client gone before the stream started — its followers
-            // are released when it is over.
-            exchange.onComplete(completion -> flight.complete(null));
+            // are released when it is over; a complete answer is stored then, after the leader's client has it.
+            exchange.onComplete(miss);
         }
         CompletionStage<Reply> reply;
         try
@@ -192,50 +196,103 @@ final class CacheBinding implements ProxyBinding
         }
         catch (RuntimeException e)
         {
-            done(key, flight, null);
+            if (flight == null)
+                done(key, null, null);
             throw e;
         }
-        return reply.whenComplete((r, failure) ->
+        return reply.handle(miss);
+    }
+
+    /**
+     * One miss: turns the chain's reply into the client's (tagged {@code x-cache: miss}, a stream recorded) and stores
+     * the answer. Without followers ({@code flight == null}) a complete answer is stored at once, before it is written:
+     * the client's next identical request finds it. With followers it is stored when the exchange is over: the answer
+     * goes to the leader's client first, and any identical request that arrives meanwhile follows the flight, so it
+     * gets the answer all the same.
+     */
+    private final class Miss implements BiFunction<Reply, Throwable, Reply>, CompletionListener
+    {
+        private final CacheKeys.Key key;
+        private final CompletableFuture<CachedAnswer> flight;
+        private final long ttl;
+        private final DialectCodec codec;
+        // Written by apply() before the reply is handed on, read by completed() after the exchange is over: the
+        // runtime's hand-over between the two orders them.
+        private CachedAnswer answer;
+
+        Miss(CacheKeys.Key key, CompletableFuture<CachedAnswer> flight, long ttl, DialectCodec codec)
+        {
+            this.key = key;
+            this.flight = flight;
+            this.ttl = ttl;
+            this.codec = codec;
+        }
+
+        @Override
+        public Reply apply(Reply r, Throwable failure)
         {
             if (failure != null)
-                done(key, flight, null);
-        }).thenApply(r ->
-        {
-            if (r instanceof Reply.Message m)
             {
-                done(key, flight, CachedAnswer.of(m.response(), ttl));
-                return tagged(m, MISS);
+                if (flight == null)
+                    done(key, null, null);
+                throw failure instanceof CompletionException c ? c : new CompletionException(failure);
             }
             if (r instanceof Reply.Stream s)
                 return new Reply.Stream(new RecordingStream(s.events(), maxChars,
-                    answer -> done(key, flight, answer == null ? null : CachedAnswer.of(answer, ttl))),
+                    recorded -> done(key, flight, recorded == null ? null : CachedAnswer.of(recorded, ttl))),
                     s.headers().withAll(MISS));
-            Reply.Bytes b = (Reply.Bytes)r;
-            // Only a complete answer in the client's dialect (a client binding's fast path) is kept; a binding that
-            // answers with its own status (not 200) is not a provider's answer to repeat.
-            done(key, flight, b.status() == 200 && codec != null
-                ? CachedAnswer.of(b.body(), b.contentType(), b.usage(), codec, ttl) : null);
-            return b.withHeaders(b.headers().withAll(MISS));
-        });
+            CachedAnswer complete;
+            Reply tagged;
+            if (r instanceof Reply.Message m)
+            {
+                complete = CachedAnswer.of(m.response(), ttl);
+                tagged = tagged(m, MISS);
+            }
+            else
+            {
+                Reply.Bytes b = (Reply.Bytes)r;
+                // Only a complete answer in the client's dialect (a client binding's fast path) is kept; a binding
+                // that answers with its own status (not 200) is not a provider's answer to repeat.
+                complete = b.status() == 200 && codec != null
+                    ? CachedAnswer.of(b.body(), b.contentType(), b.usage(), codec, ttl) : null;
+                tagged = b.withHeaders(b.headers().withAll(MISS));
+            }
+            if (flight == null)
+                done(key, null, complete);
+            else
+                answer = complete;
+            return tagged;
+        }
+
+        @Override
+        public void completed(Completion completion)
+        {
+            // After a stream, whose recording completed the flight at its end, this does nothing.
+            done(key, flight, answer);
+        }
     }
 
-    /** Stores {@code answer} (if any and not too large) and releases the followers. */
+    /**
+     * Stores {@code answer} (if any and not too large) and releases the followers; once per flight (a later call for
+     * a released flight does nothing).
+     */
     private void done(CacheKeys.Key key, CompletableFuture<CachedAnswer> flight, CachedAnswer answer)
     {
         CachedAnswer stored = answer != null && answer.weight() <= options.maxBytes() / 4 ? answer : null;
-        if (stored == null)
-            stats.notStored.increment();
-        else
-            stats.stored.increment();
         if (flight != null)
         {
             // Completing the future in the cache stores it; completing it with null removes it.
-            flight.complete(stored);
+            if (!flight.complete(stored))
+                return;
         }
         else if (stored != null)
         {
             cache.put(key, CompletableFuture.completedFuture(stored));
         }
+        if (stored == null)
+            stats.notStored.increment();
+        else
+            stats.stored.increment();
     }
 
     /** Waits for the leader's answer, up to {@code follower_wait}; then, or if the leader stored nothing, goes alone. */
@@ -294,7 +351,7 @@ final class CacheBinding implements ProxyBinding
     private static void complete(CompletableFuture<Reply> result, Reply reply, Throwable failure)
     {
         if (failure != null)
-            result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+            result.completeExceptionally(failure instanceof CompletionException c && c.getCause() != null
                 ? c.getCause() : failure);
         else
             result.complete(reply);

@@ -37,7 +37,7 @@ import dev.sluice.api.model.ToolChoice;
  * dialect it arrived in and however the client ordered its JSON. Two requests that differ in anything the provider
  * sees get different keys.
  *
- * <p>Thread-safe: the writer is immutable; each call has its own digest.
+ * <p>Thread-safe: the writer is immutable; each thread has its own digest.
  */
 final class CacheKeys
 {
@@ -144,32 +144,28 @@ final class CacheKeys
         return "credential:" + HexFormat.of().formatHex(sha256().digest(credential.getBytes(StandardCharsets.UTF_8)));
     }
 
-    /** Looked up once: {@code getInstance} searches the security providers on every call. */
-    private static final MessageDigest SHA_256;
-
-    static
+    /**
+     * One SHA-256 digest per thread (the runtime's pool threads), reset before each use: {@code getInstance} searches
+     * the security providers on every call, and a fresh digest allocates its state (some 500 bytes) per request.
+     */
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() ->
     {
         try
         {
-            SHA_256 = MessageDigest.getInstance("SHA-256");
+            return MessageDigest.getInstance("SHA-256");
         }
         catch (NoSuchAlgorithmException e)
         {
             throw new IllegalStateException("every Java runtime has SHA-256", e);
         }
-    }
+    });
 
-    /** @return a fresh SHA-256 digest, a clone of the prototype (never shared: a digest has state) */
+    /** @return this thread's SHA-256 digest, reset (a key that failed half-way may have left input in it) */
     private static MessageDigest sha256()
     {
-        try
-        {
-            return (MessageDigest)SHA_256.clone();
-        }
-        catch (CloneNotSupportedException e)
-        {
-            throw new IllegalStateException("the JDK's SHA-256 digest can be cloned", e);
-        }
+        MessageDigest digest = SHA_256.get();
+        digest.reset();
+        return digest;
     }
 
     /** A cache key: a SHA-256, as four longs (equal keys, equal requests, with odds of a collision of 2^-128). */
