@@ -34,6 +34,15 @@ public final class Attributes
      */
     public static final String TRACEPARENT = "sluice.traceparent";
 
+    /**
+     * The W3C Trace Context {@code tracestate} that goes with {@link #TRACEPARENT}, a {@link String} such as
+     * {@code rojo=00f067aa0ba902b7,congo=t61rcWkgMzE}: the vendors' entries the caller sent (as the tracing binding read
+     * them), which W3C requires a participant to pass on with its own {@code traceparent}. A client binding that sends
+     * {@code TRACEPARENT} sends this as the {@code tracestate} header beside it. Absent when the caller sent none (or
+     * none valid) or no tracing binding saw the exchange.
+     */
+    public static final String TRACESTATE = "sluice.tracestate";
+
     private Attributes()
     {
     }

@@ -25,8 +25,8 @@ import java.util.Set;
  * new UpstreamRequest("POST", path, headers.of(stream, exchange), body, "application/json");
  * }</pre>
  *
- * <p>{@link #propagatingTrace()} gives the same headers plus the exchange's {@link Attributes#TRACEPARENT}, for a
- * binding whose operator opted into trace propagation.
+ * <p>{@link #propagatingTrace()} gives the same headers plus the exchange's {@link Attributes#TRACEPARENT} (and its
+ * {@link Attributes#TRACESTATE}), for a binding whose operator opted into trace propagation.
  */
 public final class UpstreamHeaders
 {
@@ -63,10 +63,12 @@ public final class UpstreamHeaders
 
     /**
      * @return these headers, followed, for an exchange that has the {@link Attributes#TRACEPARENT} attribute (a tracing
-     *         binding saw it) with a well-formed version-00 value, by {@code traceparent} with that value; a
-     *         {@code traceparent} or {@code tracestate} the client sent is then not forwarded, whatever the forwarded
-     *         names (the trace state belongs to the client's span, not to the gateway's). An exchange without the
-     *         attribute gets exactly what this binding's headers give without propagation. Immutable, thread-safe
+     *         binding saw it) with a well-formed version-00 value, by {@code traceparent} with that value and, when the
+     *         exchange also has a well-formed {@link Attributes#TRACESTATE} (at most 512 printable ASCII characters),
+     *         {@code tracestate} with that one; a {@code traceparent} or {@code tracestate} the client sent is then not
+     *         forwarded, whatever the forwarded names (the gateway's span is the upstream's parent, and the tracing
+     *         binding carried the caller's trace state over to it). An exchange without the attribute gets exactly what
+     *         this binding's headers give without propagation. Immutable, thread-safe
      * @since 0.4.0
      */
     public UpstreamHeaders propagatingTrace()
@@ -147,7 +149,27 @@ public final class UpstreamHeaders
             });
         }
         headers.add(Map.entry(TRACEPARENT, traceparent));
+        if (exchange.attribute(Attributes.TRACESTATE) instanceof String tracestate && wellFormedState(tracestate))
+            headers.add(Map.entry(TRACESTATE, tracestate));
         return List.copyOf(headers);
+    }
+
+    /**
+     * A {@code tracestate} fit to send: not empty, at most 512 characters (W3C's limit for what a participant must pass
+     * on), every one printable ASCII — so no header can be smuggled in. Its list syntax is the tracing binding's to keep.
+     */
+    private static boolean wellFormedState(String tracestate)
+    {
+        int length = tracestate.length();
+        if (length == 0 || length > 512)
+            return false;
+        for (int i = 0; i < length; i++)
+        {
+            char c = tracestate.charAt(i);
+            if (c < 0x20 || c > 0x7e)
+                return false;
+        }
+        return true;
     }
 
     private boolean forwarded(String name)

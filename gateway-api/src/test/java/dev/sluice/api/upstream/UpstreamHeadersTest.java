@@ -73,6 +73,32 @@ class UpstreamHeadersTest
     }
 
     @Test
+    void theCallersTraceStateGoesWithTheTraceparentAndAMalformedOneStaysBehind()
+    {
+        UpstreamHeaders headers = new UpstreamHeaders(FIXED, "application/json", "text/event-stream",
+            Set.of("tracestate")).propagatingTrace();
+        TestExchange exchange = new TestExchange("m").header("tracestate", "client=own");
+        exchange.attribute(Attributes.TRACEPARENT, TRACEPARENT);
+        exchange.attribute(Attributes.TRACESTATE, "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE");
+        TestExchange smuggling = new TestExchange("m");
+        smuggling.attribute(Attributes.TRACEPARENT, TRACEPARENT);
+        smuggling.attribute(Attributes.TRACESTATE, "rojo=1\r\nx-evil: 1");
+        TestExchange tooLong = new TestExchange("m");
+        tooLong.attribute(Attributes.TRACEPARENT, TRACEPARENT);
+        tooLong.attribute(Attributes.TRACESTATE, "k=" + "v".repeat(511));
+        TestExchange stateAlone = new TestExchange("m");
+        stateAlone.attribute(Attributes.TRACESTATE, "rojo=1");
+
+        assertThat(headers.of(false, exchange)).containsExactly(Map.entry("Authorization", "Bearer sk"),
+            Map.entry("X-Version", "2"), Map.entry("Accept", "application/json"), Map.entry("traceparent", TRACEPARENT),
+            Map.entry("tracestate", "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"));
+        assertThat(headers.of(false, smuggling)).endsWith(Map.entry("traceparent", TRACEPARENT));
+        assertThat(headers.of(false, tooLong)).endsWith(Map.entry("traceparent", TRACEPARENT));
+        assertThat(headers.of(false, stateAlone)).as("no traceparent, no trace state of the gateway's")
+            .doesNotContain(Map.entry("tracestate", "rojo=1"));
+    }
+
+    @Test
     void propagatingTraceWithoutTheAttributeOrWithAMalformedOneSendsWhatTheBindingSendsWithoutIt()
     {
         UpstreamHeaders plain = new UpstreamHeaders(FIXED, "application/json", "text/event-stream", Set.of());

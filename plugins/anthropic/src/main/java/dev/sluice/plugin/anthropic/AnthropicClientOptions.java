@@ -22,7 +22,7 @@ import java.util.Set;
  *     default_max_tokens: 4096                   # max_tokens for requests from clients that set no cap
  *     forward_headers: [anthropic-beta]          # downstream headers copied upstream (default: anthropic-beta)
  *     drop_unsupported: [store, seed]            # other dialects' fields this upstream may ignore (default: none)
- *     propagate_trace: true                      # send the tracing binding's traceparent upstream (default: false)
+ *     propagate_trace: true                      # send the tracing binding's trace context (default: false)
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *

@@ -20,7 +20,7 @@ import java.util.Set;
  *     api_key: "${{env.GEMINI_API_KEY}}"                       # sent as x-goog-api-key, never as ?key=
  *     forward_headers: [x-request-id]                          # downstream headers copied upstream (default: none)
  *     drop_unsupported: [store]                                # another dialect's fields this upstream may ignore
- *     propagate_trace: true                                    # send the tracing binding's traceparent (default: false)
+ *     propagate_trace: true                                    # send the tracing binding's trace context (default: false)
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *

@@ -22,7 +22,7 @@ import java.util.Set;
  *     project: proj_...                       # optional, OpenAI-Project
  *     forward_headers: [x-request-id]         # downstream headers copied upstream (default: none)
  *     drop_unsupported: [thinking]            # another dialect's fields this upstream may ignore (default: none)
- *     propagate_trace: true                   # send the tracing binding's traceparent upstream (default: false)
+ *     propagate_trace: true                   # send the tracing binding's trace context (default: false)
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *

@@ -15,6 +15,7 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
+import io.opentelemetry.context.propagation.TextMapSetter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,11 +34,12 @@ import java.util.function.Supplier;
 /**
  * The {@code tracing} proxy binding: one OpenTelemetry span per exchange that passes it (README "Tracing").
  *
- * <p>On the way in it reads the client's W3C {@code traceparent} and {@code tracestate} (a valid one becomes the
- * span's parent, otherwise a new trace starts), starts a {@link SpanKind#SERVER} span named {@code chat {model}} at
- * the exchange's arrival, puts the span's {@code traceparent} on the exchange ({@link Attributes#TRACEPARENT}) for
- * client bindings that propagate it, and registers an {@link ExchangeSpan} as the exchange's completion listener,
- * which ends the span on every path. Then it calls its exit, observing a canonical reply for what only it carries.
+ * <p>On the way in it reads the client's W3C {@code traceparent} and {@code tracestate} (a valid one becomes the span's
+ * parent, otherwise a new trace starts), starts a {@link SpanKind#SERVER} span named {@code chat {model}} at the
+ * exchange's arrival, puts the span's {@code traceparent} on the exchange ({@link Attributes#TRACEPARENT}, with the
+ * caller's trace state as {@link Attributes#TRACESTATE}) for client bindings that propagate it, and registers an
+ * {@link ExchangeSpan} as the exchange's completion listener, which ends the span on every path. Then it calls its
+ * exit, observing a canonical reply for what only it carries.
  *
  * <p>Cost per exchange: the span (ids, a start) and the attribute on the way in; attributes, three events and a
  * lock-free queue insert at the end; an unsampled span gets none of the end's work. Export happens later, off the
@@ -48,6 +50,13 @@ final class TracingBinding implements ProxyBinding
     private static final Logger LOG = LoggerFactory.getLogger(TracingBinding.class);
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(2);
     private static final Duration REFRESH_EVERY = Duration.ofMinutes(1);
+
+    /** Keeps the {@code tracestate} the W3C propagator writes as the exchange's {@link Attributes#TRACESTATE}. */
+    private static final TextMapSetter<Exchange> TRACESTATE = (exchange, name, value) ->
+    {
+        if (exchange != null && "tracestate".equals(name))
+            exchange.attribute(Attributes.TRACESTATE, value);
+    };
 
     /** Reads W3C headers from the exchange's request headers (a view over the server's own: no copy). */
     private static final TextMapGetter<Headers> HEADERS = new TextMapGetter<>()
@@ -113,6 +122,9 @@ final class TracingBinding implements ProxyBinding
         SpanContext context = span.getSpanContext();
         exchange.attribute(Attributes.TRACEPARENT, "00-" + context.getTraceId() + "-" + context.getSpanId() + "-"
             + context.getTraceFlags().asHex());
+        // The span inherited the caller's trace state; W3C wants it passed on with the gateway's traceparent.
+        if (!context.getTraceState().isEmpty())
+            W3CTraceContextPropagator.getInstance().inject(Context.root().with(span), exchange, TRACESTATE);
         ExchangeSpan traced = new ExchangeSpan(span, offset, origins);
         exchange.onComplete(traced);
         if (!span.isRecording())
