@@ -441,6 +441,35 @@ class MetricsPluginTest
     }
 
     @Test
+    void aScraperThatAcceptsGzipGetsTheExpositionCompressed() throws Exception
+    {
+        start("{}");
+        openaiBody("gpt-4o");
+        awaitRequests(1);
+        java.net.http.HttpClient jdk = java.net.http.HttpClient.newHttpClient();
+        java.net.URI uri = java.net.URI.create(gateway.adminUrl("/metrics"));
+
+        java.net.http.HttpResponse<byte[]> gzipped = jdk.send(java.net.http.HttpRequest.newBuilder(uri)
+            .header("Authorization", "Bearer " + ADMIN_TOKEN).header("Accept-Encoding", "gzip").build(),
+            java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        java.net.http.HttpResponse<byte[]> plain = jdk.send(java.net.http.HttpRequest.newBuilder(uri)
+            .header("Authorization", "Bearer " + ADMIN_TOKEN).build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+
+        assertThat(gzipped.statusCode()).isEqualTo(200);
+        assertThat(gzipped.headers().firstValue("content-encoding")).hasValue("gzip");
+        String text;
+        try (var in = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(gzipped.body())))
+        {
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertThat(gzipped.body().length).as("JVM metrics and histograms compress well").isLessThan(text.length() / 4);
+        assertThat(Exposition.parse(text).value("sluice_requests_total", "server", "north_openai", "route", "south_openai",
+            "model", "other", "status", "200", "outcome", "completed")).isEqualTo(1);
+        assertThat(plain.headers().firstValue("content-encoding")).as("no Accept-Encoding, no compression").isEmpty();
+        assertThat(Exposition.parse(new String(plain.body(), StandardCharsets.UTF_8)).types).isEqualTo(Exposition.parse(text).types);
+    }
+
+    @Test
     void theAdminTokenIsRequired() throws Exception
     {
         start("{}");

@@ -9,6 +9,7 @@ import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.server.handler.gzip.GzipHandler;
 
 import dev.sluice.runtime.internal.config.GatewayConfig;
 import dev.sluice.runtime.internal.service.RuntimeServices;
@@ -133,7 +134,10 @@ public final class HttpGateway
             adminConnector.setIdleTimeout(timeouts.idle().toMillis());
             server.addConnector(adminConnector);
             StageStats stages = handler instanceof GatewayHandler gateway ? gateway.stageStats() : null;
-            top = new ByConnector(adminConnector, new AdminListener(adminRoutes, admin.token(), stages), handler);
+            // Compressed for a client that accepts gzip (a Prometheus scrape does; thousands of series shrink ~10×).
+            GzipHandler gzip = new GzipHandler(new AdminListener(adminRoutes, admin.token(), stages));
+            gzip.setMinGzipSize(1024);
+            top = new ByConnector(adminConnector, gzip, handler);
         }
         else
         {
