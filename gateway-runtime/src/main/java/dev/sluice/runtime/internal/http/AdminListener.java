@@ -82,11 +82,15 @@ final class AdminListener extends Handler.Abstract.NonBlocking
             write(response, callback, AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes")));
             return true;
         }
-        Content.Source.asByteArrayAsync(request, MAX_BODY_BYTES).whenComplete((body, readFailure) ->
+        // Counted, so that a body without a declared length that passes the cap gets the same 413 as a declared one.
+        Counted counted = new Counted(request);
+        Content.Source.asByteArrayAsync(counted, MAX_BODY_BYTES).whenComplete((body, readFailure) ->
         {
             if (readFailure != null)
             {
-                write(response, callback, AdminResponse.json(400, error("the request body could not be read")));
+                write(response, callback, counted.bytes > MAX_BODY_BYTES
+                    ? AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes"))
+                    : AdminResponse.json(400, error("the request body could not be read")));
                 return;
             }
             CompletionStage<AdminResponse> answer;
@@ -114,6 +118,52 @@ final class AdminListener extends Handler.Abstract.NonBlocking
             });
         });
         return true;
+    }
+
+    /** The request's content, counting the bytes read from it. */
+    private static final class Counted implements Content.Source
+    {
+        private final Content.Source request;
+        // Written by the accumulator's reads, one at a time; read once it failed.
+        private volatile long bytes;
+
+        Counted(Content.Source request)
+        {
+            this.request = request;
+        }
+
+        @Override
+        public long getLength()
+        {
+            return request.getLength();
+        }
+
+        @Override
+        public Content.Chunk read()
+        {
+            Content.Chunk chunk = request.read();
+            if (chunk != null)
+                bytes += chunk.remaining();
+            return chunk;
+        }
+
+        @Override
+        public void demand(Runnable demandCallback)
+        {
+            request.demand(demandCallback);
+        }
+
+        @Override
+        public void fail(Throwable failure)
+        {
+            request.fail(failure);
+        }
+
+        @Override
+        public void fail(Throwable failure, boolean last)
+        {
+            request.fail(failure, last);
+        }
     }
 
     private boolean authorized(String authorization)
