@@ -36,6 +36,10 @@ import dev.sluice.bench.load.LoadSpec;
  * <p>When pinning, every target runs on core 1 and the mock on core 0 with this JVM ({@link Pinning}), and a target
  * JVM gets {@code --jvm-warmup} of load before its window.</p>
  *
+ * <p>With {@code --pair}, a cell that has a baseline ({@link Cells#baseline(Cell)}) runs its gateway and a baseline
+ * gateway together in each repetition, in the same window, half the load each ({@link #pairRun}), then the direct
+ * run; the step carries their {@link PairedCost}.</p>
+ *
  * <p>Everything is bounded: processes must become ready within a timeout, a generator run that does not return
  * within warm-up + window + its request timeout + 75 s is abandoned, and every process is stopped in a
  * {@code finally} block (and by {@link ChildProcess}'s shutdown hook if the bench itself is killed).</p>
@@ -234,6 +238,24 @@ final class CellRunner implements AutoCloseable
                 "ladder's resolution)");
         if (cell.kind() == Cell.Kind.CLOSED)
             notes.add("closed loop: latencies are per request with no schedule (lateness does not apply)");
+        if (o.pair())
+            pairNotes(cell, notes);
+    }
+
+    private void pairNotes(Cell cell, List<String> notes)
+    {
+        Cell baseline = Cells.baseline(cell);
+        if (baseline == null)
+            notes.add("--pair does not apply: this cell has no baseline config; it ran as usual");
+        else if (session.options().targetUrl() != null)
+            notes.add("--pair ignored: --target-url measures one external gateway; the cell ran as usual");
+        else
+            notes.add("paired (--pair): every repetition ran `gateway` (this cell's config) and `baseline` (" +
+                baseline.name() + "'s config) as two processes" + (session.pinning().enabled() ? " on core " +
+                Pinning.TARGET_CPUS : "") + ", primed in turn, then loaded in the same window at " +
+                Fmt.rate(cell.rate() / 2) + " and " + cell.connections() / 2 + " connections each, the same request " +
+                "to both, their schedules interleaved; the direct run at " + Fmt.rate(cell.rate()) + "; no evidence " +
+                "spans in pair mode (--evidence does not apply to it)");
     }
 
     /**
@@ -277,7 +299,11 @@ final class CellRunner implements AutoCloseable
         LoadSpec clientSpec = cell.translates() ? loadSpec(cell, cell.client(), cell.rate(), Cells.MODEL, spec.target(),
             cell.h2c(), cell.connections(), o.warmup(), o.window()) : spec;
         Map<String, TargetRun> runs = new LinkedHashMap<>();
-        runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
+        boolean paired = paired(cell);
+        if (paired)
+            runs.putAll(pairRun(cell, rep, mock, clientSpec));
+        else
+            runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
         runs.put("direct", measure(cell, rep, "direct", spec, new RunProbe(null, mock.process().handle(), null, null),
             null));
         for (String ref : references(cell))
@@ -294,7 +320,18 @@ final class CellRunner implements AutoCloseable
             if (over != null)
                 overhead.put(t, over);
         }
-        return new Step(cell.rate(), runs, overhead, Map.of(), Map.of());
+        return new Step(cell.rate(), runs, overhead, Map.of(), Map.of(),
+            paired ? PairedCost.of(runs.get("gateway"), runs.get("baseline")) : null);
+    }
+
+    /**
+     * @param cell a cell
+     * @return whether it runs paired: {@code --pair}, a baseline to pair it with, and a gateway this bench starts
+     */
+    private boolean paired(Cell cell)
+    {
+        BenchOptions o = session.options();
+        return o.pair() && o.targetUrl() == null && Cells.baseline(cell) != null;
     }
 
     /**
@@ -456,6 +493,59 @@ final class CellRunner implements AutoCloseable
         // The gateway is asked on the client's dialect's path (the spec's target is the provider's, for the direct run).
         LoadSpec s = spec.withTarget(URI.create("http://127.0.0.1" + Dialects.path(cell.client())));
         return processRun(cell, rep, mock, s, "gateway", () -> startGateway(cell, rep, mock, true));
+    }
+
+    /**
+     * {@code --pair}'s measured run: two fresh gateway processes from the same distribution, {@code gateway} with the
+     * cell's config and {@code baseline} with its baseline's ({@link Cells#baseline(Cell)}), each pinned as the
+     * gateway is, each primed in turn ({@link #primeJvm}), then loaded together ({@link LoadGenerator#runTogether}):
+     * half the cell's rate and half its connections each ({@link #halfLoad}), the same request, the same warm-up
+     * (lengthened to {@code --jvm-warmup} as for one gateway) and the same window, the baseline's requests due half an
+     * interval after the gateway's. Each process has its own probe. No evidence spans. Never throws.
+     *
+     * @param spec the cell's load in the client's dialect
+     * @return the {@code gateway} and {@code baseline} runs, in that order
+     */
+    private Map<String, TargetRun> pairRun(Cell cell, int rep, MockProcess mock, LoadSpec spec)
+    {
+        String path = Dialects.path(cell.client());
+        LoadSpec half = halfLoad(spec);
+        try (GatewayProcess gateway = startGateway(cell, cell, "gateway", rep, mock, true);
+             GatewayProcess baseline = startGateway(cell, Cells.baseline(cell), "baseline", rep, mock, true))
+        {
+            LoadSpec a = half.withTarget(gateway.uri(path));
+            LoadSpec b = half.withTarget(baseline.uri(path));
+            Duration primedA = primeJvm(cell, rep, gateway, a, primeLength());
+            Duration primedB = primeJvm(cell, rep, baseline, b, primeLength());
+            // One warm-up for both: long enough for the one primed the shorter time.
+            Duration primed = primedA.compareTo(primedB) < 0 ? primedA : primedB;
+            RunProbe probeA = targetProbe(gateway, mock);
+            RunProbe probeB = targetProbe(baseline, mock);
+            log(cell, "rep " + rep + ": paired run, gateway pid " + probeA.targetPid() + " and baseline pid " +
+                probeB.targetPid() + ", " + Fmt.rate(a.rate()) + " each, requests alternating");
+            return measure(cell, rep, List.of(new Arm("gateway", withJvmWarmup(a, primed), probeA),
+                new Arm("baseline", withJvmWarmup(b, primed), probeB)), null);
+        }
+        catch (IOException x)
+        {
+            log(cell, "rep " + rep + " paired run: " + message(x));
+            Map<String, TargetRun> failed = new LinkedHashMap<>();
+            failed.put("gateway", TargetRun.failed("gateway", "", cell.protocol(), message(x)));
+            failed.put("baseline", TargetRun.failed("baseline", "", cell.protocol(), message(x)));
+            return failed;
+        }
+    }
+
+    /**
+     * @param spec a cell's open-loop load
+     * @return the load of each of {@code --pair}'s two processes: half the rate and half the connections (at least
+     * one; 0, the generator's default, stays 0)
+     */
+    static LoadSpec halfLoad(LoadSpec spec)
+    {
+        int connections = spec.connections() == 0 ? 0 : Math.max(1, spec.connections() / 2);
+        return new LoadSpec(spec.target(), spec.method(), spec.headers(), spec.body(), spec.stream(), spec.h2c(), connections,
+            spec.rate() / 2, spec.closedLoopWorkers(), spec.warmup(), spec.measure(), spec.timeout());
     }
 
     private void sat(Cell cell, int rep, MockProcess mock, List<Step> steps, Map<String, Double> saturation,
@@ -1162,6 +1252,9 @@ final class CellRunner implements AutoCloseable
         spec.put("body", cell.bodyBytes() >= 1024 ? cell.bodyBytes() / 1024 + " KiB" : cell.bodyBytes() + " B");
         spec.put("stream", cell.stream());
         spec.put("connections", cell.connections());
+        if (paired(cell))
+            spec.put("pair", "gateway + baseline (" + Cells.baseline(cell).name() + "'s config), " + Fmt.rate(cell.rate() / 2) +
+                " and " + cell.connections() / 2 + " connections each, same window");
         spec.put("upstream pool", cell.upstreamMaxConnections());
         boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.REFUSAL;
         spec.put("warm-up", (ladder ? o.stepWarmup() : o.warmup()).toMillis() / 1000.0 + " s");

@@ -16,7 +16,7 @@ final class GatewayConfigs
      * front of the router (keys for R401; keys, limits and guard for S1-5k-guard; the cache for the cache cells; log
      * and metrics for S1-5k-obs).
      *
-     * @param cell the cell whose chain it is
+     * @param cell the cell whose chain it is (for {@code --pair}'s baseline, {@link Cells#baseline(Cell)})
      * @param port the gateway's port
      * @param mockPort the mock's port
      * @param routeAll see {@link #yaml(int, int, boolean, int, boolean, int)}
