@@ -252,7 +252,7 @@ final class CellRunner implements AutoCloseable
         else
             notes.add("paired (--pair): every repetition ran `gateway` (this cell's config) and `baseline` (" +
                 baseline.name() + "'s config) as two processes" + (session.pinning().enabled() ? " on core " +
-                Pinning.TARGET_CPUS : "") + ", primed in turn, then loaded in the same window at " +
+                Pinning.TARGET_CPUS : "") + ", primed in turn, then loaded together (the same warm-up and window) at " +
                 Fmt.rate(cell.rate() / 2) + " and " + cell.connections() / 2 + " connections each, the same request " +
                 "to both, their schedules interleaved; the direct run at " + Fmt.rate(cell.rate()) + "; no evidence " +
                 "spans in pair mode (--evidence does not apply to it)");
