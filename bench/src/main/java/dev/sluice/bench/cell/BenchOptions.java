@@ -34,12 +34,14 @@ import java.util.List;
  * @param jettyProxy   whether to measure the bare Jetty reverse proxy
  * @param evidence     the cells that get the per-request evidence spans (syscalls, context switches, allocation)
  * @param mock         {@code java}, {@code nginx} or {@code auto}: which mock serves the cells the nginx mock can serve
+ * @param pair         whether the cells with a baseline ({@link Cells#baseline(Cell)}) run paired: their gateway and a
+ *                     baseline gateway loaded in the same window, half the rate each, schedules interleaved
  */
 public record BenchOptions(List<String> cells, int reps, boolean quick, Duration warmup, Duration window,
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
                            String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
-                           boolean jettyProxy, List<String> evidence, String mock)
+                           boolean jettyProxy, List<String> evidence, String mock, boolean pair)
 {
     /** The cells whose repetitions get evidence spans unless {@code --evidence} says otherwise: the cheap ones. */
     public static final List<String> DEFAULT_EVIDENCE = List.of("S1-1k", "S1-5k", "S1-h2c", "S3-stream");
@@ -74,6 +76,11 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           --nginx-workers N nginx worker_processes (default 1 when pinned, else auto = one per core)
           --no-haproxy      do not measure the HAProxy byte pipe
           --no-jetty-proxy  do not measure the bare Jetty 12 reverse proxy
+          --pair            the plugin cells (S1-5k-obs, S1-5k-cache-miss, S1-5k-cache-hit, S1-5k-guard) run paired:
+                            each repetition starts the cell's gateway and a baseline gateway with S1-5k's config (both on
+                            core 1), loads both in the same window at half the rate each, requests alternating, and
+                            reports the paired cost = gateway − baseline (p50, p90, p99, CPU/req); no evidence spans
+                            for them; other cells run as usual
           --stages off|on|auto  the gateway's per-stage table (default off: it is a diagnostic the gateway does not
                             run by default, and recording it costs CPU; auto = on if the config key is accepted)
           --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)
@@ -114,6 +121,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         String generator = DEFAULT_GENERATOR;
         String mockServer = MockProcess.AUTO;
         boolean list = false;
+        boolean pair = false;
         for (int i = 0; i < args.length; i++)
         {
             String a = args[i];
@@ -132,6 +140,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                 case "--no-pin" -> pin = false;
                 case "--no-stages" -> stages = "off";
                 case "--list" -> list = true;
+                case "--pair" -> pair = true;
                 case "--no-build" ->
                 {
                     // bench/run's option; harmless here.
@@ -198,7 +207,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root,
             dist != null ? dist : root.resolve("gateway-runtime/target/sluice"), out, targetUrl, targetPid, mock, nginx,
             nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list, pinned, jw, haproxy,
-            jettyProxy, evidence, mockServer);
+            jettyProxy, evidence, mockServer, pair);
     }
 
     /**

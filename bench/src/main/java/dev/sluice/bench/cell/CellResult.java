@@ -15,6 +15,7 @@ import java.util.Map;
  * @param reps       the repetitions
  * @param targets    target name to its summary
  * @param overhead   target name ({@code gateway}, {@code nginx}) to the median of its per-repetition overheads
+ * @param paired     {@code --pair}: the median of the per-repetition paired costs (gateway − baseline), or null
  * @param saturation ladders: target to the median of its per-repetition saturation rates
  * @param stages     the gateway's per-stage table, medians over repetitions; empty if unavailable
  * @param idleRssKiB IDLE: median RSS 5 s after start
@@ -23,7 +24,8 @@ import java.util.Map;
  * @param seconds    how long the cell took, wall clock (0 if not timed)
  */
 record CellResult(String cell, String title, String status, List<String> notes, Map<String, Object> spec, List<Rep> reps,
-                  Map<String, TargetSummary> targets, Map<String, Overhead> overhead, Map<String, Double> saturation,
+                  Map<String, TargetSummary> targets, Map<String, Overhead> overhead, PairedCost paired,
+                  Map<String, Double> saturation,
                   List<Stages.StageRow> stages, Long idleRssKiB, List<Check> checks, List<String> flags, double seconds)
 {
     /**
@@ -32,8 +34,8 @@ record CellResult(String cell, String title, String status, List<String> notes, 
      */
     CellResult withChecks(List<Check> newChecks)
     {
-        return new CellResult(cell, title, status, notes, spec, reps, targets, overhead, saturation, stages, idleRssKiB,
-            List.copyOf(newChecks), flags, seconds);
+        return new CellResult(cell, title, status, notes, spec, reps, targets, overhead, paired, saturation, stages,
+            idleRssKiB, List.copyOf(newChecks), flags, seconds);
     }
 
     /**
@@ -42,8 +44,14 @@ record CellResult(String cell, String title, String status, List<String> notes, 
      */
     CellResult withSeconds(double elapsed)
     {
-        return new CellResult(cell, title, status, notes, spec, reps, targets, overhead, saturation, stages, idleRssKiB,
-            checks, flags, elapsed);
+        return new CellResult(cell, title, status, notes, spec, reps, targets, overhead, paired, saturation, stages,
+            idleRssKiB, checks, flags, elapsed);
+    }
+
+    /** @return whether the cell ran paired ({@code --pair}): a repetition has a {@code baseline} run */
+    boolean ranPaired()
+    {
+        return reps.stream().anyMatch(r -> r.steps().stream().anyMatch(s -> s.runs().containsKey("baseline")));
     }
 
     /** @return the gateway's summary, or null */

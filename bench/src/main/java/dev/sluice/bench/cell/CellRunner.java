@@ -36,6 +36,10 @@ import dev.sluice.bench.load.LoadSpec;
  * <p>When pinning, every target runs on core 1 and the mock on core 0 with this JVM ({@link Pinning}), and a target
  * JVM gets {@code --jvm-warmup} of load before its window.</p>
  *
+ * <p>With {@code --pair}, a cell that has a baseline ({@link Cells#baseline(Cell)}) runs its gateway and a baseline
+ * gateway together in each repetition, in the same window, half the load each ({@link #pairRun}), then the direct
+ * run; the step carries their {@link PairedCost}.</p>
+ *
  * <p>Everything is bounded: processes must become ready within a timeout, a generator run that does not return
  * within warm-up + window + its request timeout + 75 s is abandoned, and every process is stopped in a
  * {@code finally} block (and by {@link ChildProcess}'s shutdown hook if the bench itself is killed).</p>
@@ -234,6 +238,24 @@ final class CellRunner implements AutoCloseable
                 "ladder's resolution)");
         if (cell.kind() == Cell.Kind.CLOSED)
             notes.add("closed loop: latencies are per request with no schedule (lateness does not apply)");
+        if (o.pair())
+            pairNotes(cell, notes);
+    }
+
+    private void pairNotes(Cell cell, List<String> notes)
+    {
+        Cell baseline = Cells.baseline(cell);
+        if (baseline == null)
+            notes.add("--pair does not apply: this cell has no baseline config; it ran as usual");
+        else if (session.options().targetUrl() != null)
+            notes.add("--pair ignored: --target-url measures one external gateway; the cell ran as usual");
+        else
+            notes.add("paired (--pair): every repetition ran `gateway` (this cell's config) and `baseline` (" +
+                baseline.name() + "'s config) as two processes" + (session.pinning().enabled() ? " on core " +
+                Pinning.TARGET_CPUS : "") + ", primed in turn, then loaded together (the same warm-up and window) at " +
+                Fmt.rate(cell.rate() / 2) + " and " + cell.connections() / 2 + " connections each, the same request " +
+                "to both, their schedules interleaved; the direct run at " + Fmt.rate(cell.rate()) + "; no evidence " +
+                "spans in pair mode (--evidence does not apply to it)");
     }
 
     /**
@@ -277,7 +299,11 @@ final class CellRunner implements AutoCloseable
         LoadSpec clientSpec = cell.translates() ? loadSpec(cell, cell.client(), cell.rate(), Cells.MODEL, spec.target(),
             cell.h2c(), cell.connections(), o.warmup(), o.window()) : spec;
         Map<String, TargetRun> runs = new LinkedHashMap<>();
-        runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
+        boolean paired = paired(cell);
+        if (paired)
+            runs.putAll(pairRun(cell, rep, mock, clientSpec));
+        else
+            runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
         runs.put("direct", measure(cell, rep, "direct", spec, new RunProbe(null, mock.process().handle(), null, null),
             null));
         for (String ref : references(cell))
@@ -294,7 +320,18 @@ final class CellRunner implements AutoCloseable
             if (over != null)
                 overhead.put(t, over);
         }
-        return new Step(cell.rate(), runs, overhead, Map.of(), Map.of());
+        return new Step(cell.rate(), runs, overhead, Map.of(), Map.of(),
+            paired ? PairedCost.of(runs.get("gateway"), runs.get("baseline")) : null);
+    }
+
+    /**
+     * @param cell a cell
+     * @return whether it runs paired: {@code --pair}, a baseline to pair it with, and a gateway this bench starts
+     */
+    private boolean paired(Cell cell)
+    {
+        BenchOptions o = session.options();
+        return o.pair() && o.targetUrl() == null && Cells.baseline(cell) != null;
     }
 
     /**
@@ -383,11 +420,20 @@ final class CellRunner implements AutoCloseable
      */
     private LoadSpec warmJvm(Cell cell, int rep, TargetProcess t, LoadSpec spec)
     {
-        BenchOptions o = session.options();
-        Duration primed = primeJvm(cell, rep, t, spec, primeLength());
+        return withJvmWarmup(spec, primeJvm(cell, rep, t, spec, primeLength()));
+    }
+
+    /**
+     * @param spec the measured load of a target JVM
+     * @param primed how long the JVM was primed
+     * @return the spec, its warm-up lengthened when pinned so that the JVM had {@code --jvm-warmup} of load in all before
+     * its window
+     */
+    private LoadSpec withJvmWarmup(LoadSpec spec, Duration primed)
+    {
         if (!session.pinning().enabled())
             return spec;
-        Duration rest = o.jvmWarmup().minus(primed);
+        Duration rest = session.options().jvmWarmup().minus(primed);
         Duration warmup = rest.compareTo(spec.warmup()) > 0 ? rest : spec.warmup();
         return new LoadSpec(spec.target(), spec.method(), spec.headers(), spec.body(), spec.stream(), spec.h2c(),
             spec.connections(), spec.rate(), spec.closedLoopWorkers(), warmup, spec.measure(), spec.timeout());
@@ -447,6 +493,59 @@ final class CellRunner implements AutoCloseable
         // The gateway is asked on the client's dialect's path (the spec's target is the provider's, for the direct run).
         LoadSpec s = spec.withTarget(URI.create("http://127.0.0.1" + Dialects.path(cell.client())));
         return processRun(cell, rep, mock, s, "gateway", () -> startGateway(cell, rep, mock, true));
+    }
+
+    /**
+     * {@code --pair}'s measured run: two fresh gateway processes from the same distribution, {@code gateway} with the
+     * cell's config and {@code baseline} with its baseline's ({@link Cells#baseline(Cell)}), each pinned as the
+     * gateway is, each primed in turn ({@link #primeJvm}), then loaded together ({@link LoadGenerator#runTogether}):
+     * half the cell's rate and half its connections each ({@link #halfLoad}), the same request, the same warm-up
+     * (lengthened to {@code --jvm-warmup} as for one gateway) and the same window, the baseline's requests due half an
+     * interval after the gateway's. Each process has its own probe. No evidence spans. Never throws.
+     *
+     * @param spec the cell's load in the client's dialect
+     * @return the {@code gateway} and {@code baseline} runs, in that order
+     */
+    private Map<String, TargetRun> pairRun(Cell cell, int rep, MockProcess mock, LoadSpec spec)
+    {
+        String path = Dialects.path(cell.client());
+        LoadSpec half = halfLoad(spec);
+        try (GatewayProcess gateway = startGateway(cell, cell, "gateway", rep, mock, true);
+             GatewayProcess baseline = startGateway(cell, Cells.baseline(cell), "baseline", rep, mock, true))
+        {
+            LoadSpec a = half.withTarget(gateway.uri(path));
+            LoadSpec b = half.withTarget(baseline.uri(path));
+            Duration primedA = primeJvm(cell, rep, gateway, a, primeLength());
+            Duration primedB = primeJvm(cell, rep, baseline, b, primeLength());
+            // One warm-up for both: long enough for the one primed the shorter time.
+            Duration primed = primedA.compareTo(primedB) < 0 ? primedA : primedB;
+            RunProbe probeA = targetProbe(gateway, mock);
+            RunProbe probeB = targetProbe(baseline, mock);
+            log(cell, "rep " + rep + ": paired run, gateway pid " + probeA.targetPid() + " and baseline pid " +
+                probeB.targetPid() + ", " + Fmt.rate(a.rate()) + " each, requests alternating");
+            return measure(cell, rep, List.of(new Arm("gateway", withJvmWarmup(a, primed), probeA),
+                new Arm("baseline", withJvmWarmup(b, primed), probeB)), null);
+        }
+        catch (IOException x)
+        {
+            log(cell, "rep " + rep + " paired run: " + message(x));
+            Map<String, TargetRun> failed = new LinkedHashMap<>();
+            failed.put("gateway", TargetRun.failed("gateway", "", cell.protocol(), message(x)));
+            failed.put("baseline", TargetRun.failed("baseline", "", cell.protocol(), message(x)));
+            return failed;
+        }
+    }
+
+    /**
+     * @param spec a cell's open-loop load
+     * @return the load of each of {@code --pair}'s two processes: half the rate and half the connections (at least
+     * one; 0, the generator's default, stays 0)
+     */
+    static LoadSpec halfLoad(LoadSpec spec)
+    {
+        int connections = spec.connections() == 0 ? 0 : Math.max(1, spec.connections() / 2);
+        return new LoadSpec(spec.target(), spec.method(), spec.headers(), spec.body(), spec.stream(), spec.h2c(), connections,
+            spec.rate() / 2, spec.closedLoopWorkers(), spec.warmup(), spec.measure(), spec.timeout());
     }
 
     private void sat(Cell cell, int rep, MockProcess mock, List<Step> steps, Map<String, Double> saturation,
@@ -766,21 +865,33 @@ final class CellRunner implements AutoCloseable
 
     private GatewayProcess startGateway(Cell cell, int rep, MockProcess mock, boolean routeAll) throws IOException
     {
+        return startGateway(cell, cell, "gateway", rep, mock, routeAll);
+    }
+
+    /**
+     * Starts a gateway for a repetition of {@code cell}, with {@code config}'s chain. Its config, GC log, log and
+     * request log are named after the cell and the repetition, and after {@code name} too unless it is
+     * {@code gateway}: {@code --pair}'s baseline has files of its own.
+     *
+     * @param cell the cell being run
+     * @param config the cell whose gateway config it runs: {@code cell}, or its baseline
+     * @param name {@code gateway} or {@code baseline}
+     */
+    private GatewayProcess startGateway(Cell cell, Cell config, String name, int rep, MockProcess mock, boolean routeAll)
+        throws IOException
+    {
+        String stem = "gateway".equals(name) ? cell.name() : cell.name() + "-" + name;
         int port = Ports.free();
         int adminPort = session.stages() ? Ports.free() : -1;
-        Path config = session.raw().resolve("config/gateway-" + cell.name() + "-r" + rep + ".yaml");
-        Files.createDirectories(config.getParent());
-        Files.writeString(config, GatewayConfigs.yaml(port, mock.port(), cell.h2c(), cell.upstreamMaxConnections(), routeAll,
-            adminPort, cell.client(), cell.provider(),
-            cell.virtualKeys() || cell.guardrails() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null, cell.guardrails(),
-            cell.cache() != null, cell.observability()
-                ? session.raw().resolve("logs/requests-" + cell.name() + "-r" + rep + ".jsonl").toAbsolutePath().toString()
-                : null),
+        Path file = session.raw().resolve("config/gateway-" + stem + "-r" + rep + ".yaml");
+        Files.createDirectories(file.getParent());
+        String requestLog = session.raw().resolve("logs/requests-" + stem + "-r" + rep + ".jsonl").toAbsolutePath().toString();
+        Files.writeString(file, GatewayConfigs.yaml(config, port, mock.port(), routeAll, adminPort, requestLog),
             StandardCharsets.UTF_8);
-        Path gc = session.raw().resolve("gc-" + cell.name() + "-" + rep + ".log");
+        Path gc = session.raw().resolve("gc-" + stem + "-" + rep + ".log");
         Files.deleteIfExists(gc);
-        return GatewayProcess.start(session.options().dist(), config, port, adminPort, gc,
-            session.raw().resolve("logs/gateway-" + cell.name() + "-r" + rep + ".log"), session.pinning());
+        return GatewayProcess.start(name, session.options().dist(), file, port, adminPort, gc,
+            session.raw().resolve("logs/gateway-" + stem + "-r" + rep + ".log"), session.pinning());
     }
 
     /** @return how long the closed-loop priming of a fresh JVM lasts: the warm-up, at least {@link #PRIME_GATEWAY_MIN} */
@@ -856,20 +967,43 @@ final class CellRunner implements AutoCloseable
         RunProbe create();
     }
 
+    /** One target's share of a load run: its name in the report, its load and the probe watching its process. */
+    private record Arm(String target, LoadSpec spec, RunProbe probe)
+    {
+    }
+
     // Drives one load run with its probe marks; never throws.
     private TargetRun measure(Cell cell, int rep, String target, LoadSpec spec, RunProbe probe, Double ladderRate)
     {
-        TargetRun run = drive(cell, rep, target, spec, probe, ladderRate);
-        if (!run.ok())
-            log(cell, cell.name() + " r" + rep + (ladderRate == null ? "" : " @" + Fmt.rate(ladderRate)) + " " + target +
-                ": failed: " + run.failure());
-        return run;
+        return measure(cell, rep, List.of(new Arm(target, spec, probe)), ladderRate).get(target);
     }
 
-    private TargetRun drive(Cell cell, int rep, String target, LoadSpec spec, RunProbe probe, Double ladderRate)
+    // Drives the arms' load at once with their probes' marks (one arm: an ordinary run); never throws.
+    private Map<String, TargetRun> measure(Cell cell, int rep, List<Arm> arms, Double ladderRate)
     {
-        String protocol = spec.h2c() ? "h2c" : "HTTP/1.1";
-        String label = cell.name() + " r" + rep + (ladderRate == null ? "" : " @" + Fmt.rate(ladderRate)) + " " + target;
+        Map<String, TargetRun> runs = drive(cell, rep, arms, ladderRate);
+        runs.forEach((target, run) ->
+        {
+            if (!run.ok())
+                log(cell, label(cell, rep, target, ladderRate) + ": failed: " + run.failure());
+        });
+        return runs;
+    }
+
+    /** @return how the console and the histogram logs name a run, e.g. {@code S1-5k r2 gateway} */
+    private static String label(Cell cell, int rep, String target, Double ladderRate)
+    {
+        return cell.name() + " r" + rep + (ladderRate == null ? "" : " @" + Fmt.rate(ladderRate)) + " " + target;
+    }
+
+    /**
+     * Runs the arms' loads, several at once with {@link LoadGenerator#runTogether} (their schedules staggered), and
+     * takes every probe's window marks at the same times: the arms share the first arm's warm-up and window.
+     *
+     * @return target to run, in the order of the arms; a run that failed comes back as a failed run
+     */
+    private Map<String, TargetRun> drive(Cell cell, int rep, List<Arm> arms, Double ladderRate)
+    {
         LoadGenerator generator;
         try
         {
@@ -877,70 +1011,111 @@ final class CellRunner implements AutoCloseable
         }
         catch (ReflectiveOperationException | RuntimeException | LinkageError x)
         {
-            return TargetRun.failed(target, spec.target().toString(), protocol, "no load generator: " + message(x));
+            return failed(arms, "no load generator: " + message(x));
         }
-        long warmupMs = spec.warmup().toMillis();
-        long windowMs = spec.measure().toMillis();
-        probe.beforeLoad(scheduler);
+        List<LoadSpec> specs = arms.stream().map(Arm::spec).toList();
+        long warmupMs = specs.get(0).warmup().toMillis();
+        long windowMs = specs.get(0).measure().toMillis();
+        for (Arm arm : arms)
+        {
+            arm.probe().beforeLoad(scheduler);
+        }
         long started = System.currentTimeMillis();
-        ScheduledFuture<?> start = scheduler.schedule(probe::windowStart, warmupMs, TimeUnit.MILLISECONDS);
-        ScheduledFuture<?> end = scheduler.schedule(probe::windowEnd, warmupMs + windowMs, TimeUnit.MILLISECONDS);
-        Future<LoadResult> run = driver.submit(() -> generator.run(spec));
+        List<ScheduledFuture<?>> starts = new ArrayList<>();
+        List<ScheduledFuture<?>> ends = new ArrayList<>();
+        // A mark per probe, each its own task: one probe's stage-table request must not delay another's CPU mark.
+        for (Arm arm : arms)
+        {
+            starts.add(scheduler.schedule(arm.probe()::windowStart, warmupMs, TimeUnit.MILLISECONDS));
+            ends.add(scheduler.schedule(arm.probe()::windowEnd, warmupMs + windowMs, TimeUnit.MILLISECONDS));
+        }
+        Future<List<LoadResult>> run = driver.submit(() -> specs.size() == 1 ? List.of(generator.run(specs.get(0))) :
+            generator.runTogether(specs));
         // Past the generator's own watchdog (60 s behind schedule) and drain: a last resort, not the normal end.
-        long bound = warmupMs + windowMs + spec.timeout().toMillis() + RUN_SLACK.toMillis();
-        LoadResult result;
+        long timeoutMs = specs.stream().mapToLong(spec -> spec.timeout().toMillis()).max().orElse(0);
+        long bound = warmupMs + windowMs + timeoutMs + RUN_SLACK.toMillis();
+        List<LoadResult> results;
         try
         {
-            result = run.get(bound, TimeUnit.MILLISECONDS);
-            // The end mark may still be running (the generator returns right after the window when nothing is in
-            // flight): wait for it rather than race it.
-            awaitMark(end);
+            results = run.get(bound, TimeUnit.MILLISECONDS);
+            // The end marks may still be running (the generator returns right after the window when nothing is in
+            // flight): wait for them rather than race them.
+            for (ScheduledFuture<?> end : ends)
+            {
+                awaitMark(end);
+            }
         }
         catch (TimeoutException x)
         {
             run.cancel(true);
-            return TargetRun.failed(target, spec.target().toString(), protocol, "the load generator did not return within " +
-                bound / 1000 + " s");
+            return failed(arms, "the load generator did not return within " + bound / 1000 + " s");
         }
         catch (ExecutionException x)
         {
-            return TargetRun.failed(target, spec.target().toString(), protocol, "load generator: " + message(x.getCause()));
+            return failed(arms, "load generator: " + message(x.getCause()));
         }
         catch (InterruptedException x)
         {
             Thread.currentThread().interrupt();
             run.cancel(true);
-            return TargetRun.failed(target, spec.target().toString(), protocol, "interrupted");
+            return failed(arms, "interrupted");
         }
         catch (RuntimeException x)
         {
-            return TargetRun.failed(target, spec.target().toString(), protocol, message(x));
+            return failed(arms, message(x));
         }
         finally
         {
-            start.cancel(false);
-            end.cancel(false);
-            probe.afterLoad();
+            starts.forEach(mark -> mark.cancel(false));
+            ends.forEach(mark -> mark.cancel(false));
+            for (Arm arm : arms)
+            {
+                arm.probe().afterLoad();
+            }
             if (generator instanceof AutoCloseable closeable)
                 closeQuietly(closeable);
         }
 
-        String hlog = cell.name() + "/r" + rep + "-" + target + (ladderRate == null ? "" : "-" + Math.round(ladderRate)) +
-            ".hlog";
-        try
+        Map<String, TargetRun> runs = new LinkedHashMap<>();
+        for (int i = 0; i < arms.size(); i++)
         {
-            HistogramLogs.write(session.raw().resolve(hlog), result, label, started + warmupMs, started + warmupMs + windowMs);
+            Arm arm = arms.get(i);
+            String target = arm.target();
+            String label = label(cell, rep, target, ladderRate);
+            String hlog = cell.name() + "/r" + rep + "-" + target + (ladderRate == null ? "" : "-" + Math.round(ladderRate)) +
+                ".hlog";
+            try
+            {
+                HistogramLogs.write(session.raw().resolve(hlog), results.get(i), label, started + warmupMs,
+                    started + warmupMs + windowMs);
+            }
+            catch (IOException x)
+            {
+                log(cell, "could not write " + hlog + ": " + x.getMessage());
+            }
+            TargetRun r = toRun(target, arm.spec(), protocol(arm.spec()), results.get(i), arm.probe(),
+                cell.kind() == Cell.Kind.REFUSAL && !"direct".equals(target) ? cell.refusalStatus() : 0);
+            r = r.withFlags(Flags.of(r, "direct".equals(target), arm.spec().closedLoopWorkers() == 0,
+                cell.mock().scriptedMillis(cell.stream())));
+            log(cell, summaryLine(label, r));
+            runs.put(target, r);
         }
-        catch (IOException x)
+        return runs;
+    }
+
+    private static Map<String, TargetRun> failed(List<Arm> arms, String why)
+    {
+        Map<String, TargetRun> runs = new LinkedHashMap<>();
+        for (Arm arm : arms)
         {
-            log(cell, "could not write " + hlog + ": " + x.getMessage());
+            runs.put(arm.target(), TargetRun.failed(arm.target(), arm.spec().target().toString(), protocol(arm.spec()), why));
         }
-        TargetRun r = toRun(target, spec, protocol, result, probe,
-            cell.kind() == Cell.Kind.REFUSAL && !"direct".equals(target) ? cell.refusalStatus() : 0);
-        r = r.withFlags(Flags.of(r, "direct".equals(target), spec.closedLoopWorkers() == 0,
-            cell.mock().scriptedMillis(cell.stream())));
-        log(cell, summaryLine(label, r));
-        return r;
+        return runs;
+    }
+
+    private static String protocol(LoadSpec spec)
+    {
+        return spec.h2c() ? "h2c" : "HTTP/1.1";
     }
 
     /**
@@ -1077,6 +1252,9 @@ final class CellRunner implements AutoCloseable
         spec.put("body", cell.bodyBytes() >= 1024 ? cell.bodyBytes() / 1024 + " KiB" : cell.bodyBytes() + " B");
         spec.put("stream", cell.stream());
         spec.put("connections", cell.connections());
+        if (paired(cell))
+            spec.put("pair", "gateway + baseline (" + Cells.baseline(cell).name() + "'s config), " + Fmt.rate(cell.rate() / 2) +
+                " and " + cell.connections() / 2 + " connections each, same window");
         spec.put("upstream pool", cell.upstreamMaxConnections());
         boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.REFUSAL;
         spec.put("warm-up", (ladder ? o.stepWarmup() : o.warmup()).toMillis() / 1000.0 + " s");

@@ -137,6 +137,23 @@ final class Cells
         return selected;
     }
 
+    /**
+     * The cell whose gateway config is {@code cell}'s without its plugins: what {@code --pair} runs next to it, in the
+     * same window, to measure what the plugins cost. The four S1-5k plugin cells have S1-5k (no cache, no log or
+     * metrics, no keys, limits or guard; the same load, mock and upstream pool).
+     *
+     * @param cell a cell
+     * @return its baseline, or null when it has none (it then runs as usual under {@code --pair})
+     */
+    static Cell baseline(Cell cell)
+    {
+        return switch (cell.name())
+        {
+            case "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard" -> ALL.get("S1-5k");
+            default -> null;
+        };
+    }
+
     /** @return the SHA-256 of {@code key}'s UTF-8 bytes in lower-case hex: how a keys binding stores a key */
     static String sha256Hex(String key)
     {

@@ -88,7 +88,7 @@ final class Flags
         Map<String, List<String>> where = new LinkedHashMap<>();
         for (Rep rep : reps)
         {
-            for (String target : List.of("gateway", "direct", "nginx"))
+            for (String target : List.of("gateway", "baseline", "direct", "nginx"))
             {
                 TargetRun run = rep.headline(target);
                 if (run == null)

@@ -12,6 +12,26 @@ final class GatewayConfigs
     }
 
     /**
+     * The config a cell's gateway runs with: its protocol, upstream pool and dialects, and the plugins the cell puts in
+     * front of the router (keys for R401; keys, limits and guard for S1-5k-guard; the cache for the cache cells; log
+     * and metrics for S1-5k-obs).
+     *
+     * @param cell the cell whose chain it is (for {@code --pair}'s baseline, {@link Cells#baseline(Cell)})
+     * @param port the gateway's port
+     * @param mockPort the mock's port
+     * @param routeAll see {@link #yaml(int, int, boolean, int, boolean, int)}
+     * @param stagesPort the admin listener's port for the per-stage table, or -1
+     * @param requestLog the request log file, used only when the cell has the log binding
+     * @return the YAML
+     */
+    static String yaml(Cell cell, int port, int mockPort, boolean routeAll, int stagesPort, String requestLog)
+    {
+        return yaml(port, mockPort, cell.h2c(), cell.upstreamMaxConnections(), routeAll, stagesPort, cell.client(),
+            cell.provider(), cell.virtualKeys() || cell.guardrails() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null,
+            cell.guardrails(), cell.cache() != null, cell.observability() ? requestLog : null);
+    }
+
+    /**
      * @param port the gateway's port (also passed with {@code --port})
      * @param mockPort the mock's port
      * @param h2c whether the gateway speaks h2c to the mock

@@ -10,10 +10,12 @@ import java.util.Map;
 /**
  * A gateway started from the distribution, {@code bin/sluice run --config FILE --port P}, with the distribution's
  * default JVM flags plus a GC log ({@code SLUICE_EXTRA_OPTS}), and when pinning, {@code taskset -c 1} in front and
- * {@code -XX:ActiveProcessorCount=1} added. A fresh one per repetition.
+ * {@code -XX:ActiveProcessorCount=1} added. A fresh one per repetition (two with {@code --pair}: {@code gateway} and
+ * {@code baseline}).
  */
 final class GatewayProcess implements TargetProcess
 {
+    private final String name;
     private final ChildProcess process;
     private final int port;
     private final int adminPort;
@@ -21,8 +23,10 @@ final class GatewayProcess implements TargetProcess
     private final Integer activeProcessors;
     private final double firstAnswerMs;
 
-    private GatewayProcess(ChildProcess process, int port, int adminPort, GcLog gcLog, Integer activeProcessors, double firstAnswerMs)
+    private GatewayProcess(String name, ChildProcess process, int port, int adminPort, GcLog gcLog, Integer activeProcessors,
+                           double firstAnswerMs)
     {
+        this.name = name;
         this.process = process;
         this.port = port;
         this.adminPort = adminPort;
@@ -32,6 +36,7 @@ final class GatewayProcess implements TargetProcess
     }
 
     /**
+     * @param name the target's name in reports: {@code gateway}, or {@code baseline} for {@code --pair}'s second one
      * @param dist the distribution folder ({@code gateway-runtime/target/sluice})
      * @param config the config file
      * @param port the port
@@ -41,22 +46,22 @@ final class GatewayProcess implements TargetProcess
      * @return the started gateway, answering {@code GET /readyz} with 200
      * @throws IOException if it did not become ready within 60 s
      */
-    static GatewayProcess start(Path dist, Path config, int port, int adminPort, Path gcLogFile, Path log, Pinning pinning)
-        throws IOException
+    static GatewayProcess start(String name, Path dist, Path config, int port, int adminPort, Path gcLogFile, Path log,
+                                Pinning pinning) throws IOException
     {
         // taskset execs bin/sluice, which execs java: the child's pid is the JVM's.
         List<String> command = pinning.target(List.of(dist.resolve("bin/sluice").toString(), "run", "--config",
             config.toString(), "--port", Integer.toString(port)));
         // bin/sluice appends SLUICE_EXTRA_OPTS to its default flags (or to SLUICE_JAVA_OPTS if the user set those).
         Map<String, String> env = Map.of("SLUICE_EXTRA_OPTS", extraOpts(gcLogFile, pinning));
-        ChildProcess child = ChildProcess.start("gateway", command, env, log);
+        ChildProcess child = ChildProcess.start(name, command, env, log);
         if (!Http.awaitOk(URI.create("http://127.0.0.1:" + port + "/readyz"), Duration.ofSeconds(60), child::isAlive))
         {
             String tail = child.tail();
             child.close();
-            throw new IOException("the gateway did not become ready on port " + port + " within 60 s:\n" + tail);
+            throw new IOException("the " + name + " process did not become ready on port " + port + " within 60 s:\n" + tail);
         }
-        return new GatewayProcess(child, port, adminPort, new GcLog(gcLogFile), pinning.activeProcessorCount(),
+        return new GatewayProcess(name, child, port, adminPort, new GcLog(gcLogFile), pinning.activeProcessorCount(),
             child.millisSinceStart());
     }
 
@@ -74,7 +79,7 @@ final class GatewayProcess implements TargetProcess
     @Override
     public String name()
     {
-        return "gateway";
+        return name;
     }
 
     @Override

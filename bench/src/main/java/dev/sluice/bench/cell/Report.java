@@ -24,6 +24,15 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 public final class Report
 {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    /** How {@code --pair} measures, as the report says it. */
+    static final String PAIRED_METHOD = "Paired cost (`--pair`) = gateway − baseline, per repetition, then the median " +
+        "over repetitions. Each repetition starts two gateway processes from the same distribution, `gateway` (the " +
+        "cell's config) and `baseline` (the same chain without the cell's plugins: S1-5k's config), both on the " +
+        "gateway's core, primes each in turn, then loads both in the same window, each at half the cell's rate and " +
+        "half its connections, with the same request, the baseline's schedule offset by half an interval so that " +
+        "their requests alternate (gateway, baseline, gateway, …) and never arrive at the same instant. Each process' " +
+        "CPU, RSS and GC are its own, over the same window. The direct run follows at the cell's full rate; both " +
+        "processes' overheads are over it.";
 
     private Report()
     {
@@ -105,6 +114,8 @@ public final class Report
             md.append(String.format(Locale.ROOT, "Cells took %.1f minutes in all.\n\n", total / 60));
         md.append("Overhead = target percentile − direct percentile, same repetition, same offered load; figures are " +
             "medians over repetitions (errors: sums). Latency counts from each request's scheduled send time.\n\n");
+        if (cells.stream().anyMatch(CellResult::ranPaired))
+            md.append(PAIRED_METHOD).append("\n\n");
         md.append("## Headline\n\n").append(headline(cells)).append("\n");
         md.append("Validity flags (never hidden; a flagged figure says as much about the harness as about the target):\n\n");
         Flags.MEANING.forEach((k, v) -> md.append("- `").append(k).append("`: ").append(v).append("\n"));
@@ -122,16 +133,19 @@ public final class Report
      */
     public static String headline(List<CellResult> cells)
     {
+        // A session with paired cells gets a column for their paired cost; others keep the table as it was.
+        boolean paired = cells.stream().anyMatch(CellResult::ranPaired);
         StringBuilder md = new StringBuilder();
         md.append("| cell | achieved | overhead p50 | overhead p99 | overhead p99.9 | CPU/req | RSS idle → peak | flags | ")
-            .append("targets |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+            .append("targets |").append(paired ? " paired cost p50 / CPU |" : "").append("\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---|---|").append(paired ? "---:|" : "").append("\n");
         for (CellResult c : cells)
         {
             md.append("| ").append(c.cell()).append(" | ");
             if ("skipped".equals(c.status()))
             {
-                md.append("skipped: ").append(String.join("; ", c.notes())).append(" | | | | | | | n/a |\n");
+                md.append("skipped: ").append(String.join("; ", c.notes())).append(" | | | | | | | n/a |")
+                    .append(paired ? " |" : "").append("\n");
                 continue;
             }
             TargetSummary gw = c.gateway();
@@ -175,9 +189,18 @@ public final class Report
                 gw == null ? Fmt.NONE : Fmt.mib(gw.rssIdleKiB()) + " → " + Fmt.mib(gw.rssPeakKiB());
             md.append(achieved).append(" | ").append(p50).append(" | ").append(p99).append(" | ").append(p999).append(" | ")
                 .append(Fmt.us(gw == null ? null : gw.cpuUsPerRequest())).append(" | ").append(rss).append(" | ")
-                .append(flagNames(c)).append(" | ").append(verdict(c)).append(" |\n");
+                .append(flagNames(c)).append(" | ").append(verdict(c)).append(" |");
+            if (paired)
+                md.append(" ").append(pairedP50AndCpu(c.paired())).append(" |");
+            md.append("\n");
         }
         return md.toString();
+    }
+
+    /** @return e.g. {@code 12 µs / 9 µs}: a paired cost's p50 and CPU per request, or {@link Fmt#NONE} */
+    private static String pairedP50AndCpu(PairedCost p)
+    {
+        return p == null ? Fmt.NONE : Fmt.us(p.latency().p50()) + " / " + Fmt.us(p.cpuUsPerRequest());
     }
 
     private static String flagNames(CellResult c)
@@ -280,6 +303,8 @@ public final class Report
             md.append("Latency overhead over direct (median of the per-repetition differences):\n\n");
             overheadTable(md, c, Overhead::latency);
         }
+        if (c.ranPaired())
+            paired(md, c);
 
         if (!c.stages().isEmpty())
         {
@@ -446,6 +471,29 @@ public final class Report
         overheadTable(md, c, Overhead::ttft);
         md.append("Inter-event gap overhead over direct:\n\n");
         overheadTable(md, c, Overhead::gaps);
+    }
+
+    /** The paired cost of each repetition and their median, with how it was measured. */
+    private static void paired(StringBuilder md, CellResult c)
+    {
+        md.append("Paired cost: what the cell's plugins cost, gateway − baseline per repetition and the median (two " +
+            "processes, same window, interleaved schedules, half the rate each; the method is described at the top):\n\n");
+        md.append("| rep | p50 | p90 | p99 | CPU/req |\n|---|---:|---:|---:|---:|\n");
+        for (Rep rep : c.reps())
+        {
+            Step step = rep.headlineStep("gateway");
+            md.append("| r").append(rep.rep()).append(" | ").append(pairedRow(step == null ? null : step.paired()))
+                .append(" |\n");
+        }
+        md.append("| **median** | ").append(pairedRow(c.paired())).append(" |\n\n");
+    }
+
+    private static String pairedRow(PairedCost p)
+    {
+        if (p == null)
+            return String.join(" | ", List.of(Fmt.NONE, Fmt.NONE, Fmt.NONE, Fmt.NONE));
+        Percentiles l = p.latency();
+        return Fmt.us(l.p50()) + " | " + Fmt.us(l.p90()) + " | " + Fmt.us(l.p99()) + " | " + Fmt.us(p.cpuUsPerRequest());
     }
 
     private static void overheadTable(StringBuilder md, CellResult c, Function<Overhead, Percentiles> which)

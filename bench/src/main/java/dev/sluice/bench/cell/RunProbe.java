@@ -140,6 +140,12 @@ final class RunProbe
             rssHwmKiB = ProcFs.treeKiB(target, "VmHWM");
     }
 
+    /** @return the pid of the process it watches, or -1 when it watches none (the direct run) */
+    long targetPid()
+    {
+        return target == null ? -1 : target.pid();
+    }
+
     /** @return whether both marks ran */
     boolean windowed()
     {

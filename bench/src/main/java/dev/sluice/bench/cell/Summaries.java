@@ -10,12 +10,12 @@ import java.util.function.Function;
 /**
  * Reduces a cell's repetitions to medians. Overheads are the medians of the per-repetition overheads (each computed
  * from a gateway run and the direct run right after it), which is more robust to drift over a long session than the
- * difference of two medians.
+ * difference of two medians; so is a paired cell's paired cost (gateway − baseline of each repetition's window).
  */
 final class Summaries
 {
-    /** The targets a cell may have, in report order. */
-    static final List<String> TARGETS = List.of("gateway", "direct", "nginx", "haproxy", "jetty-proxy");
+    /** The targets a cell may have, in report order ({@code baseline}: {@code --pair}'s second gateway). */
+    static final List<String> TARGETS = List.of("gateway", "baseline", "direct", "nginx", "haproxy", "jetty-proxy");
 
     private Summaries()
     {
@@ -67,15 +67,20 @@ final class Summaries
 
         List<Stages> stages = new ArrayList<>();
         List<Long> idle = new ArrayList<>();
+        List<PairedCost> paired = new ArrayList<>();
         for (Rep rep : reps)
         {
             TargetRun gw = rep.headline("gateway");
             if (gw != null)
                 stages.add(gw.stages());
             idle.add(rep.idleRssKiB());
+            Step step = rep.headlineStep("gateway");
+            if (step != null)
+                paired.add(step.paired());
         }
         return new CellResult(cell.name(), cell.title(), status, List.copyOf(notes), spec, List.copyOf(reps), targets,
-            overhead, saturation, Stages.median(stages), Stats.medianLong(idle), List.of(), Flags.aggregate(reps), 0);
+            overhead, PairedCost.median(paired), saturation, Stages.median(stages), Stats.medianLong(idle), List.of(),
+            Flags.aggregate(reps), 0);
     }
 
     /**

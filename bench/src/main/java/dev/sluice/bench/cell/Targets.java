@@ -15,6 +15,12 @@ final class Targets
     static final String GENERATOR_LIMIT = "generator limit";
     /** A stop reason of SAT's ladder that starts like this means the direct run failed first. */
     static final String HARNESS_LIMIT = "harness limit";
+    /**
+     * The plugin cells' targets (issues 10 and 11) on the paired cost's p50, µs over the baseline in the same window:
+     * judged when the cell ran paired ({@code --pair}).
+     */
+    static final Map<String, Double> PAIRED_P50_MICROS = Map.of("S1-5k-guard", 10.0, "S1-5k-obs", 10.0,
+        "S1-5k-cache-miss", 15.0);
 
     private Targets()
     {
@@ -150,6 +156,13 @@ final class Targets
             {
                 // Cells without a target.
             }
+        }
+        Double pairedLimit = PAIRED_P50_MICROS.get(c.cell());
+        if (pairedLimit != null && c.ranPaired())
+        {
+            Double p50 = c.paired() == null ? null : c.paired().latency().p50();
+            checks.add(new Check("paired cost p50 (gateway − baseline, same window)", "≤ " + Fmt.us(pairedLimit),
+                Fmt.us(p50), p50 == null ? null : p50 <= pairedLimit));
         }
         return checks;
     }

@@ -1,5 +1,7 @@
 package dev.sluice.bench.load;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Predicate;
 
@@ -21,7 +23,8 @@ import java.util.function.Predicate;
  * raw bytes); outcomes by {@link LoadSpec#ERROR_CLASSES error class}; the process CPU time during the window.
  * A stream succeeds when it answered 200, ended cleanly, and its last event passes the end-marker predicate.</p>
  *
- * <p>Thread-safe: runs do not share state, though running two at once makes them compete for the CPU.</p>
+ * <p>Thread-safe: runs do not share state, though running two at once makes them compete for the CPU.
+ * {@link #runTogether(List)} runs several specs at once on one interleaved schedule.</p>
  *
  * <pre>{@code
  * LoadSpec spec = new LoadSpec(URI.create("http://127.0.0.1:8080/v1/chat/completions"), "POST",
@@ -96,5 +99,32 @@ public final class JettyLoadGenerator implements LoadGenerator
     public LoadResult run(LoadSpec spec) throws Exception
     {
         return new LoadRun(spec, streamEnd, spinNanos, jettyClient).execute();
+    }
+
+    /**
+     * Runs open-loop specs at the same time, each with its own connections, tally and scheduler thread (as if each
+     * had its own {@link #run(LoadSpec)}), on one staggered schedule: every run's connections are set up first, then
+     * from one common start instant run {@code i} of {@code n} is offset by {@code i × interval / n}. The generator's
+     * CPU in each result is this process's, so it covers all the runs.
+     *
+     * @throws IllegalArgumentException if {@code specs} is empty or holds a closed loop
+     * @throws IllegalStateException naming the run that failed, if one did
+     * @throws InterruptedException if interrupted; every run is stopped
+     */
+    @Override
+    public List<LoadResult> runTogether(List<LoadSpec> specs) throws Exception
+    {
+        if (specs.isEmpty())
+            throw new IllegalArgumentException("specs: none (expected: at least one open-loop spec)");
+        List<LoadRun> runs = new ArrayList<>(specs.size());
+        for (int i = 0; i < specs.size(); i++)
+        {
+            LoadSpec spec = specs.get(i);
+            if (spec.closedLoopWorkers() > 0)
+                throw new IllegalArgumentException("specs[" + i + "]: a closed loop of " + spec.closedLoopWorkers() +
+                    " workers (expected: open loop; a closed loop has no schedule to stagger)");
+            runs.add(new LoadRun(spec, streamEnd, spinNanos, jettyClient));
+        }
+        return LoadRun.together(runs);
     }
 }

@@ -3,6 +3,8 @@ package dev.sluice.bench.load;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,6 +42,8 @@ final class LoadRun
     // Lets the transport's own request timeout fire first for the requests due right at the end of the window.
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long START_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    // Runs together: time for every run's driving thread and scheduler thread to start before the common start.
+    private static final long TOGETHER_START_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     private static final long WATCHDOG_SLACK_MILLIS = 60_000;
 
     private final LoadSpec spec;
@@ -87,16 +91,102 @@ final class LoadRun
     {
         try
         {
-            transport.start();
-            LOG.debug("{} ready for {}", transport, spec);
-            return spec.closedLoopWorkers() > 0 ? closedLoop() : openLoop();
+            start();
+            return spec.closedLoopWorkers() > 0 ? closedLoop() : openLoop(System.nanoTime() + START_DELAY_NANOS);
         }
         finally
         {
-            stopSending = true;
-            transport.stop();
-            LOG.debug("transport stopped");
+            stop();
         }
+    }
+
+    /**
+     * Runs open-loop runs at the same time, each with its own transport, tally and scheduler thread, on one common
+     * schedule: every transport is started first, then run {@code i} of {@code n} sends its first request at a common
+     * start instant plus {@code i × interval / n} (its interval, {@code 1 / rate}). Runs at the same rate then take
+     * turns evenly (A at {@code t}, B at {@code t + interval / 2}, A at {@code t + interval}, … for two), and no two
+     * are due at the same instant. Each run's window is its own, shifted by its offset (less than one interval).
+     *
+     * <p>Blocks until every run is over; one thread per run waits for its window and drains it. The runs' transports
+     * are stopped before it returns or throws, and an interrupted caller stops them all.</p>
+     *
+     * @param runs open-loop runs, not yet executed
+     * @return their results, in the order of {@code runs}
+     * @throws IllegalStateException naming the first run that failed (the others' failures are suppressed in it)
+     * @throws InterruptedException if interrupted; every run is stopped
+     */
+    static List<LoadResult> together(List<LoadRun> runs) throws Exception
+    {
+        int n = runs.size();
+        LoadResult[] results = new LoadResult[n];
+        Throwable[] failures = new Throwable[n];
+        List<Thread> threads = new ArrayList<>(n);
+        try
+        {
+            // Connections first: a transport that connects up front (h2c) must not eat into another run's schedule.
+            for (LoadRun run : runs)
+                run.start();
+            long start = System.nanoTime() + TOGETHER_START_DELAY_NANOS;
+            for (int i = 0; i < n; i++)
+            {
+                int index = i;
+                LoadRun run = runs.get(i);
+                long first = start + (long)(1e9 / run.spec.rate() * i / n);
+                Thread thread = new Thread(() ->
+                {
+                    try
+                    {
+                        results[index] = run.openLoop(first);
+                    }
+                    catch (Throwable x)
+                    {
+                        failures[index] = x;
+                    }
+                }, "bench-load-together-" + i);
+                thread.setDaemon(true);
+                threads.add(thread);
+                thread.start();
+            }
+            for (Thread thread : threads)
+                thread.join();
+        }
+        finally
+        {
+            // A no-op for threads that are done; otherwise (the caller was interrupted) their windows end now.
+            for (Thread thread : threads)
+                thread.interrupt();
+            for (LoadRun run : runs)
+                run.stop();
+        }
+        IllegalStateException failure = null;
+        for (int i = 0; i < n; i++)
+        {
+            if (failures[i] == null)
+                continue;
+            if (failure == null)
+                failure = new IllegalStateException("run " + (i + 1) + " of " + n + " (" + runs.get(i).spec.target() + "): " +
+                    failures[i].getMessage(), failures[i]);
+            else
+                failure.addSuppressed(failures[i]);
+        }
+        if (failure != null)
+            throw failure;
+        return List.of(results);
+    }
+
+    /** Starts the transport (h2c connects here); {@link #stop()} must follow, whatever happens. */
+    private void start() throws Exception
+    {
+        transport.start();
+        LOG.debug("{} ready for {}", transport, spec);
+    }
+
+    /** Stops sending and stops the transport, which aborts whatever is still in flight. */
+    private void stop()
+    {
+        stopSending = true;
+        transport.stop();
+        LOG.debug("transport stopped");
     }
 
     boolean stream()
@@ -129,14 +219,19 @@ final class LoadRun
         recording.decrementAndGet();
     }
 
-    private LoadResult openLoop() throws Exception
+    /**
+     * Runs the open loop on the started transport: request {@code i} is due at {@code start + i / rate}.
+     *
+     * @param start when the first request is due, a {@link System#nanoTime()} value (a little ahead of now, so that
+     *              the scheduler thread is running by then)
+     */
+    private LoadResult openLoop(long start) throws Exception
     {
         double intervalNanos = 1e9 / spec.rate();
         long warmupNanos = nanos(spec.warmup());
         long measureNanos = nanos(spec.measure());
         long firstMeasured = (long)Math.ceil(warmupNanos / intervalNanos);
         long firstAfter = Math.max(firstMeasured, (long)Math.ceil((warmupNanos + measureNanos) / intervalNanos));
-        long start = System.nanoTime() + START_DELAY_NANOS;
         windowStartNanos = start + (long)(firstMeasured * intervalNanos);
         Thread scheduler = new Thread(() -> schedule(start, intervalNanos, firstMeasured, firstAfter), "bench-load-scheduler");
         scheduler.setDaemon(true);

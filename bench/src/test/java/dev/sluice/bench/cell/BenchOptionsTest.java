@@ -39,6 +39,17 @@ class BenchOptionsTest
     }
 
     @Test
+    void pairIsOffUnlessAskedAndTheHelpSaysWhatItDoes()
+    {
+        assertThat(BenchOptions.parse().pair()).isFalse();
+        BenchOptions o = BenchOptions.parse("S1-5k-cache-miss", "--pair", "--quick");
+        assertThat(o.pair()).isTrue();
+        assertThat(o.cells()).containsExactly("S1-5k-cache-miss");
+        assertThat(o.quick()).isTrue();
+        assertThat(BenchOptions.USAGE).contains("--pair").contains("paired cost = gateway − baseline");
+    }
+
+    @Test
     void aTargetUrlFixesTheMockPort()
     {
         BenchOptions o = BenchOptions.parse("S1-5k", "--target-url", "http://127.0.0.1:4000/v1/chat/completions",

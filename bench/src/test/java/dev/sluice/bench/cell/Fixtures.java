@@ -69,6 +69,19 @@ final class Fixtures
         return new Step(5000, runs, overhead, Map.of(), Map.of());
     }
 
+    /** @return one {@code --pair} step: gateway and baseline in the same window, then direct, with overheads and paired cost */
+    static Step pairedStep(TargetRun gateway, TargetRun baseline, TargetRun direct)
+    {
+        Map<String, TargetRun> runs = new LinkedHashMap<>();
+        runs.put("gateway", gateway);
+        runs.put("baseline", baseline);
+        runs.put("direct", direct);
+        Map<String, Overhead> overhead = new LinkedHashMap<>();
+        overhead.put("gateway", Overhead.of(gateway, direct));
+        overhead.put("baseline", Overhead.of(baseline, direct));
+        return new Step(5000, runs, overhead, Map.of(), Map.of(), PairedCost.of(gateway, baseline));
+    }
+
     /** @return a cell in the catalog */
     static Cell cell(String name)
     {

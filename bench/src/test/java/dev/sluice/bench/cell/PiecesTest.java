@@ -124,6 +124,60 @@ class PiecesTest
     }
 
     @Test
+    void pairsEachPluginCellWithABaselineRunningS15ksConfigUnderTheSameLoad()
+    {
+        Cell s15k = Fixtures.cell("S1-5k");
+        String s15kYaml = GatewayConfigs.yaml(s15k, 8081, 9001, true, -1, "/tmp/requests.jsonl");
+        assertThat(s15kYaml).doesNotContain("type: cache").doesNotContain("type: log").doesNotContain("type: metrics")
+            .doesNotContain("type: keys").doesNotContain("type: limits").doesNotContain("type: guard");
+        for (String name : List.of("S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard"))
+        {
+            Cell cell = Fixtures.cell(name);
+            Cell baseline = Cells.baseline(cell);
+            assertThat(baseline).as(name).isNotNull();
+            assertThat(GatewayConfigs.yaml(baseline, 8081, 9001, true, -1, "/tmp/requests.jsonl")).as(name)
+                .isEqualTo(s15kYaml);
+            // The cell's own config is the baseline's plus its plugins: the pair differs in nothing else.
+            assertThat(GatewayConfigs.yaml(cell, 8081, 9001, true, -1, "/tmp/requests.jsonl")).as(name)
+                .isNotEqualTo(s15kYaml).contains("url: \"http://127.0.0.1:9001/v1\"")
+                .contains("http: { version: http/1.1, max_connections: 512 }");
+            assertThat(List.of(cell.rate(), cell.connections(), cell.bodyBytes(), cell.upstreamMaxConnections(), cell.h2c(),
+                cell.stream(), cell.mock(), cell.client(), cell.provider())).as(name).isEqualTo(List.of(baseline.rate(),
+                baseline.connections(), baseline.bodyBytes(), baseline.upstreamMaxConnections(), baseline.h2c(),
+                baseline.stream(), baseline.mock(), baseline.client(), baseline.provider()));
+        }
+        // The cell-to-config mapping is the one the runner used before: S1-5k-obs logs to the file it is given.
+        assertThat(GatewayConfigs.yaml(Fixtures.cell("S1-5k-obs"), 8081, 9001, true, -1, "/tmp/requests.jsonl"))
+            .isEqualTo(GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, null, false,
+                false, "/tmp/requests.jsonl"));
+        for (String name : List.of("S1-5k", "S1-1k", "S1-h2c", "S3-stream", "S3-stream-cache", "X1-cross", "SAT", "R401",
+            "IDLE"))
+        {
+            assertThat(Cells.baseline(Fixtures.cell(name))).as(name).isNull();
+        }
+    }
+
+    @Test
+    void eachPairedProcessGetsHalfTheRateAndHalfTheConnections()
+    {
+        Cell cell = Fixtures.cell("S1-5k-cache-miss");
+        URI target = URI.create("http://127.0.0.1:8081/v1/chat/completions");
+        LoadSpec spec = CellRunner.loadSpec(cell, cell.rate(), Cells.MODEL, target, false, cell.connections(),
+            Duration.ofSeconds(5), Duration.ofSeconds(10));
+        LoadSpec half = CellRunner.halfLoad(spec);
+        assertThat(half.rate()).isEqualTo(2_500);
+        assertThat(half.connections()).isEqualTo(256);
+        // The same request, warm-up and window: only the share differs.
+        assertThat(half.headers()).isEqualTo(spec.headers()).containsEntry("cache-control", "no-cache");
+        assertThat(half.body()).isEqualTo(spec.body());
+        assertThat(half.warmup()).isEqualTo(spec.warmup());
+        assertThat(half.measure()).isEqualTo(spec.measure());
+        assertThat(CellRunner.halfLoad(new LoadSpec(spec.target(), "POST", Map.of(), new byte[0], false, false, 1, 10, 0,
+            Duration.ZERO, Duration.ofSeconds(1), null)).connections()).isEqualTo(1);
+        assertThat(CellRunner.halfLoad(spec.withRate(1)).rate()).isEqualTo(0.5);
+    }
+
+    @Test
     void r401CountsTheExpected401sAsSuccessesAndSaysSoWhenShort()
     {
         Map<String, Long> errors = Fixtures.errors(10_000);

@@ -1,0 +1,169 @@
+package dev.sluice.bench.cell;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/**
+ * {@code --pair}'s paired cost: gateway − baseline per repetition, then medians; how it is judged and how the report
+ * shows it.
+ */
+class PairedCostTest
+{
+    @Test
+    void pairedCostIsGatewayMinusBaselineOfTheSameWindow()
+    {
+        TargetRun gateway = Fixtures.run("gateway", 260, 900, 50.0, List.of());
+        TargetRun baseline = Fixtures.run("baseline", 245, 860, 42.0, List.of());
+        PairedCost cost = PairedCost.of(gateway, baseline);
+        assertThat(cost.latency().p50()).isEqualTo(15);
+        assertThat(cost.latency().p90()).isEqualTo(22.5);
+        assertThat(cost.latency().p99()).isEqualTo(40);
+        assertThat(cost.cpuUsPerRequest()).isEqualTo(8);
+        // A plugin that saves time (a cache hit) has a negative cost, kept as it is.
+        assertThat(PairedCost.of(baseline, gateway).latency().p50()).isEqualTo(-15);
+        // Without both runs, or without a CPU figure on either side, there is nothing (or no CPU) to subtract.
+        assertThat(PairedCost.of(gateway, TargetRun.failed("baseline", "", "HTTP/1.1", "did not start"))).isNull();
+        assertThat(PairedCost.of(null, baseline)).isNull();
+        assertThat(PairedCost.of(gateway, Fixtures.run("baseline", 245, 860, null, List.of())).cpuUsPerRequest()).isNull();
+    }
+
+    @Test
+    void theCellsPairedCostIsTheMedianOfThePerRepetitionDifferences()
+    {
+        CellResult c = pairedCell();
+        // Per repetition p50 15, 10, 12 µs: median 12. The difference of the two medians (260 − 245) would be 15.
+        assertThat(c.paired().latency().p50()).isEqualTo(12);
+        assertThat(c.targets().get("gateway").latency().p50() - c.targets().get("baseline").latency().p50()).isEqualTo(15);
+        assertThat(c.paired().latency().p90()).isEqualTo(18);
+        assertThat(c.paired().latency().p99()).isEqualTo(70);
+        assertThat(c.paired().cpuUsPerRequest()).isEqualTo(8);
+        assertThat(c.ranPaired()).isTrue();
+        // Both processes have their own figures and their own overhead over the direct run.
+        assertThat(c.targets()).containsKeys("gateway", "baseline", "direct");
+        assertThat(c.targets().get("baseline").cpuUsPerRequest()).isEqualTo(42);
+        assertThat(c.latencyOverhead("baseline").p50()).isEqualTo(45);
+        // An even number of repetitions takes the mean of the middle two; a repetition without a pair is skipped.
+        PairedCost a = PairedCost.of(Fixtures.run("gateway", 110, 900, 50.0, List.of()), Fixtures.run("baseline", 100, 860,
+            40.0, List.of()));
+        PairedCost b = PairedCost.of(Fixtures.run("gateway", 120, 900, 50.0, List.of()), Fixtures.run("baseline", 100, 860,
+            null, List.of()));
+        PairedCost median = PairedCost.median(Arrays.asList(a, null, b));
+        assertThat(median.latency().p50()).isEqualTo(15);
+        assertThat(median.cpuUsPerRequest()).isEqualTo(10);
+        assertThat(PairedCost.median(Arrays.asList(null, null))).isNull();
+        // A cell that did not run paired has none.
+        assertThat(Summaries.summarize(Fixtures.cell("S1-5k-cache-miss"), "ok", List.of(), Map.of(), List.of(new Rep(1,
+            List.of(Fixtures.step(Fixtures.run("gateway", 240, 900, 50.0, List.of()), Fixtures.run("direct", 200, 600, null,
+                List.of()), null)), Map.of(), Map.of(), null, null))).paired()).isNull();
+    }
+
+    @Test
+    void thePairedCostIsJudgedAgainstTheIssuesPluginTargets()
+    {
+        CellResult met = pairedCell();
+        assertThat(met.checks()).extracting(Check::what).contains("paired cost p50 (gateway − baseline, same window)");
+        Check check = met.checks().get(met.checks().size() - 1);
+        assertThat(check.target()).isEqualTo("≤ 15 µs");
+        assertThat(check.measured()).isEqualTo("12 µs");
+        assertThat(check.met()).isTrue();
+
+        // S1-5k-obs's target is 10 µs: the same figures miss it.
+        CellResult obs = pairedCell("S1-5k-obs", 0);
+        assertThat(obs.checks().get(obs.checks().size() - 1).met()).isFalse();
+        // A pair whose baseline failed cannot be judged; a cell run without --pair has no such check.
+        CellResult broken = pairedCell("S1-5k-cache-miss", 1);
+        assertThat(broken.paired()).isNull();
+        assertThat(broken.checks().get(broken.checks().size() - 1).met()).isNull();
+        CellResult unpaired = Summaries.summarize(Fixtures.cell("S1-5k-cache-miss"), "ok", List.of(), Map.of(), List.of());
+        assertThat(Targets.check(unpaired, Map.of())).extracting(Check::what)
+            .doesNotContain("paired cost p50 (gateway − baseline, same window)");
+    }
+
+    @Test
+    void theReportShowsBothProcessesThePairedCostAndHowItWasMeasured(@TempDir Path dir) throws Exception
+    {
+        List<CellResult> cells = List.of(pairedCell(), Summaries.summarize(Fixtures.cell("S1-5k"), "ok", List.of(), Map.of(),
+            List.of(new Rep(1, List.of(Fixtures.step(Fixtures.run("gateway", 240, 900, 50.0, List.of()),
+                Fixtures.run("direct", 200, 600, null, List.of()), null)), Map.of(), Map.of(), null, null))),
+            Summaries.summarize(Fixtures.cell("R401"), "skipped", List.of("not run"), Map.of(), List.of()));
+
+        List<String> rows = Report.headline(cells).lines().toList();
+        assertThat(rows.get(0)).endsWith("| targets | paired cost p50 / CPU |");
+        assertThat(rows.get(1)).endsWith("|---|---|---:|");
+        assertThat(rows.get(2)).startsWith("| S1-5k-cache-miss | 5,000/s (100.00%) | 60 µs |").endsWith("| 12 µs / 8 µs |");
+        assertThat(rows.get(3)).startsWith("| S1-5k | ").endsWith("| — |");
+        assertThat(rows.get(4)).startsWith("| R401 | skipped: not run").endsWith("| n/a | |");
+        for (String row : rows)
+        {
+            assertThat(row.chars().filter(ch -> ch == '|').count()).as(row).isEqualTo(11);
+        }
+
+        String md = Report.markdown(new RunInfo("2026-12-01T08:00:00Z", "2026-12-01T08:10:00Z", "vm", 2, 24_105, "17.0.15",
+            "6.1.0", "abc1234", "bench/run S1-5k-cache-miss --pair", "the distribution", Map.of(), "off", "off", 100,
+            BenchOptions.DEFAULT_GENERATOR, List.of()), cells);
+        assertThat(md).contains(Report.PAIRED_METHOD)
+            .contains("two gateway processes").contains("same window").contains("half the cell's rate")
+            .contains("offset by half an interval")
+            .contains("| gateway | 5,000/s | 100.00% | 0 | 260 µs |")
+            .contains("| baseline | 5,000/s | 100.00% | 0 | 245 µs |")
+            .contains("| baseline | 45 µs |")
+            .contains("| r1 | 15 µs | ")
+            .contains("| **median** | 12 µs | 18 µs | 70 µs | 8 µs |")
+            .contains("| paired cost p50 (gateway − baseline, same window) | ≤ 15 µs | 12 µs | ✅ met |")
+            .contains("| r2 | 5,000/s | baseline |");
+        // An S1-5k section has no paired table.
+        assertThat(md.substring(md.indexOf("## S1-5k —"))).doesNotContain("**median**");
+
+        Report.write(dir, new RunInfo("a", "b", "vm", 2, 1, "17", "6", "c", "d", "e", Map.of(), "f", "g", 100, "h", List.of()),
+            cells);
+        JsonNode cell = new ObjectMapper().readTree(Files.readString(dir.resolve("report.json"))).path("cells").get(0);
+        assertThat(cell.path("paired").path("latency").path("p50").asDouble()).isEqualTo(12);
+        assertThat(cell.path("paired").path("cpuUsPerRequest").asDouble()).isEqualTo(8);
+        assertThat(cell.path("reps").get(0).path("steps").get(0).path("paired").path("latency").path("p50").asDouble())
+            .isEqualTo(15);
+        assertThat(cell.path("targets").path("baseline").path("cpuUsPerRequest").asDouble()).isEqualTo(42);
+        assertThat(cell.path("overhead").path("baseline").path("latency").path("p50").asDouble()).isCloseTo(45, within(1e-9));
+    }
+
+    private static CellResult pairedCell()
+    {
+        return pairedCell("S1-5k-cache-miss", 0);
+    }
+
+    /**
+     * Three paired repetitions: gateway p50 260/300/250 µs over baseline 245/290/238 (15, 10, 12), p99 900/1,000/950
+     * over 860/900/880 (40, 100, 70), CPU 50/52/49 over 42/45/41 (8, 7, 8); the direct run at 200 µs.
+     *
+     * @param failedRep a repetition whose baseline failed, or 0
+     */
+    private static CellResult pairedCell(String name, int failedRep)
+    {
+        double[][] figures = {{260, 245, 900, 860, 50, 42}, {300, 290, 1_000, 900, 52, 45}, {250, 238, 950, 880, 49, 41}};
+        List<Rep> reps = new ArrayList<>();
+        for (int i = 0; i < figures.length; i++)
+        {
+            double[] f = figures[i];
+            TargetRun gateway = Fixtures.run("gateway", f[0], f[2], f[4], List.of());
+            TargetRun baseline = i + 1 == failedRep ? TargetRun.failed("baseline", "", "HTTP/1.1", "did not start") :
+                Fixtures.run("baseline", f[1], f[3], f[5], List.of());
+            reps.add(new Rep(i + 1, List.of(Fixtures.pairedStep(gateway, baseline, Fixtures.run("direct", 200, 600, null,
+                List.of()))), Map.of(), Map.of(), null, null));
+        }
+        if (failedRep > 0)
+            reps = List.of(reps.get(failedRep - 1));
+        CellResult c = Summaries.summarize(Fixtures.cell(name), "ok", List.of(), Map.of("rate", "5,000/s"), reps);
+        return c.withChecks(Targets.check(c, Map.of()));
+    }
+}
