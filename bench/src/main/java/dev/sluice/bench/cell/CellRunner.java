@@ -69,6 +69,14 @@ final class CellRunner implements AutoCloseable
     static final int PRIME_WORKERS = 16;
     /** IDLE measures this long after the gateway is ready. */
     static final Duration IDLE_AFTER = Duration.ofSeconds(5);
+    /**
+     * More TCP sockets in TIME-WAIT than this before a repetition, and it waits for them to drain: a repetition whose
+     * requests timed out leaves one per reconnect (31,000 after a collapsed paired run), and a generator that connects
+     * while the kernel hunts for a free port among the last of its 28,000 burns core 0 and fails the next repetition.
+     */
+    static final long TIME_WAIT_LIMIT = 5_000;
+    /** The longest wait for TIME-WAIT sockets to drain: Linux keeps them 60 s. */
+    static final Duration TIME_WAIT_DRAIN = Duration.ofSeconds(70);
 
     private final Session session;
     private final ScheduledExecutorService scheduler;
@@ -135,6 +143,7 @@ final class CellRunner implements AutoCloseable
                 prime(cell, mock);
             for (int rep = 1; rep <= o.reps(); rep++)
             {
+                awaitTimeWaitDrained(cell, rep);
                 List<Step> steps = new ArrayList<>();
                 Map<String, Double> saturation = new LinkedHashMap<>();
                 Map<String, String> stops = new LinkedHashMap<>();
@@ -173,6 +182,26 @@ final class CellRunner implements AutoCloseable
         }
         CellResult result = Summaries.summarize(cell, anyOk ? "ok" : "failed", notes, spec, reps);
         return result.withChecks(Targets.check(result, done));
+    }
+
+    /**
+     * Waits, at most {@link #TIME_WAIT_DRAIN}, until the machine has at most {@link #TIME_WAIT_LIMIT} TCP sockets in
+     * TIME-WAIT (earlier repetitions' reconnects), and logs how it went; returns at once without {@code /proc}.
+     */
+    private void awaitTimeWaitDrained(Cell cell, int rep) throws InterruptedException
+    {
+        long tw = ProcFs.timeWaitSockets();
+        if (tw <= TIME_WAIT_LIMIT)
+            return;
+        log(cell, "rep " + rep + ": " + tw + " sockets in TIME-WAIT; waiting for them to drain");
+        long deadline = System.nanoTime() + TIME_WAIT_DRAIN.toNanos();
+        while (tw > TIME_WAIT_LIMIT && System.nanoTime() - deadline < 0)
+        {
+            Thread.sleep(1_000);
+            tw = ProcFs.timeWaitSockets();
+        }
+        log(cell, "rep " + rep + ": " + tw + " sockets in TIME-WAIT" + (tw > TIME_WAIT_LIMIT ? " after "
+            + TIME_WAIT_DRAIN.toSeconds() + " s; going on" : ""));
     }
 
     private MockProcess startMock(Cell cell, int port, boolean nginx) throws IOException

@@ -89,6 +89,34 @@ final class ProcFs
     }
 
     /**
+     * @param sockstat the content of {@code /proc/net/sockstat}
+     * @return the TCP sockets in TIME-WAIT on the machine (its {@code TCP:} line's {@code tw} figure), or -1 if the
+     *         line or the figure is missing
+     */
+    static long timeWaitSockets(String sockstat)
+    {
+        for (String line : sockstat.split("\n"))
+        {
+            if (!line.startsWith("TCP:"))
+                continue;
+            String[] words = line.trim().split("\\s+");
+            for (int i = 1; i + 1 < words.length; i++)
+            {
+                if (words[i].equals("tw"))
+                    return Long.parseLong(words[i + 1]);
+            }
+        }
+        return -1;
+    }
+
+    /** @return the machine's TCP sockets in TIME-WAIT now ({@link #timeWaitSockets(String)}), or -1 without {@code /proc} */
+    static long timeWaitSockets()
+    {
+        String sockstat = read(Path.of("/proc/net/sockstat"));
+        return sockstat == null ? -1 : timeWaitSockets(sockstat);
+    }
+
+    /**
      * @param ticks clock ticks
      * @param ticksPerSecond {@link #clockTicks()}
      * @return the same time in nanoseconds

@@ -34,6 +34,17 @@ class ProcFsTest
     }
 
     @Test
+    void timeWaitSocketsAreTheTcpLinesTwFigure()
+    {
+        // /proc/net/sockstat of this machine right after a collapsed paired repetition.
+        String sockstat = "sockets: used 8\nTCP: inuse 1 orphan 0 tw 31011 alloc 1 mem 46\nUDP: inuse 0 mem 0\n"
+            + "UDPLITE: inuse 0\nRAW: inuse 0\nFRAG: inuse 0 memory 0\n";
+        assertThat(ProcFs.timeWaitSockets(sockstat)).isEqualTo(31011);
+        assertThat(ProcFs.timeWaitSockets("sockets: used 8\nUDP: inuse 0 mem 0\n")).isEqualTo(-1);
+        assertThat(ProcFs.timeWaitSockets("TCP: inuse 1 orphan 0 alloc 1 tw\n")).as("no figure after tw").isEqualTo(-1);
+    }
+
+    @Test
     void ticksBecomeNanosWithClkTck()
     {
         assertThat(ProcFs.ticksToNanos(1810, 100)).isEqualTo(18_100_000_000L);
