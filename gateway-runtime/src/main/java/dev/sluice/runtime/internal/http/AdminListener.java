@@ -79,7 +79,7 @@ final class AdminListener extends Handler.Abstract.NonBlocking
         long declared = request.getLength();
         if (declared > MAX_BODY_BYTES)
         {
-            write(response, callback, AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes")));
+            write(response, callback, tooLarge());
             return true;
         }
         // Counted, so that a body without a declared length that passes the cap gets the same 413 as a declared one.
@@ -88,8 +88,7 @@ final class AdminListener extends Handler.Abstract.NonBlocking
         {
             if (readFailure != null)
             {
-                write(response, callback, counted.bytes > MAX_BODY_BYTES
-                    ? AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes"))
+                write(response, callback, counted.bytes > MAX_BODY_BYTES ? tooLarge()
                     : AdminResponse.json(400, error("the request body could not be read")));
                 return;
             }
@@ -118,6 +117,11 @@ final class AdminListener extends Handler.Abstract.NonBlocking
             });
         });
         return true;
+    }
+
+    private static AdminResponse tooLarge()
+    {
+        return AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes"));
     }
 
     /** The request's content, counting the bytes read from it. */
