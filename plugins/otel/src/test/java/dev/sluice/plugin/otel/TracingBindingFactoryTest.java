@@ -2,23 +2,17 @@ package dev.sluice.plugin.otel;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Attributes;
-import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.service.Scheduler;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestExchange;
-import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -32,52 +26,10 @@ class TracingBindingFactoryTest
 {
     private static final String PATH = "bindings.tracing.options";
 
-    /** A context for {@code sluice check}: any attempt to run something fails the test. */
-    private static final class CheckContext implements BindingContext
+    /** A context for {@code sluice check}: it refuses executor tasks and records anything scheduled. */
+    private static TestBindingContext checkContext()
     {
-        private final TestBindingContext exits = new TestBindingContext("router");
-
-        CheckContext env(String name, String value)
-        {
-            exits.env(name, value);
-            return this;
-        }
-
-        @Override
-        public Next exit(String bindingName)
-        {
-            return exits.exit(bindingName);
-        }
-
-        @Override
-        public Upstream upstream(UpstreamOptions options)
-        {
-            throw new AssertionError("a tracing binding has no upstream");
-        }
-
-        @Override
-        public String env(String name)
-        {
-            return exits.env(name);
-        }
-
-        @Override
-        public boolean checkOnly()
-        {
-            return true;
-        }
-
-        @Override
-        public Executor executor()
-        {
-            throw new AssertionError("sluice check: nothing may be submitted");
-        }
-
-        @Override
-        public Scheduler scheduler()
-        {
-            throw new AssertionError("sluice check: nothing may be scheduled");
-        }
+        return new TestBindingContext("router").checkOnly(true);
     }
 
     private static BindingConfig config(String options, String exit) throws Exception
@@ -85,12 +37,12 @@ class TracingBindingFactoryTest
         return new BindingConfig("tracing", "tracing", BindingKind.PROXY, new ObjectMapper().readTree(options), exit, List.of());
     }
 
-    private static ProxyBinding create(String options, CheckContext context) throws Exception
+    private static ProxyBinding create(String options, TestBindingContext context) throws Exception
     {
         return new TracingBindingFactory().create(config(options, "router"), context);
     }
 
-    private static ConfigException fails(String options, CheckContext context)
+    private static ConfigException fails(String options, TestBindingContext context)
     {
         return catchThrowableOfType(ConfigException.class, () -> create(options, context));
     }
@@ -113,8 +65,9 @@ class TracingBindingFactoryTest
     @Test
     void underCheckItValidatesAndStartsNothing() throws Exception
     {
+        TestBindingContext context = checkContext().env("OTLP_AUTH", "Bearer t");
         ProxyBinding binding = create("{\"endpoint\":\"https://collector.example/v1/traces\",\"sample_ratio\":0.5,"
-            + "\"headers_from_env\":{\"authorization\":\"OTLP_AUTH\"}}", new CheckContext().env("OTLP_AUTH", "Bearer t"));
+            + "\"headers_from_env\":{\"authorization\":\"OTLP_AUTH\"}}", context);
         TestExchange exchange = new TestExchange("gpt-4o");
 
         Reply reply = binding.handle(exchange, new TestBindingContext("router").exit("router")).toCompletableFuture().join();
@@ -122,15 +75,17 @@ class TracingBindingFactoryTest
         assertThat(reply).isNotNull();
         assertThat(exchange.attribute(Attributes.TRACEPARENT)).as("an inert binding traces nothing").isNull();
         binding.close();
+        assertThat(context.scheduledTasks()).as("sluice check: nothing scheduled").isEmpty();
+        assertThat(context.submitted()).as("sluice check: nothing submitted").isEmpty();
     }
 
     @Test
     void endpointMustBeAnHttpUrl()
     {
-        assertThat(fails("{}", new CheckContext()).getMessage()).contains(PATH + ".endpoint").contains("must be set");
-        assertThat(fails("{\"endpoint\":\"127.0.0.1:4318\"}", new CheckContext()).getMessage())
+        assertThat(fails("{}", checkContext()).getMessage()).contains(PATH + ".endpoint").contains("must be set");
+        assertThat(fails("{\"endpoint\":\"127.0.0.1:4318\"}", checkContext()).getMessage())
             .contains(PATH + ".endpoint").contains("expected: an http:// or https:// URL");
-        assertThat(fails("{\"endpoint\":\"grpc://127.0.0.1:4317\"}", new CheckContext()).getMessage())
+        assertThat(fails("{\"endpoint\":\"grpc://127.0.0.1:4317\"}", checkContext()).getMessage())
             .contains(PATH + ".endpoint");
     }
 
@@ -138,16 +93,16 @@ class TracingBindingFactoryTest
     void rangesAndUnknownKeysNameTheirPath()
     {
         String e = "\"endpoint\":\"http://127.0.0.1:4318/v1/traces\"";
-        assertThat(fails("{" + e + ",\"sample_ratio\":1.5}", new CheckContext()).getMessage())
+        assertThat(fails("{" + e + ",\"sample_ratio\":1.5}", checkContext()).getMessage())
             .contains(PATH + ".sample_ratio").contains("from 0 to 1");
-        assertThat(fails("{" + e + ",\"queue_size\":0}", new CheckContext()).getMessage()).contains(PATH + ".queue_size");
-        assertThat(fails("{" + e + ",\"queue_size\":10,\"max_batch\":11}", new CheckContext()).getMessage())
+        assertThat(fails("{" + e + ",\"queue_size\":0}", checkContext()).getMessage()).contains(PATH + ".queue_size");
+        assertThat(fails("{" + e + ",\"queue_size\":10,\"max_batch\":11}", checkContext()).getMessage())
             .contains(PATH + ".max_batch");
-        assertThat(fails("{" + e + ",\"export_interval\":\"1ms\"}", new CheckContext()).getMessage())
+        assertThat(fails("{" + e + ",\"export_interval\":\"1ms\"}", checkContext()).getMessage())
             .contains(PATH + ".export_interval");
-        assertThat(fails("{" + e + ",\"timeout\":\"2m\"}", new CheckContext()).getMessage()).contains(PATH + ".timeout");
-        assertThat(fails("{" + e + ",\"service_name\":\" \"}", new CheckContext()).getMessage()).contains(PATH + ".service_name");
-        assertThat(fails("{" + e + ",\"sample_rate\":0.5}", new CheckContext()).getMessage())
+        assertThat(fails("{" + e + ",\"timeout\":\"2m\"}", checkContext()).getMessage()).contains(PATH + ".timeout");
+        assertThat(fails("{" + e + ",\"service_name\":\" \"}", checkContext()).getMessage()).contains(PATH + ".service_name");
+        assertThat(fails("{" + e + ",\"sample_rate\":0.5}", checkContext()).getMessage())
             .contains(PATH + ".sample_rate").contains("unknown key");
     }
 
@@ -155,15 +110,15 @@ class TracingBindingFactoryTest
     void headersAreCheckedAndVariablesMustBeSet()
     {
         String e = "\"endpoint\":\"http://127.0.0.1:4318/v1/traces\"";
-        assertThat(fails("{" + e + ",\"headers_from_env\":{\"authorization\":\"NOT_SET\"}}", new CheckContext()).getMessage())
+        assertThat(fails("{" + e + ",\"headers_from_env\":{\"authorization\":\"NOT_SET\"}}", checkContext()).getMessage())
             .contains(PATH + ".headers_from_env.authorization").contains("NOT_SET is not set");
-        assertThat(fails("{" + e + ",\"headers\":{\"bad name\":\"v\"}}", new CheckContext()).getMessage())
+        assertThat(fails("{" + e + ",\"headers\":{\"bad name\":\"v\"}}", checkContext()).getMessage())
             .contains(PATH + ".headers").contains("bad name");
-        assertThat(fails("{" + e + ",\"headers\":{\"x-a\":\"one\\r\\nx-b: two\"}}", new CheckContext()).getMessage())
+        assertThat(fails("{" + e + ",\"headers\":{\"x-a\":\"one\\r\\nx-b: two\"}}", checkContext()).getMessage())
             .contains(PATH + ".headers.x-a");
         // The value of a variable is never part of a message.
         ConfigException bad = fails("{" + e + ",\"headers_from_env\":{\"authorization\":\"SECRET\"}}",
-            new CheckContext().env("SECRET", "Bearer s3cr3t\nx-evil: 1"));
+            checkContext().env("SECRET", "Bearer s3cr3t\nx-evil: 1"));
         assertThat(bad.getMessage()).contains(PATH + ".headers_from_env.authorization").doesNotContain("s3cr3t");
     }
 
@@ -171,7 +126,7 @@ class TracingBindingFactoryTest
     void needsAnExitAndNoRoutes() throws Exception
     {
         ConfigException noExit = catchThrowableOfType(ConfigException.class,
-            () -> new TracingBindingFactory().create(config("{\"endpoint\":\"http://h/v1/traces\"}", null), new CheckContext()));
+            () -> new TracingBindingFactory().create(config("{\"endpoint\":\"http://h/v1/traces\"}", null), checkContext()));
         assertThat(noExit.getMessage()).contains("bindings.tracing.exit");
     }
 
