@@ -147,7 +147,7 @@ public final class Sluice implements AutoCloseable
                 () -> self[0] != null && self[0].ready, config.secrets());
             services.measure(handler::inFlight, upstreams::stats);
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
-                config.clientTimeouts(), config.admin(), services.adminRoutes());
+                config.clientTimeouts(), config.maxConnections(), config.admin(), services.adminRoutes());
             self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
@@ -181,6 +181,12 @@ public final class Sluice implements AutoCloseable
     public int adminPort()
     {
         return http.adminPort();
+    }
+
+    /** @return how many times the client connections reached {@code listen.max_connections} (tests) */
+    long connectionCapReached()
+    {
+        return http.connectionCapReached();
     }
 
     /** @return the validated config this gateway runs */

@@ -68,6 +68,19 @@ class ConfigValidationTest
     }
 
     @Test
+    void theConnectionCapDefaultsToTenThousandAndCanBeSetOrTurnedOff()
+    {
+        assertThat(parse(VALID).maxConnections()).isEqualTo(GatewayConfig.defaultMaxConnections())
+            .isBetween(1, GatewayConfig.DEFAULT_MAX_CONNECTIONS);
+        assertThat(parse(VALID.replace("listen: { port: 0 }", "listen: { port: 0, max_connections: 2048 }")).maxConnections())
+            .isEqualTo(2048);
+        assertThat(parse(VALID.replace("listen: { port: 0 }", "listen: { port: 0, max_connections: 0 }")).maxConnections())
+            .isZero();
+        assertFails(VALID.replace("listen: { port: 0 }", "listen: { port: 0, max_connections: -1 }"),
+            "listen.max_connections: value: -1 (expected: >= 1, 0 for no limit)");
+    }
+
+    @Test
     void rejectsUnknownTopLevelKey()
     {
         assertFails("listn: { port: 1 }\n" + VALID.substring(VALID.indexOf("bindings:")),

@@ -14,10 +14,11 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
                          Map<String, Binding> bindings)
 {
     /**
-     * {@code listen: { host, port, idle_timeout, header_timeout, min_body_rate }}: where to listen and how long the
-     * server waits for its clients (README "Server timeouts").
+     * {@code listen: { host, port, idle_timeout, header_timeout, min_body_rate, max_connections }}: where to listen, how
+     * long the server waits for its clients (README "Server timeouts") and how many it holds at once.
      */
-    public record Listen(String host, Integer port, Duration idleTimeout, Duration headerTimeout, Integer minBodyRate)
+    public record Listen(String host, Integer port, Duration idleTimeout, Duration headerTimeout, Integer minBodyRate,
+                         Integer maxConnections)
     {
         public Listen
         {
@@ -29,6 +30,8 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
                 throw new IllegalArgumentException("header_timeout: value: " + headerTimeout + " (expected: at least 1ms)");
             if (minBodyRate != null && minBodyRate < 0)
                 throw new IllegalArgumentException("min_body_rate: value: " + minBodyRate + " (expected: >= 0, 0 for none)");
+            if (maxConnections != null && maxConnections < 0)
+                throw new IllegalArgumentException("max_connections: value: " + maxConnections + " (expected: >= 1, 0 for no limit)");
         }
     }
 

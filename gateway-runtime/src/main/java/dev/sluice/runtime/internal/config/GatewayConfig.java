@@ -14,11 +14,12 @@ import java.util.Map;
  * @param workers      worker threads of the shared pool, 0 for the default (from the cores)
  * @param bufferPoolBytes the shared buffer pool's cap on retained heap, and on retained direct memory
  * @param clientTimeouts how long the server waits for its clients
+ * @param maxConnections how many client connections the server holds at once, 0 for no limit (README "Server timeouts")
  * @param secrets      the values the environment put into secret fields ({@code api_key}, {@code …_token}, …): the
  *                     provider credentials, which no error message may show a client (see {@code Redaction})
  */
 public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Admin admin, int workers,
-                            long bufferPoolBytes, ClientTimeouts clientTimeouts, Map<String, BindingConfig> bindings,
+                            long bufferPoolBytes, ClientTimeouts clientTimeouts, int maxConnections, Map<String, BindingConfig> bindings,
                             java.util.Set<String> secrets)
 {
     public GatewayConfig
@@ -30,15 +31,35 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
-        return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts, bindings,
-            secrets);
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts, maxConnections,
+            bindings, secrets);
     }
 
     /** @return a copy whose admin listener (if it has one) listens on {@code newPort} */
     public GatewayConfig withAdminPort(int newPort)
     {
         return new GatewayConfig(host, port, maxBodyBytes, grace, new Admin(admin.host(), newPort, admin.token(), admin.stages()),
-            workers, bufferPoolBytes, clientTimeouts, bindings, secrets);
+            workers, bufferPoolBytes, clientTimeouts, maxConnections, bindings, secrets);
+    }
+
+    /** The default cap on client connections where the process may open at least twice as many files. */
+    public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+
+    /**
+     * @return {@link #DEFAULT_MAX_CONNECTIONS}, or half the process's file-descriptor limit when that is lower (the
+     * other half is for upstream connections, plugin files and the JVM): past the limit, {@code accept} would fail with
+     * "too many open files" instead of leaving new clients in the listen queue
+     */
+    public static int defaultMaxConnections()
+    {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+            instanceof com.sun.management.UnixOperatingSystemMXBean unix)
+        {
+            long files = unix.getMaxFileDescriptorCount();
+            if (files > 0)
+                return (int) Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, files / 2));
+        }
+        return DEFAULT_MAX_CONNECTIONS;
     }
 
     /** @return whether the per-stage breakdown is kept (and served on the admin listener) */

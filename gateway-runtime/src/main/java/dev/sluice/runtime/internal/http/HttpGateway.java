@@ -40,6 +40,7 @@ public final class HttpGateway
     private final Server server;
     private final ServerConnector connector;
     private final ConnectionSweep sweep;
+    private final ConnectionCap cap;
     private final ServerConnector adminConnector;
     private final GatewayHandler gateway;
 
@@ -50,15 +51,17 @@ public final class HttpGateway
      */
     public HttpGateway(String host, int port, Duration grace, Handler handler, Execution execution, ClientTimeouts timeouts)
     {
-        this(host, port, grace, handler, execution, timeouts, GatewayConfig.Admin.OFF, Map.of());
+        this(host, port, grace, handler, execution, timeouts, GatewayConfig.defaultMaxConnections(), GatewayConfig.Admin.OFF,
+            Map.of());
     }
 
     /**
-     * @param admin       the admin listener's config
-     * @param adminRoutes the admin endpoints plugins registered
+     * @param maxConnections how many client connections the gateway's port holds at once, 0 for no limit
+     * @param admin          the admin listener's config
+     * @param adminRoutes    the admin endpoints plugins registered
      */
     public HttpGateway(String host, int port, Duration grace, Handler handler, Execution execution, ClientTimeouts timeouts,
-                       GatewayConfig.Admin admin, Map<String, RuntimeServices.AdminRoute> adminRoutes)
+                       int maxConnections, GatewayConfig.Admin admin, Map<String, RuntimeServices.AdminRoute> adminRoutes)
     {
         this.gateway = handler instanceof GatewayHandler g ? g : null;
         server = new Server(execution.threads(), execution.scheduler(), execution.buffers());
@@ -116,6 +119,12 @@ public final class HttpGateway
         if (handler instanceof GatewayHandler gateway)
             gateway.watchClients(sweep);
         server.addConnector(connector);
+        // A bound on what clients can make the gateway hold (each connection a few KiB of parser, endpoint and timers
+        // even when idle): without it, clients that time out and reconnect while the gateway is behind filled the
+        // heap with connections it had not yet seen close (README "Server timeouts").
+        cap = maxConnections > 0 ? new ConnectionCap(maxConnections, connector, execution.threads()) : null;
+        if (cap != null)
+            server.addBean(cap);
         Handler top = handler;
         if (admin.enabled())
         {
@@ -171,6 +180,12 @@ public final class HttpGateway
     public int port()
     {
         return connector.getLocalPort();
+    }
+
+    /** @return how many times the connection cap was reached, 0 without a cap */
+    public long connectionCapReached()
+    {
+        return cap == null ? 0 : cap.timesReached();
     }
 
     /** @return the admin listener's bound port, or -1 if there is none */
