@@ -16,9 +16,14 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * How long the server waits for its clients, and only for them: request heads and bodies trickled byte by byte are
  * cut off, a client idle timeout never cuts a request that waits for the provider, and an HTTP/1.1 client that goes
- * away while waiting aborts the upstream request.
+ * away while waiting aborts the upstream request; and how many clients it holds ({@code listen.max_connections}).
  */
 class ServerTimeoutsTest
 {
@@ -71,6 +76,7 @@ class ServerTimeoutsTest
             mock = MockProvider.builder().start();
         harness = GatewayHarness.start(dir, """
             listen: { host: 127.0.0.1, port: 0, %s }
+            admin: { port: 0 }
             bindings:
               north: { type: openai, kind: server, exit: south }
               south:
@@ -287,5 +293,91 @@ class ServerTimeoutsTest
             .contains(MockProvider.DEFAULT_TEXT).doesNotContain("HTTP/1.1 400");
         assertThat(answer.split("HTTP/1.1 ", -1)).hasSize(2);
         assertThat(mock.abortedCount()).isZero();
+    }
+
+    private static void send(Socket s, String body) throws IOException
+    {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        s.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + "Content-Length: " + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().write(bytes);
+        s.getOutputStream().flush();
+    }
+
+    /** @return the head of one answer (its body read and dropped), or {@code null} if nothing came within {@code wait} */
+    private static String answerHead(Socket s, Duration wait) throws IOException
+    {
+        s.setSoTimeout((int) wait.toMillis());
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        try
+        {
+            int b;
+            while ((b = in.read()) >= 0)
+            {
+                head.write(b);
+                String text = head.toString(StandardCharsets.US_ASCII);
+                if (text.endsWith("\r\n\r\n"))
+                {
+                    for (String line : text.split("\r\n"))
+                    {
+                        if (line.regionMatches(true, 0, "content-length:", 0, 15))
+                            in.readNBytes(Integer.parseInt(line.substring(15).trim()));
+                    }
+                    return text;
+                }
+            }
+        }
+        catch (SocketTimeoutException e)
+        {
+            // Nothing (more) within the wait.
+        }
+        return head.size() == 0 ? null : head.toString(StandardCharsets.US_ASCII);
+    }
+
+    @Test
+    @Timeout(60)
+    void pastTheConnectionCapAClientWaitsUntilOneClosesAndTheAdminListenerStillAnswers() throws Exception
+    {
+        start("max_connections: 2");
+        Socket first = connect();
+        Socket second = connect();
+        send(first, chat("gpt-4o", false));
+        send(second, chat("gpt-4o", false));
+        assertThat(answerHead(first, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        assertThat(answerHead(second, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+
+        // The kernel completes the third handshake (the listen queue), but the gateway does not take the connection:
+        // its request gets no answer while the other two are kept alive and still served.
+        Socket third = connect();
+        send(third, chat("gpt-4o", false));
+        assertThat(answerHead(third, Duration.ofMillis(700))).as("an answer past the cap").isNull();
+        send(first, chat("gpt-4o", false));
+        assertThat(answerHead(first, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+
+        HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+            harness.adminUrl("/healthz"))).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(health.statusCode()).as("the admin listener at the cap").isEqualTo(200);
+
+        // One closes: the waiting client is accepted and its request (sent long ago) answered; nothing was lost.
+        second.close();
+        assertThat(answerHead(third, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        assertThat(harness.gateway.connectionCapReached()).isGreaterThanOrEqualTo(1);
+        assertThat(mock.requestCount()).isEqualTo(4);
+    }
+
+    @Test
+    @Timeout(60)
+    void withoutAConnectionCapEveryConnectionIsTaken() throws Exception
+    {
+        start("max_connections: 0");
+        List<Socket> many = new ArrayList<>();
+        for (int i = 0; i < 50; i++)
+            many.add(connect());
+        for (Socket s : many)
+            send(s, chat("gpt-4o", false));
+        for (Socket s : many)
+            assertThat(answerHead(s, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        assertThat(harness.gateway.connectionCapReached()).isZero();
     }
 }
