@@ -21,6 +21,8 @@ final class Flags
     static final String DIRECT_P99_HIGH = "direct-p99-high";
     /** The direct run achieved less than 99.5% of the offered rate: the mock (or generator) cannot carry the cell. */
     static final String MOCK_SATURATED = "mock-saturated";
+    /** More than 1% of the requests offered timed out: the target (or the mock) fell into a timeout storm. */
+    static final String TIMEOUT_STORM = "timeout-storm";
 
     /** Flag to its meaning, for the report's legend. */
     static final Map<String, String> MEANING = new LinkedHashMap<>();
@@ -33,6 +35,8 @@ final class Flags
     static final double CPU_BOUND_CORES = 0.9;
     /** The least fraction of the offered rate the direct run must achieve. */
     static final double DIRECT_ACHIEVED = 0.995;
+    /** The fraction of offered requests that may time out before a run counts as a storm. */
+    static final double STORM_TIMEOUTS = 0.01;
 
     static
     {
@@ -45,6 +49,10 @@ final class Flags
             "machine, the generator or the mock adds noise of that order to every figure");
         MEANING.put(MOCK_SATURATED, "the direct run achieved < 99.5% of the offered rate: the mock cannot sustain " +
             "the cell (it should sustain 2×), so overheads at this rate are not meaningful");
+        MEANING.put(TIMEOUT_STORM, "more than 1% of the requests offered timed out: once behind by the timeout, every " +
+            "request times out, and each timeout closes a connection the generator reopens for its next, already old " +
+            "request — a reconnect storm a target rarely leaves within the window (bench/README, \"collapse\"); the " +
+            "figures describe that storm, not the target's cost");
     }
 
     private Flags()
@@ -73,6 +81,9 @@ final class Flags
             flags.add(DIRECT_P99_HIGH);
         if (direct && openLoop && run.successFraction() < DIRECT_ACHIEVED)
             flags.add(MOCK_SATURATED);
+        long offered = Math.max(run.offered(), run.completed());
+        if (offered > 0 && run.errors().getOrDefault("timeout", 0L) > STORM_TIMEOUTS * offered)
+            flags.add(TIMEOUT_STORM);
         return flags;
     }
 

@@ -55,6 +55,18 @@ class FlagsTest
     }
 
     @Test
+    void aTimeoutStormWhenMoreThanOneRequestInAHundredTimedOut()
+    {
+        assertThat(Flags.of(timeouts(501), false, true, 0)).containsExactly(Flags.TIMEOUT_STORM);
+        assertThat(Flags.of(timeouts(500), false, true, 0)).isEmpty();
+        // Other errors are not a storm (they have their own counts in the report).
+        TargetRun refused = Fixtures.run("gateway", 400, 900, 30.0, List.of());
+        Map<String, Long> errors = new java.util.LinkedHashMap<>(refused.errors());
+        errors.put("connect", 50_000L);
+        assertThat(Flags.of(withErrors(refused, errors), false, true, 0)).isEmpty();
+    }
+
+    @Test
     void aFailedRunHasNoFlags()
     {
         assertThat(Flags.of(TargetRun.failed("gateway", "", "HTTP/1.1", "x"), false, true, 0)).isEmpty();
@@ -72,7 +84,24 @@ class FlagsTest
         assertThat(Flags.aggregate(List.of(r1, r2))).containsExactly("generator-late (gateway r1, direct r1, nginx r2)",
             "direct-p99-high (direct r1)");
         assertThat(Flags.MEANING).containsOnlyKeys(Flags.GENERATOR_LATE, Flags.GENERATOR_CPU_BOUND, Flags.MOCK_CPU_BOUND,
-            Flags.DIRECT_P99_HIGH, Flags.MOCK_SATURATED);
+            Flags.DIRECT_P99_HIGH, Flags.MOCK_SATURATED, Flags.TIMEOUT_STORM);
+    }
+
+    /** @return a clean gateway run of 50,000 requests but for {@code n} timeouts */
+    private static TargetRun timeouts(long n)
+    {
+        TargetRun r = Fixtures.run("gateway", 400, 900, 30.0, List.of());
+        Map<String, Long> errors = new java.util.LinkedHashMap<>(r.errors());
+        errors.put("timeout", n);
+        return withErrors(r, errors);
+    }
+
+    private static TargetRun withErrors(TargetRun r, Map<String, Long> errors)
+    {
+        return new TargetRun(r.target(), r.url(), r.protocol(), r.offeredRate(), r.offered(), r.completed(), r.succeeded(),
+            r.seconds(), r.achievedRate(), r.successFraction(), errors, r.latency(), r.ttft(), r.gaps(), r.lateness(),
+            r.lateFraction(), r.cpuUsPerRequest(), r.cpuCores(), r.rssIdleKiB(), r.rssPeakKiB(), r.rssHwmKiB(), r.gc(),
+            r.mockCpuCores(), r.generatorCpuCores(), r.upstreamCalls(), r.stages(), r.flags(), r.failure(), r.evidence());
     }
 
     private static TargetRun late(double fraction)
