@@ -391,6 +391,48 @@ class CompletionHookTest
     }
 
     @Test
+    void aRequestWhoseClientLeftBeforeTheGatewayReadItNeverReachesTheProvider() throws Exception
+    {
+        // One connection at a time: the second client's request waits in the listen queue, as requests do when the
+        // gateway is behind, and its client gives up (closes) before the gateway takes the connection.
+        mock = MockProvider.builder().start();
+        harness = GatewayHarness.start(dir, config(mock.baseUrl(), "http/1.1", "{ capacity: 1024 }")
+            .replaceFirst("port: 0 }", "port: 0, max_connections: 1 }"), TapGateway.plugins(dir), Map.of("MOCK_KEY", "k"));
+        byte[] request = ("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+            + body("gpt-4o", false).length() + "\r\n\r\n" + body("gpt-4o", false)).getBytes(StandardCharsets.US_ASCII);
+        try (java.net.Socket holder = new java.net.Socket("127.0.0.1", harness.gateway.port()))
+        {
+            holder.getOutputStream().write(request);
+            holder.setSoTimeout(10_000);
+            assertThat(new String(holder.getInputStream().readNBytes(12), StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 200");
+            assertThat(mock.requestCount()).isEqualTo(1);
+            try (java.net.Socket gaveUp = new java.net.Socket("127.0.0.1", harness.gateway.port()))
+            {
+                gaveUp.getOutputStream().write(request);
+                gaveUp.getOutputStream().flush();
+            }
+        }
+
+        // The holder's close lets the gateway take the waiting connection: its request and the client's close are
+        // both in the socket by then.
+        JsonNode tap = awaitSeen(2);
+        assertCounts(tap, 2, 1);
+        List<JsonNode> gone = TapGateway.records(tap).stream().filter(r -> r.get("outcome").asText().equals("CLIENT_GONE")).toList();
+        assertThat(gone).hasSize(1);
+        assertThat(gone.get(0).get("status").asInt()).isEqualTo(499);
+        assertThat(gone.get(0).get("exchange").asBoolean()).as("no exchange, no chain").isFalse();
+        assertThat(mock.requestCount()).as("the provider saw only the first request").isEqualTo(1);
+
+        // A client that keeps its connection is served as before, kept-alive requests included.
+        for (int i = 0; i < 3; i++)
+        {
+            ContentResponse ok = chat(body("gpt-4o", false), HttpVersion.HTTP_1_1).send();
+            assertThat(ok.getStatus()).isEqualTo(200);
+        }
+        assertThat(mock.requestCount()).isEqualTo(4);
+    }
+
+    @Test
     void clientGoneWhileSendingTheBodyCompletesAsClientGoneWithoutAnExchange() throws Exception
     {
         start(MockProvider.builder().start(), "http/1.1");

@@ -804,6 +804,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private void bodyComplete()
         {
             bodyRead = System.nanoTime();
+            if (leftBeforeDispatch())
+            {
+                clientGone = true;
+                callback.failed(new org.eclipse.jetty.io.EofException("the client closed its connection before its request was handled"));
+                return;
+            }
             byte[] bytes = length == body.length ? body : java.util.Arrays.copyOf(body, length);
             body = null;
             CompletionStage<Reply> stage;
@@ -831,6 +837,37 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 stage.whenComplete(this::complete);
             else
                 stage.whenComplete((reply, failure) -> w.respond(() -> complete(reply, failure)));
+        }
+
+        /**
+         * Whether the client of an HTTP/1.1 connection's first request closed its side before the request was handled:
+         * one non-blocking read of one byte, first requests only (a kept-alive connection pays nothing). A client that
+         * gives up on a gateway that is behind (its timeout) closes the connection it opened for that request and opens
+         * another for the next; without this look, each of those requests, read from the socket after its client had
+         * left, went to the provider (paid for, answered to no one) while newer ones waited. A client that half-closes
+         * after its request is treated as gone, as while it waits for the provider (README "Server timeouts").
+         */
+        private boolean leftBeforeDispatch()
+        {
+            if (!(request.getConnectionMetaData().getConnection() instanceof org.eclipse.jetty.server.internal.HttpConnection http1)
+                || http1.getMessagesIn() != 1)
+                return false;
+            ByteBuffer one = org.eclipse.jetty.util.BufferUtil.allocate(1);
+            try
+            {
+                int filled = http1.getEndPoint().fill(one);
+                if (filled > 0)
+                {
+                    // The first byte of a pipelined next request, now lost to Jetty's parser: close after this answer,
+                    // and the client sends that request again (RFC 9112 section 9.3.2), as after the sweep's probe.
+                    response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+                }
+                return filled < 0;
+            }
+            catch (java.io.IOException x)
+            {
+                return true;
+            }
         }
 
         /** HTTP/1.1 only: h2c sees a client that goes away (a stream reset) without help. */
