@@ -31,7 +31,8 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
             if (minBodyRate != null && minBodyRate < 0)
                 throw new IllegalArgumentException("min_body_rate: value: " + minBodyRate + " (expected: >= 0, 0 for none)");
             if (maxConnections != null && maxConnections < 0)
-                throw new IllegalArgumentException("max_connections: value: " + maxConnections + " (expected: >= 1, 0 for no limit)");
+                throw new IllegalArgumentException("max_connections: value: " + maxConnections
+                    + " (expected: >= 1, 0 for no limit)");
         }
     }
 

@@ -209,7 +209,8 @@ public final class ConfigLoader
             bindings.put(name, new BindingConfig(name, b.type(), kind, options, b.exit(), routes));
         }
         GraphCheck.check(bindings);
-        ConfigFile.Listen listen = file.listen() == null ? new ConfigFile.Listen(null, null, null, null, null, null) : file.listen();
+        ConfigFile.Listen listen = file.listen() == null ? new ConfigFile.Listen(null, null, null, null, null, null)
+            : file.listen();
         GatewayConfig.ClientTimeouts defaults = GatewayConfig.ClientTimeouts.DEFAULTS;
         return new GatewayConfig(
             listen.host() == null ? "0.0.0.0" : listen.host(),

@@ -19,9 +19,12 @@ import java.util.Map;
  *                     provider credentials, which no error message may show a client (see {@code Redaction})
  */
 public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Admin admin, int workers,
-                            long bufferPoolBytes, ClientTimeouts clientTimeouts, int maxConnections, Map<String, BindingConfig> bindings,
-                            java.util.Set<String> secrets)
+                            long bufferPoolBytes, ClientTimeouts clientTimeouts, int maxConnections,
+                            Map<String, BindingConfig> bindings, java.util.Set<String> secrets)
 {
+    /** The default cap on client connections where the process may open at least twice as many files. */
+    public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+
     public GatewayConfig
     {
         bindings = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(bindings));
@@ -31,8 +34,8 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
-        return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts, maxConnections,
-            bindings, secrets);
+        return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts,
+            maxConnections, bindings, secrets);
     }
 
     /** @return a copy whose admin listener (if it has one) listens on {@code newPort} */
@@ -41,9 +44,6 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
         return new GatewayConfig(host, port, maxBodyBytes, grace, new Admin(admin.host(), newPort, admin.token(), admin.stages()),
             workers, bufferPoolBytes, clientTimeouts, maxConnections, bindings, secrets);
     }
-
-    /** The default cap on client connections where the process may open at least twice as many files. */
-    public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
 
     /**
      * @return {@link #DEFAULT_MAX_CONNECTIONS}, or half the process's file-descriptor limit when that is lower (the

@@ -46,8 +46,16 @@ final class ConnectionCap extends NetworkConnectionLimit
         long times = reached.incrementAndGet();
         long now = System.nanoTime();
         long last = lastWarning.get();
-        if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now))
-            executor.execute(() -> LOG.warn("{} client connections: not accepting more until one closes (listen.max_connections; "
-                + "reached {} times since the start)", getMaxNetworkConnectionCount(), times));
+        if (now - last < WARN_EVERY_NANOS || !lastWarning.compareAndSet(last, now))
+            return;
+        try
+        {
+            executor.execute(() -> LOG.warn("{} client connections: not accepting more until one closes "
+                + "(listen.max_connections; reached {} times since the start)", getMaxNetworkConnectionCount(), times));
+        }
+        catch (java.util.concurrent.RejectedExecutionException stopping)
+        {
+            // The pool is stopping with the server: no warning, and nothing thrown into Jetty's accept path.
+        }
     }
 }
