@@ -417,7 +417,8 @@ class CompletionHookTest
         // both in the socket by then.
         JsonNode tap = awaitSeen(2);
         assertCounts(tap, 2, 1);
-        List<JsonNode> gone = TapGateway.records(tap).stream().filter(r -> r.get("outcome").asText().equals("CLIENT_GONE")).toList();
+        List<JsonNode> gone = TapGateway.records(tap).stream()
+            .filter(r -> r.get("outcome").asText().equals("CLIENT_GONE")).toList();
         assertThat(gone).hasSize(1);
         assertThat(gone.get(0).get("status").asInt()).isEqualTo(499);
         assertThat(gone.get(0).get("exchange").asBoolean()).as("no exchange, no chain").isFalse();

@@ -85,7 +85,23 @@ final class ClientWatch
     }
 
     /**
-     * Reads at most one byte from the client's socket without blocking; on the sweep's thread only.
+     * The look at a client both this probe and the handler's check before dispatch take: one non-blocking read of at most
+     * one byte (a read of zero bytes cannot see an end of stream). Below zero, the client closed (or half-closed) its
+     * side; above, it sent the first byte of a next request, now lost to Jetty's parser, so the connection must close
+     * after the current answer.
+     *
+     * @param scratch a buffer of one byte, in Jetty's flush mode
+     * @return what {@link EndPoint#fill} returned
+     */
+    static int readOne(EndPoint endPoint, ByteBuffer scratch) throws IOException
+    {
+        // Jetty's buffers are in flush mode: empty is position = limit = 0.
+        BufferUtil.clear(scratch);
+        return endPoint.fill(scratch);
+    }
+
+    /**
+     * Reads at most one byte from the client's socket without blocking ({@link #readOne}); on the sweep's thread only.
      *
      * @param scratch the sweep's own one-byte buffer
      * @return whether to keep watching
@@ -98,9 +114,7 @@ final class ClientWatch
         boolean keep = true;
         try
         {
-            // Jetty's buffers are in flush mode: empty is position = limit = 0.
-            BufferUtil.clear(scratch);
-            int filled = endPoint.fill(scratch);
+            int filled = readOne(endPoint, scratch);
             if (filled < 0)
                 gone = new EofException("client closed the connection");
             else if (filled > 0)

@@ -22,9 +22,12 @@ import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.internal.HttpConnection;
+import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.Invocable;
 import org.slf4j.Logger;
@@ -807,7 +810,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             if (leftBeforeDispatch())
             {
                 clientGone = true;
-                callback.failed(new org.eclipse.jetty.io.EofException("the client closed its connection before its request was handled"));
+                callback.failed(new EofException("the client closed its connection before its request was handled"));
                 return;
             }
             byte[] bytes = length == body.length ? body : java.util.Arrays.copyOf(body, length);
@@ -849,19 +852,15 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
          */
         private boolean leftBeforeDispatch()
         {
-            if (!(request.getConnectionMetaData().getConnection() instanceof org.eclipse.jetty.server.internal.HttpConnection http1)
-                || http1.getMessagesIn() != 1)
+            if (!(request.getConnectionMetaData().getConnection() instanceof HttpConnection http1) || http1.getMessagesIn() != 1)
                 return false;
-            ByteBuffer one = org.eclipse.jetty.util.BufferUtil.allocate(1);
             try
             {
-                int filled = http1.getEndPoint().fill(one);
+                int filled = ClientWatch.readOne(http1.getEndPoint(), BufferUtil.allocate(1));
+                // A byte of a pipelined next request: close after this answer, and the client sends that request
+                // again (RFC 9112 section 9.3.2), as after the sweep's probe.
                 if (filled > 0)
-                {
-                    // The first byte of a pipelined next request, now lost to Jetty's parser: close after this answer,
-                    // and the client sends that request again (RFC 9112 section 9.3.2), as after the sweep's probe.
                     response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
-                }
                 return filled < 0;
             }
             catch (java.io.IOException x)
@@ -875,7 +874,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         {
             ConnectionSweep sweep = clientSweep;
             if (sweep != null && request.getConnectionMetaData().getConnection()
-                instanceof org.eclipse.jetty.server.internal.HttpConnection http1)
+                instanceof HttpConnection http1)
             {
                 DefaultExchange e = exchange;
                 return sweep.watch(http1.getEndPoint(), gone ->
