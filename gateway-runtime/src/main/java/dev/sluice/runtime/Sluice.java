@@ -9,6 +9,7 @@ import dev.sluice.runtime.internal.http.HttpGateway;
 import dev.sluice.runtime.internal.plugin.BindingTypes;
 import dev.sluice.runtime.internal.service.RuntimeServices;
 import dev.sluice.runtime.internal.upstream.UpstreamClients;
+import org.eclipse.jetty.server.ServerConnector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -187,6 +188,12 @@ public final class Sluice implements AutoCloseable
     long connectionCapReached()
     {
         return http.connectionCapReached();
+    }
+
+    /** @return the gateway port's Jetty connector (tests: they stall its selectors to play a gateway that is behind) */
+    ServerConnector serverConnector()
+    {
+        return http.connector();
     }
 
     /** @return the validated config this gateway runs */

@@ -7,6 +7,7 @@ import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.io.ManagedSelector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,6 +30,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -333,6 +335,105 @@ class ServerTimeoutsTest
             // Nothing (more) within the wait.
         }
         return head.size() == 0 ? null : head.toString(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Plays a gateway that has fallen behind (a long GC pause, a busy core): every selector of the gateway's port blocks
+     * until {@code release}, so nothing the clients send is read, while the scheduler (idle timeouts) runs on.
+     */
+    private void stallSelectors(CountDownLatch release) throws InterruptedException
+    {
+        List<ManagedSelector> selectors = new ArrayList<>(harness.gateway.serverConnector().getSelectorManager()
+            .getBeans(ManagedSelector.class));
+        assertThat(selectors).isNotEmpty();
+        CountDownLatch stalled = new CountDownLatch(selectors.size());
+        for (ManagedSelector selector : selectors)
+        {
+            selector.submit(ignored ->
+            {
+                stalled.countDown();
+                try
+                {
+                    release.await(30, TimeUnit.SECONDS);
+                }
+                catch (InterruptedException e)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        assertThat(stalled.await(10, TimeUnit.SECONDS)).as("every selector stalled").isTrue();
+    }
+
+    @Test
+    @Timeout(60)
+    void aRequestThatArrivesWhileTheGatewayIsBehindIsAnsweredThoughTheIdleTimeoutPassesMeanwhile() throws Exception
+    {
+        start("idle_timeout: 1s");
+        Socket s = connect();
+        send(s, chat("gpt-4o", false));
+        assertThat(answerHead(s, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        long answered = System.nanoTime();
+
+        // The client sends its next request on its kept-alive connection before the idle timeout, but the gateway is
+        // behind and reads it only after the timeout passed: the request is in the socket, the client is not idle.
+        CountDownLatch release = new CountDownLatch(1);
+        try
+        {
+            stallSelectors(release);
+            sleepUntil(answered, 400);
+            send(s, chat("gpt-4o", false));
+            sleepUntil(answered, 1_700);
+        }
+        finally
+        {
+            release.countDown();
+        }
+        assertThat(answerHead(s, Duration.ofSeconds(10))).as("the answer to the request the gateway read late")
+            .startsWith("HTTP/1.1 200");
+        assertThat(mock.requestCount()).isEqualTo(2);
+
+        // The connection lives on, and an idle one is still closed at the idle timeout.
+        send(s, chat("gpt-4o", false));
+        assertThat(answerHead(s, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        Thread.sleep(2_000);
+        assertThat(closedByGateway(s)).as("closed once idle for the timeout").isTrue();
+    }
+
+    @Test
+    @Timeout(60)
+    void aRequestLeftUnreadForTwoIdleTimeoutsIsClosedAsBefore() throws Exception
+    {
+        start("idle_timeout: 1s");
+        Socket s = connect();
+        send(s, chat("gpt-4o", false));
+        assertThat(answerHead(s, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        long answered = System.nanoTime();
+
+        // Unread for a whole idle timeout after the first deferred expiry: the connection is closed at the second, so
+        // a connection whose bytes are never read (whatever the reason) cannot outlive its timeout for ever.
+        CountDownLatch release = new CountDownLatch(1);
+        try
+        {
+            stallSelectors(release);
+            sleepUntil(answered, 400);
+            send(s, chat("gpt-4o", false));
+            sleepUntil(answered, 2_700);
+        }
+        finally
+        {
+            release.countDown();
+        }
+        s.setSoTimeout(10_000);
+        assertThat(closedByGateway(s)).as("closed at the second expiry").isTrue();
+        assertThat(mock.requestCount()).isEqualTo(1);
+    }
+
+    private static void sleepUntil(long startNanos, long millis) throws InterruptedException
+    {
+        long left = millis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        assertThat(left).as("the test's own timing: %d ms after the start", millis).isPositive();
+        Thread.sleep(left);
     }
 
     @Test

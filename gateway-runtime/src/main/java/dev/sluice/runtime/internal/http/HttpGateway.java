@@ -76,7 +76,9 @@ public final class HttpGateway
         config.setHeaderCacheSize(0);
         // h2c gets its own copy: Jetty's HTTP/2 factory writes its input buffer size into the configuration it is given.
         HttpConfiguration h2config = new HttpConfiguration(config);
-        HttpConnectionFactory http11 = new HttpConnectionFactory(config);
+        // Jetty's, except that the idle timeout does not close a connection whose next request is in the socket, unread
+        // because the gateway is behind (Http11Factory).
+        HttpConnectionFactory http11 = new Http11Factory(config);
         // Jetty's HTTP/1.1 server keeps a connection's request buffer until the exchange completes when the request
         // has a body (the buffer may hold a pipelined request): one buffer per request in flight, for as long as the
         // provider takes. Direct, that is native memory freed only when the pool drops a buffer and a GC (often a
@@ -131,7 +133,7 @@ public final class HttpGateway
             // The admin port: one selector that also accepts (admin traffic is light), on the same pool and server,
             // so that the graceful stop covers it. The handler picks by connector: one comparison per request.
             adminConnector = new ServerConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 0, 1,
-                new HttpConnectionFactory(config));
+                new Http11Factory(config));
             execution.reserve(1);
             for (Object shared : new Object[]{execution.threads(), execution.scheduler(), execution.buffers()})
             {
@@ -186,6 +188,12 @@ public final class HttpGateway
     public long connectionCapReached()
     {
         return cap == null ? 0 : cap.timesReached();
+    }
+
+    /** @return the gateway port's connector (tests) */
+    public ServerConnector connector()
+    {
+        return connector;
     }
 
     /** @return the admin listener's bound port, or -1 if there is none */
