@@ -86,6 +86,9 @@ final class MockProcess implements AutoCloseable
         return !JAVA.equals(option) && nginxInstalled && needsJava(cell) == null;
     }
 
+    /** The Java mock's idle timeout in a bench session: the nginx mock's keep-alive ({@link NginxMockConf}). */
+    static final long JAVA_MOCK_IDLE_SECONDS = 3600;
+
     /**
      * @param java the java executable
      * @param classpath the bench classpath
@@ -104,6 +107,11 @@ final class MockProcess implements AutoCloseable
         command.addAll(JVM_FLAGS);
         command.addAll(List.of("-cp", classpath, "dev.sluice.bench.mock.MockProvider", "--port", Integer.toString(port)));
         command.addAll(profile.args());
+        // As the nginx mock's keep-alive: a gateway's idle pooled connections are never closed under it. With the
+        // mock's default of 30 s, equal to the gateway's client idle timeout, the upstream connections of a burst
+        // expired together 30 s later, the gateway resent those requests on new ones, and the latency spike sent the
+        // generator to its own connections idle since the last burst just as the gateway's idle timeout closed them.
+        command.addAll(List.of("--idle-timeout-s", Long.toString(JAVA_MOCK_IDLE_SECONDS)));
         ChildProcess child = ChildProcess.start("mock", pinning.harness(command), Map.of(), log);
         return ready(new MockProcess(child, port, port, false), "");
     }

@@ -271,7 +271,7 @@ public final class MockProvider implements AutoCloseable
                 if ("--help".equals(option) || "-h".equals(option))
                 {
                     System.out.println("usage: MockProvider [--port N] [--host H] [--delay-ms D] [--first-event-ms F] " +
-                        "[--interval-ms I] [--events N] [--text T]");
+                        "[--interval-ms I] [--events N] [--text T] [--idle-timeout-s S]");
                     return;
                 }
                 if (i + 1 >= args.length)
@@ -286,6 +286,7 @@ public final class MockProvider implements AutoCloseable
                     case "--interval-ms" -> builder.eventInterval(Duration.ofMillis(Long.parseLong(value)));
                     case "--events" -> builder.events(Integer.parseInt(value));
                     case "--text" -> builder.text(value);
+                    case "--idle-timeout-s" -> builder.idleTimeout(Duration.ofSeconds(Long.parseLong(value)));
                     default -> throw new IllegalArgumentException(option + ": unknown option");
                 }
             }
