@@ -88,7 +88,10 @@ final class Http11Factory extends HttpConnectionFactory
                 {
                     deferredAt = in;
                     if (LOG.isDebugEnabled())
-                        LOG.debug("C2G {}: idle timeout deferred, {} bytes not read yet", getEndPoint().getRemoteSocketAddress(), unread);
+                    {
+                        LOG.debug("C2G {}: idle timeout deferred, {} bytes not read yet",
+                            getEndPoint().getRemoteSocketAddress(), unread);
+                    }
                     return false;
                 }
             }
