@@ -68,6 +68,22 @@ final class AnthropicRequestDecoder
     private static final Set<String> CANONICAL_TOOL_FIELDS = Set.of("type", "name", "description", "input_schema",
         "strict", "cache_control");
 
+    // The fields each object may have, checked per message and block: constants, not a set built per call.
+    private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content");
+    private static final Set<String> IMAGE_FIELDS = Set.of("type", "source", "cache_control");
+    private static final Set<String> THINKING_FIELDS = Set.of("type", "thinking", "signature");
+    private static final Set<String> REDACTED_THINKING_FIELDS = Set.of("type", "data");
+    private static final Set<String> TEXT_FIELDS = Set.of("type", "text", "cache_control", "citations");
+    private static final Set<String> BASE64_SOURCE_FIELDS = Set.of("type", "media_type", "data");
+    private static final Set<String> URL_SOURCE_FIELDS = Set.of("type", "url");
+    private static final Set<String> TOOL_USE_FIELDS = Set.of("type", "id", "name", "input", "cache_control", "caller");
+    private static final Set<String> TOOL_RESULT_FIELDS = Set.of("type", "tool_use_id", "content", "is_error", "cache_control");
+    private static final Set<String> CHOICE_FIELDS = Set.of("type", "disable_parallel_tool_use");
+    private static final Set<String> NAMED_CHOICE_FIELDS = Set.of("type", "name", "disable_parallel_tool_use");
+    private static final Set<String> NONE_CHOICE_FIELDS = Set.of("type");
+    private static final Set<String> METADATA_FIELDS = Set.of("user_id");
+    private static final Set<String> FORMAT_FIELDS = Set.of("type", "schema");
+
     private static final JsonInput IN = JsonInput.REQUEST;
 
     private AnthropicRequestDecoder()
@@ -153,7 +169,7 @@ final class AnthropicRequestDecoder
         {
             String path = "messages[" + i + "]";
             ObjectNode message = IN.object(array.get(i), path);
-            checkKeys(message, path, Set.of("role", "content"));
+            checkKeys(message, path, MESSAGE_FIELDS);
             String roleName = IN.text(message, "role", path + ".role");
             Role role = switch (roleName)
             {
@@ -195,18 +211,18 @@ final class AnthropicRequestDecoder
             case "text":
                 return decodeText(block, path);
             case "image":
-                checkKeys(block, path, Set.of("type", "source", "cache_control"));
+                checkKeys(block, path, IMAGE_FIELDS);
                 return decodeImage(block, path);
             case "tool_use":
                 return decodeToolUse(block, path);
             case "tool_result":
                 return decodeToolResult(block, path);
             case "thinking":
-                checkKeys(block, path, Set.of("type", "thinking", "signature"));
+                checkKeys(block, path, THINKING_FIELDS);
                 return new ContentPart.Thinking(IN.text(block, "thinking", path + ".thinking"),
                     IN.optText(block, "signature", path + ".signature"));
             case "redacted_thinking":
-                checkKeys(block, path, Set.of("type", "data"));
+                checkKeys(block, path, REDACTED_THINKING_FIELDS);
                 return AnthropicCodec.redactedThinking(IN.text(block, "data", path + ".data"));
             default:
                 throw JsonInput.unsupported(path + ".type", JsonInput.shortString(type) + " is not supported");
@@ -215,7 +231,7 @@ final class AnthropicRequestDecoder
 
     private static ContentPart.Text decodeText(ObjectNode block, String path)
     {
-        checkKeys(block, path, Set.of("type", "text", "cache_control", "citations"));
+        checkKeys(block, path, TEXT_FIELDS);
         if (JsonInput.field(block, "citations") != null)
             throw JsonInput.unsupported(path + ".citations", "is not supported");
         return new ContentPart.Text(IN.text(block, "text", path + ".text"), cacheControl(block, path));
@@ -230,11 +246,11 @@ final class AnthropicRequestDecoder
         switch (type)
         {
             case "base64":
-                checkKeys(source, path + ".source", Set.of("type", "media_type", "data"));
+                checkKeys(source, path + ".source", BASE64_SOURCE_FIELDS);
                 return new ContentPart.Image(null, IN.text(source, "media_type", path + ".source.media_type"),
                     IN.text(source, "data", path + ".source.data"), null, cacheControl(block, path));
             case "url":
-                checkKeys(source, path + ".source", Set.of("type", "url"));
+                checkKeys(source, path + ".source", URL_SOURCE_FIELDS);
                 return new ContentPart.Image(IN.text(source, "url", path + ".source.url"), null, null, null,
                     cacheControl(block, path));
             case "file":
@@ -246,7 +262,7 @@ final class AnthropicRequestDecoder
 
     private static ContentPart.ToolCall decodeToolUse(ObjectNode block, String path)
     {
-        checkKeys(block, path, Set.of("type", "id", "name", "input", "cache_control", "caller"));
+        checkKeys(block, path, TOOL_USE_FIELDS);
         ObjectNode caller = IN.optObject(block, "caller", path + ".caller");
         if (caller != null && !"direct".equals(IN.optText(caller, "type", path + ".caller.type")))
             throw JsonInput.unsupported(path + ".caller", "is not supported (only direct tool calls)");
@@ -261,7 +277,7 @@ final class AnthropicRequestDecoder
 
     private static ContentPart.ToolResult decodeToolResult(ObjectNode block, String path)
     {
-        checkKeys(block, path, Set.of("type", "tool_use_id", "content", "is_error", "cache_control"));
+        checkKeys(block, path, TOOL_RESULT_FIELDS);
         String toolUseId = IN.text(block, "tool_use_id", path + ".tool_use_id");
         Boolean isError = IN.optBoolean(block, "is_error", path + ".is_error");
         JsonNode content = JsonInput.field(block, "content");
@@ -288,7 +304,7 @@ final class AnthropicRequestDecoder
                 }
                 else if (type.equals("image"))
                 {
-                    checkKeys(part, partPath, Set.of("type", "source", "cache_control"));
+                    checkKeys(part, partPath, IMAGE_FIELDS);
                     parts.add(decodeImage(part, partPath));
                 }
                 else
@@ -361,22 +377,22 @@ final class AnthropicRequestDecoder
         {
             case "auto" ->
             {
-                checkKeys(choice, "tool_choice", Set.of("type", "disable_parallel_tool_use"));
+                checkKeys(choice, "tool_choice", CHOICE_FIELDS);
                 toolChoice = new ToolChoice.Auto();
             }
             case "any" ->
             {
-                checkKeys(choice, "tool_choice", Set.of("type", "disable_parallel_tool_use"));
+                checkKeys(choice, "tool_choice", CHOICE_FIELDS);
                 toolChoice = new ToolChoice.Required();
             }
             case "tool" ->
             {
-                checkKeys(choice, "tool_choice", Set.of("type", "name", "disable_parallel_tool_use"));
+                checkKeys(choice, "tool_choice", NAMED_CHOICE_FIELDS);
                 toolChoice = new ToolChoice.Named(IN.text(choice, "name", "tool_choice.name"));
             }
             case "none" ->
             {
-                checkKeys(choice, "tool_choice", Set.of("type"));
+                checkKeys(choice, "tool_choice", NONE_CHOICE_FIELDS);
                 toolChoice = new ToolChoice.None();
             }
             default -> throw IN.wrongType("tool_choice.type", choice.get("type"), "auto, any, tool or none");
@@ -404,7 +420,7 @@ final class AnthropicRequestDecoder
     {
         if (metadata == null)
             return null;
-        checkKeys(metadata, "metadata", Set.of("user_id"));
+        checkKeys(metadata, "metadata", METADATA_FIELDS);
         return IN.optText(metadata, "user_id", "metadata.user_id");
     }
 
@@ -419,7 +435,7 @@ final class AnthropicRequestDecoder
             String type = IN.text(formatNode, "type", "output_config.format.type");
             if (!type.equals("json_schema"))
                 throw IN.wrongType("output_config.format.type", formatNode.get("type"), "json_schema");
-            checkKeys(formatNode, "output_config.format", Set.of("type", "schema"));
+            checkKeys(formatNode, "output_config.format", FORMAT_FIELDS);
             JsonNode schema = JsonInput.field(formatNode, "schema");
             if (schema == null)
                 throw IN.fail("output_config.format.schema", "must be set (expected: a JSON schema object)");
