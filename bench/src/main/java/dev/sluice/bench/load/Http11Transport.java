@@ -58,6 +58,14 @@ final class Http11Transport implements Transport, Runnable
     private static final long MAX_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(15);
     private static final int READ_BUFFER_BYTES = 64 * 1024;
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /**
+     * A connection idle for longer is closed instead of reused: half the gateway's default client idle timeout (30 s),
+     * as a client keeps its pool's idle timeout below its server's. Otherwise a request sent on a connection the
+     * server is closing for idleness meets the close on its way (the keep-alive race RFC 9112 section 9.5 leaves to
+     * clients, which send such a request again); a generator that does not retry counts it as an error of the target
+     * ({@code other}), in batches: a LIFO pool uses its deep connections together in a burst, and they expire together.
+     */
+    static final long MAX_IDLE_NANOS = TimeUnit.SECONDS.toNanos(15);
 
     private final LoadRun run;
     private final InetSocketAddress address;
@@ -65,6 +73,7 @@ final class Http11Transport implements Transport, Runnable
     private final int maxConnections;
     private final long timeoutNanos;
     private final boolean stream;
+    private final long maxIdleNanos;
     // LIFO: the most recently used connection is warm in every cache.
     private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
@@ -85,6 +94,14 @@ final class Http11Transport implements Transport, Runnable
      */
     Http11Transport(LoadRun run, LoadSpec spec, String method, int maxConnections, long timeoutNanos)
     {
+        this(run, spec, method, maxConnections, timeoutNanos, MAX_IDLE_NANOS);
+    }
+
+    /**
+     * @param maxIdleNanos a connection idle for longer is closed instead of reused ({@link #MAX_IDLE_NANOS}; tests)
+     */
+    Http11Transport(LoadRun run, LoadSpec spec, String method, int maxConnections, long timeoutNanos, long maxIdleNanos)
+    {
         this.run = run;
         URI target = spec.target();
         if (!"http".equalsIgnoreCase(target.getScheme()))
@@ -95,6 +112,7 @@ final class Http11Transport implements Transport, Runnable
         this.maxConnections = maxConnections;
         this.timeoutNanos = timeoutNanos;
         this.stream = spec.stream();
+        this.maxIdleNanos = maxIdleNanos;
     }
 
     /** @return the whole request, read-only: request line, Host, the spec's headers, Content-Length, body */
@@ -317,6 +335,8 @@ final class Http11Transport implements Transport, Runnable
         private final long connectDeadline;
         private SocketChannel channel;
         private SelectionKey key;
+        // When it last became idle: written before it goes on the idle stack, read by whoever takes it from there.
+        private long idleSince;
         // The request in flight. Written by the sender before the state becomes BUSY, read after it was seen BUSY.
         private long scheduledNanos;
         private boolean measured;
@@ -353,10 +373,22 @@ final class Http11Transport implements Transport, Runnable
          * Sends a request on this idle connection; the caller took it from the idle stack, so owns it.
          *
          * @return whether it was sent (or failed on this connection, and was counted); {@code false} when the
-         * connection was closed meanwhile and the request must go elsewhere
+         * connection was closed meanwhile, or idle for longer than the limit (it is closed now), and the request must go
+         * elsewhere
          */
         boolean send(long scheduled, boolean measure, LoadRun.Worker work)
         {
+            if (scheduled - idleSince > maxIdleNanos)
+            {
+                // Idle too long to trust (MAX_IDLE_NANOS): closed, not an error; the request goes elsewhere.
+                if (state.compareAndSet(IDLE, CLOSED))
+                {
+                    if (LOG.isDebugEnabled())
+                        LOG.debug("{} closed after {} ms idle instead of reused", this, (scheduled - idleSince) / 1_000_000);
+                    close();
+                }
+                return false;
+            }
             assign(scheduled, measure, work);
             if (!state.compareAndSet(IDLE, BUSY))
                 return false;
@@ -510,7 +542,10 @@ final class Http11Transport implements Transport, Runnable
             if (measure)
                 run.recordEnd(scheduled, now, code, true, null, scanner);
             if (reuse)
+            {
+                idleSince = now;
                 idle.offerFirst(this);
+            }
             if (work != null)
                 work.next();
         }

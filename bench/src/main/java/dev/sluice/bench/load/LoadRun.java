@@ -70,6 +70,12 @@ final class LoadRun
 
     LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient)
     {
+        this(spec, streamEnd, spinNanos, jettyClient, Http11Transport.MAX_IDLE_NANOS);
+    }
+
+    /** @param http11MaxIdleNanos see {@link Http11Transport#MAX_IDLE_NANOS} (tests) */
+    LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient, long http11MaxIdleNanos)
+    {
         this.spec = spec;
         this.streamEnd = streamEnd;
         this.spinNanos = spinNanos;
@@ -84,7 +90,7 @@ final class LoadRun
         else if (spec.h2c())
             this.transport = new H2cTransport(this, spec, method, connections, timeoutNanos);
         else
-            this.transport = new Http11Transport(this, spec, method, connections, timeoutNanos);
+            this.transport = new Http11Transport(this, spec, method, connections, timeoutNanos, http11MaxIdleNanos);
     }
 
     LoadResult execute() throws Exception

@@ -4,10 +4,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -71,6 +73,7 @@ public final class MockProvider implements AutoCloseable
     private final Recorder recorder;
     private final Server server;
     private final ServerConnector connector;
+    private final LongAdder connectionsOpened = new LongAdder();
     private final MockHandler handler;
 
     private MockProvider(Settings settings, ByteBufferPool pool, int responseHeaderBytes)
@@ -102,6 +105,14 @@ public final class MockProvider implements AutoCloseable
         // A gateway opens upstream connections in bursts under load; with the JDK's default backlog of 50 the kernel
         // drops SYNs and each dropped connect costs a 1 s retransmit, which the bench would blame on the gateway.
         connector.setAcceptQueueSize(4096);
+        connector.addEventListener(new Connection.Listener()
+        {
+            @Override
+            public void onOpened(Connection connection)
+            {
+                connectionsOpened.increment();
+            }
+        });
         server.addConnector(connector);
 
         handler = new MockHandler(settings, recorder);
@@ -192,6 +203,12 @@ public final class MockProvider implements AutoCloseable
     {
         List<RecordedRequest> requests = recorder.requests();
         return requests.isEmpty() ? null : requests.get(requests.size() - 1);
+    }
+
+    /** @return how many client connections this mock opened since it started (one that switches to h2c may count twice) */
+    public long connectionsOpened()
+    {
+        return connectionsOpened.sum();
     }
 
     /** @return how many requests arrived (counted even when recording is disabled) */

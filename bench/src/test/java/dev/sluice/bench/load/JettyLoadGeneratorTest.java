@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.sluice.bench.mock.MockModels;
@@ -136,6 +137,29 @@ class JettyLoadGeneratorTest
     {
         assertThat(result.seconds()).isGreaterThanOrEqualTo(measureMillis / 1_000.0 - 1e-3);
         assertThat(result.achievedRate()).isEqualTo(result.succeeded() / result.seconds());
+    }
+
+    @Test
+    void closesAnHttp11ConnectionIdleForLongerThanTheLimitInsteadOfSendingOnIt() throws Exception
+    {
+        start(MockProvider.builder());
+        // 10 requests a second, each after 100 ms of silence on the one connection the last one used.
+        LoadSpec spec = openLoop(chatUrl(), MockModels.DEFAULT, false, Protocol.HTTP_1_1, 4, 10, 0, 1_000, 5_000);
+
+        LoadResult kept = new LoadRun(spec, JettyLoadGenerator.DEFAULT_STREAM_END, 0, false,
+            Http11Transport.MAX_IDLE_NANOS).execute();
+        long keptConnections = mock.connectionsOpened();
+        LoadResult retired = new LoadRun(spec, JettyLoadGenerator.DEFAULT_STREAM_END, 0, false,
+            TimeUnit.MILLISECONDS.toNanos(50)).execute();
+        long retiredConnections = mock.connectionsOpened() - keptConnections;
+
+        assertThat(kept.errorCount()).as("%s", kept.errors()).isZero();
+        assertThat(kept.succeeded()).isEqualTo(10);
+        assertThat(keptConnections).as("one connection, reused").isEqualTo(1);
+        // Idle 100 ms > 50 ms before every request: each goes on a new connection, and no retirement is an error.
+        assertThat(retired.errorCount()).as("%s", retired.errors()).isZero();
+        assertThat(retired.succeeded()).isEqualTo(10);
+        assertThat(retiredConnections).as("a new connection per request").isGreaterThanOrEqualTo(9);
     }
 
     @ParameterizedTest
