@@ -365,30 +365,42 @@ class ServerTimeoutsTest
         assertThat(stalled.await(10, TimeUnit.SECONDS)).as("every selector stalled").isTrue();
     }
 
-    @Test
-    @Timeout(60)
-    void aRequestThatArrivesWhileTheGatewayIsBehindIsAnsweredThoughTheIdleTimeoutPassesMeanwhile() throws Exception
+    /**
+     * With a client idle timeout of 1 s: one request answered on a kept-alive connection, then the gateway stalled
+     * ({@link #stallSelectors}) while the client sends its next request 0.4 s after that answer, released at
+     * {@code releaseAtMillis} after it.
+     *
+     * @return the client's socket
+     */
+    private Socket nextRequestWhileStalled(long releaseAtMillis) throws Exception
     {
         start("idle_timeout: 1s");
         Socket s = connect();
         send(s, chat("gpt-4o", false));
         assertThat(answerHead(s, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
         long answered = System.nanoTime();
-
-        // The client sends its next request on its kept-alive connection before the idle timeout, but the gateway is
-        // behind and reads it only after the timeout passed: the request is in the socket, the client is not idle.
         CountDownLatch release = new CountDownLatch(1);
         try
         {
             stallSelectors(release);
             sleepUntil(answered, 400);
             send(s, chat("gpt-4o", false));
-            sleepUntil(answered, 1_700);
+            sleepUntil(answered, releaseAtMillis);
         }
         finally
         {
             release.countDown();
         }
+        return s;
+    }
+
+    @Test
+    @Timeout(60)
+    void aRequestThatArrivesWhileTheGatewayIsBehindIsAnsweredThoughTheIdleTimeoutPassesMeanwhile() throws Exception
+    {
+        // The client sends its next request on its kept-alive connection before the idle timeout, but the gateway is
+        // behind and reads it only after the timeout passed: the request is in the socket, the client is not idle.
+        Socket s = nextRequestWhileStalled(1_700);
         assertThat(answerHead(s, Duration.ofSeconds(10))).as("the answer to the request the gateway read late")
             .startsWith("HTTP/1.1 200");
         assertThat(mock.requestCount()).isEqualTo(2);
@@ -404,26 +416,9 @@ class ServerTimeoutsTest
     @Timeout(60)
     void aRequestLeftUnreadForTwoIdleTimeoutsIsClosedAsBefore() throws Exception
     {
-        start("idle_timeout: 1s");
-        Socket s = connect();
-        send(s, chat("gpt-4o", false));
-        assertThat(answerHead(s, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
-        long answered = System.nanoTime();
-
         // Unread for a whole idle timeout after the first deferred expiry: the connection is closed at the second, so
         // a connection whose bytes are never read (whatever the reason) cannot outlive its timeout for ever.
-        CountDownLatch release = new CountDownLatch(1);
-        try
-        {
-            stallSelectors(release);
-            sleepUntil(answered, 400);
-            send(s, chat("gpt-4o", false));
-            sleepUntil(answered, 2_700);
-        }
-        finally
-        {
-            release.countDown();
-        }
+        Socket s = nextRequestWhileStalled(2_700);
         s.setSoTimeout(10_000);
         assertThat(closedByGateway(s)).as("closed at the second expiry").isTrue();
         assertThat(mock.requestCount()).isEqualTo(1);

@@ -108,9 +108,8 @@ final class MockProcess implements AutoCloseable
         command.addAll(List.of("-cp", classpath, "dev.sluice.bench.mock.MockProvider", "--port", Integer.toString(port)));
         command.addAll(profile.args());
         // As the nginx mock's keep-alive: a gateway's idle pooled connections are never closed under it. With the
-        // mock's default of 30 s, equal to the gateway's client idle timeout, the upstream connections of a burst
-        // expired together 30 s later, the gateway resent those requests on new ones, and the latency spike sent the
-        // generator to its own connections idle since the last burst just as the gateway's idle timeout closed them.
+        // mock's default of 30 s the upstream connections of a burst expired together 30 s later and the gateway
+        // resent those requests on new ones: a latency spike of the harness's making.
         command.addAll(List.of("--idle-timeout-s", Long.toString(JAVA_MOCK_IDLE_SECONDS)));
         ChildProcess child = ChildProcess.start("mock", pinning.harness(command), Map.of(), log);
         return ready(new MockProcess(child, port, port, false), "");

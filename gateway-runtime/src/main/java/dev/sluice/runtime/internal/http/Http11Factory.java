@@ -21,8 +21,8 @@ import java.util.concurrent.TimeoutException;
  * a busy core), a kept-alive client that sent its next request just before its idle timeout is "idle" until a selector
  * gets to the socket — and Jetty closed the connection at the timeout with the request unread: the client got the
  * end of the connection instead of an answer, and cannot know whether to send the request again (a POST). Under load
- * that lost requests in batches, every connection that had been idle for the timeout at the moment of a stall (the
- * bench's {@code other} errors, 49 to 168 at once). Here the expiry is deferred when the socket has unread bytes
+ * that lost requests in batches, every connection that had been idle for the timeout at the moment of a stall (part
+ * of the bench's {@code other} errors, which came in batches of up to 168). Here the expiry is deferred when the socket has unread bytes
  * ({@code FIONREAD}, one system call per expiry, none per request): Jetty then counts the connection as active and
  * checks again one idle timeout later. Deferred once per read: if nothing was read by the next expiry, the
  * connection is closed as before, so bytes that are never read (whatever the reason) cannot keep one open.</p>
