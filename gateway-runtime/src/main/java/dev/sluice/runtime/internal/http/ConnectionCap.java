@@ -6,6 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -53,7 +54,7 @@ final class ConnectionCap extends NetworkConnectionLimit
             executor.execute(() -> LOG.warn("{} client connections: not accepting more until one closes "
                 + "(listen.max_connections; reached {} times since the start)", getMaxNetworkConnectionCount(), times));
         }
-        catch (java.util.concurrent.RejectedExecutionException stopping)
+        catch (RejectedExecutionException stopping)
         {
             // The pool is stopping with the server: no warning, and nothing thrown into Jetty's accept path.
         }

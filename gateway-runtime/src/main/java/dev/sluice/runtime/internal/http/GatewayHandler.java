@@ -33,6 +33,7 @@ import org.eclipse.jetty.util.thread.Invocable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -863,7 +864,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                     response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
                 return filled < 0;
             }
-            catch (java.io.IOException x)
+            catch (IOException x)
             {
                 return true;
             }

@@ -22,10 +22,11 @@ import java.util.concurrent.TimeoutException;
  * gets to the socket — and Jetty closed the connection at the timeout with the request unread: the client got the
  * end of the connection instead of an answer, and cannot know whether to send the request again (a POST). Under load
  * that lost requests in batches, every connection that had been idle for the timeout at the moment of a stall (part
- * of the bench's {@code other} errors, which came in batches of up to 168). Here the expiry is deferred when the socket has unread bytes
- * ({@code FIONREAD}, one system call per expiry, none per request): Jetty then counts the connection as active and
- * checks again one idle timeout later. Deferred once per read: if nothing was read by the next expiry, the
- * connection is closed as before, so bytes that are never read (whatever the reason) cannot keep one open.</p>
+ * of the bench's {@code other} errors, which came in batches of up to 168). Here the expiry is deferred when the
+ * socket has unread bytes ({@code FIONREAD}, one system call per expiry, none per request): Jetty then counts the
+ * connection as active and checks again one idle timeout later. Deferred once per read: if nothing was read by the
+ * next expiry, the connection is closed as before, so bytes that are never read (whatever the reason) cannot keep one
+ * open.</p>
  *
  * <p>{@link #newConnection} does what {@link HttpConnectionFactory#newConnection} does (Jetty 12.1) with the
  * subclass.</p>
@@ -51,7 +52,7 @@ final class Http11Factory extends HttpConnectionFactory
      * @param endPoint a connection's endpoint
      * @return how many bytes its socket holds that nobody read yet; 0 when unknown (not a socket, or closed)
      */
-    static int unreadBytes(EndPoint endPoint)
+    private static int unreadBytes(EndPoint endPoint)
     {
         if (!(endPoint.getTransport() instanceof SocketChannel channel))
             return 0;
