@@ -20,12 +20,16 @@ package dev.sluice.api;
  * read: {@code Completion.route()}, {@code upstreamDialect()}, {@code events()}, {@code maxEventGapNanos()},
  * {@code ClientBinding.dialect()}, the shared attribute names in {@code Attributes} (with {@code TRACEPARENT} for
  * tracing), {@code Exchange.decodedRequest()}, {@code UpstreamHeaders.propagatingTrace()}, and
- * {@code BindingContext.runtimeStats()} and {@code advertisedModels()}.
+ * {@code BindingContext.runtimeStats()} and {@code advertisedModels()}. 0.5.0 added routing that survives failure:
+ * attempts ({@code Attempt}, {@code Exchange.startAttempt}, {@code attempt()}, {@code attempts()},
+ * {@code Completion.attempts()}), targets ({@code Target}, {@code BindingContext.target}), routes with targets
+ * ({@code RouteConfig.targets()}, {@code settings()}, {@code RouteTarget}), {@code EventStream.contentStarted()}
+ * and the stream hold ({@code StreamHold}).
  */
 public final class SluiceApi
 {
     /** The SPI version, {@code MAJOR.MINOR.PATCH}. */
-    public static final String VERSION = "0.4.0";
+    public static final String VERSION = "0.5.0";
 
     private SluiceApi()
     {

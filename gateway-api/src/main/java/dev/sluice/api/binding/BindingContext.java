@@ -33,6 +33,17 @@ public interface BindingContext
     Next exit(String bindingName);
 
     /**
+     * @return the binding named {@code bindingName} as a {@link Target}: its {@link #exit} with the name, dialect and
+     *         in-flight count a balancer reads; the same instance for every binding that asks for the same name
+     * @throws dev.sluice.api.config.ConfigException if this binding's config does not name that exit
+     * @since 0.5.0
+     */
+    default Target target(String bindingName)
+    {
+        throw new UnsupportedOperationException("this context offers no targets");
+    }
+
+    /**
      * @return an HTTP client for one upstream, sharing the runtime's connection machinery; call once per binding
      * @throws dev.sluice.api.config.ConfigException if the options cannot be honoured
      */

@@ -135,4 +135,16 @@ public interface Completion
     {
         return 0;
     }
+
+    /**
+     * @return every attempt the exchange made, in order ({@link Exchange#attempts()}): one for a request that went
+     *         to one provider, several after retries and fallbacks, none for a refusal or a cache hit. The last one
+     *         ended {@link Attempt.Result#ANSWERED} when the client got its answer from it
+     * @since 0.5.0
+     */
+    default java.util.List<Attempt> attempts()
+    {
+        Exchange exchange = exchange();
+        return exchange == null ? java.util.List.of() : exchange.attempts();
+    }
 }

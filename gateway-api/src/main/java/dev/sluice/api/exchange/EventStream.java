@@ -63,4 +63,19 @@ public interface EventStream
     {
         return false;
     }
+
+    /**
+     * Whether the items {@link #read()} has returned so far carried content of the answer — text, reasoning, a tool
+     * call — rather than only lifecycle events (a message start, a role-only chunk, a ping, an empty part). A router
+     * holds a stream's first items until content starts, and may still fail over to another provider until then
+     * ({@code StreamHold}). Asked only about {@link RawFrame}s and {@link RetainedFrame}s: canonical events say what
+     * they are. Threading as {@link #read()}.
+     *
+     * @return {@code true} (the default) if the stream cannot tell: it is then committed at its first item
+     * @since 0.5.0
+     */
+    default boolean contentStarted()
+    {
+        return true;
+    }
 }

@@ -106,8 +106,10 @@ public interface Exchange
     void attribute(String name, Object value);
 
     /**
-     * Records {@link System#nanoTime()} for {@code stage} unless it was already recorded (the first mark wins).
-     * The runtime marks its stages; a client binding that talks to its upstream without
+     * Records {@link System#nanoTime()} for {@code stage} unless it was already recorded (the first mark wins). The
+     * upstream stages ({@link Stage#UPSTREAM_SEND}, {@link Stage#UPSTREAM_HEADERS}, {@link Stage#UPSTREAM_END}) are
+     * the current {@link Attempt}'s: each attempt's first mark wins, and {@link #nanos(Stage)} reports the latest
+     * attempt's. The runtime marks its stages; a client binding that talks to its upstream without
      * {@link dev.sluice.api.upstream.Upstream} marks the upstream ones itself.
      */
     @dev.sluice.api.Experimental
@@ -123,11 +125,51 @@ public interface Exchange
         return 0;
     }
 
-    /** @return the usage recorded for this exchange so far, or {@code null} */
+    /**
+     * @return the usage recorded for this exchange so far, or {@code null}: the current {@link Attempt}'s (it is
+     *         cleared when an attempt starts), so the attempt that answered is the one charged
+     */
     Usage usage();
 
-    /** Records the exchange's usage (client bindings call this when they learn it). */
+    /** Records the exchange's usage, and the current attempt's (client bindings call this when they learn it). */
     void usage(Usage usage);
+
+    /**
+     * Starts a new {@link Attempt} at {@code target}: what a binding that retries or falls back calls before each try,
+     * then it sets the try's alias ({@link #targetModel(String)}) and hands the exchange to the target. A previous
+     * attempt still pending ends as {@link Attempt.Result#FAILED}. The target model goes back to what it was when the
+     * exchange's first attempt started (the model the route matched), and {@link #usage()} is cleared. A client
+     * binding entered without a new attempt joins the current one if it was not sent yet, and starts one implicitly
+     * otherwise: a binding that calls {@link Next} twice without this method still gets two attempts.
+     *
+     * @param target the name of the binding the attempt goes to, for logs and metrics
+     * @return the attempt, now current
+     * @throws UnsupportedOperationException on an exchange that keeps no attempts (a test double's default)
+     * @since 0.5.0
+     */
+    default Attempt startAttempt(String target)
+    {
+        throw new UnsupportedOperationException("this exchange keeps no attempts");
+    }
+
+    /**
+     * @return the current attempt (the last started), or {@code null} if none started: no client binding was entered
+     *         and no binding started one
+     * @since 0.5.0
+     */
+    default Attempt attempt()
+    {
+        return null;
+    }
+
+    /**
+     * @return every attempt so far, in order, as a read-only list (a snapshot); empty if none started
+     * @since 0.5.0
+     */
+    default java.util.List<Attempt> attempts()
+    {
+        return java.util.List.of();
+    }
 
     /**
      * Asks for the answer in canonical form — {@link Reply.Message} and canonical {@code StreamEvent}s — even when the
@@ -188,7 +230,9 @@ public interface Exchange
 
     /**
      * Registers a listener called at most once if the exchange is aborted before it completes: the client went
-     * away or the gateway is stopping. Client bindings use it to abort their upstream request.
+     * away or the gateway is stopping. Client bindings use it to abort their upstream request. A listener registered
+     * while an {@link Attempt} is current belongs to that attempt too: {@link Attempt#cancel} runs it, and once the
+     * attempt has ended it is no longer called.
      */
     void onAbort(Consumer<Throwable> listener);
 }

@@ -54,6 +54,8 @@ public abstract class SseRelayStream extends UpstreamEventStream
     /** Pairs of absolute indices {@code [from, to)} of the current chunk that are not relayed; grown on demand. */
     private int[] drops = new int[4];
     private int dropped;
+    /** A relayed event carried content ({@link #isContent}); never reset. */
+    private boolean contentStarted;
 
     /**
      * @param body          the upstream body
@@ -86,6 +88,29 @@ public abstract class SseRelayStream extends UpstreamEventStream
         return false;
     }
 
+    /**
+     * Whether a relayed event carries content of the answer (text, reasoning, a tool call) rather than only lifecycle
+     * (a message start, a role-only chunk, a ping, an empty part), for {@link #contentStarted()}; asked for each
+     * relayed event until one is content, never after. Every event counts as content by default, so a relay that
+     * does not say is committed at its first event.
+     */
+    protected boolean isContent(String event, byte[] data, int offset, int length)
+    {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: whether an event of a chunk already parsed was {@linkplain #isContent content}; the frames of one
+     * upstream chunk are read after all its events were shown, so a chunk's frames share the answer.
+     */
+    @Override
+    public final boolean contentStarted()
+    {
+        return contentStarted;
+    }
+
     /** Ends the stream with {@code upstreamError} after the events before the current one; the first call wins. */
     protected final void fail(GatewayException upstreamError)
     {
@@ -114,6 +139,8 @@ public abstract class SseRelayStream extends UpstreamEventStream
             return;
         }
         onEvent(event, data, offset, length);
+        if (!contentStarted && error == null && !dropEvent && isContent(event, data, offset, length))
+            contentStarted = true;
     }
 
     @Override

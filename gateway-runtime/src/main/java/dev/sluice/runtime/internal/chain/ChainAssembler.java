@@ -18,6 +18,8 @@ import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.binding.RouteConfig;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.binding.ServerBindingFactory;
+import dev.sluice.api.binding.Target;
+import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
@@ -60,6 +62,7 @@ public final class ChainAssembler
     private final List<String> upstreamDialects = new ArrayList<>();
     private final RuntimeServices services;
     private final List<Closer> created = new ArrayList<>();
+    private final Map<String, CountedTarget> targets = new HashMap<>();
 
     /**
      * @param upstreams creates the HTTP client of a client binding, given its name and options
@@ -220,7 +223,7 @@ public final class ChainAssembler
                 if (client == null)
                     throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
                 created.add(new Closer(name, client::close));
-                stage = guard(timedClient(bindingNames.size(), client::handle));
+                stage = guard(timedClient(bindingNames.size(), name, client::handle));
                 bindingNames.add(name);
                 upstreamDialects.add(client.dialect());
             }
@@ -259,15 +262,70 @@ public final class ChainAssembler
         };
     }
 
-    /** As {@link #timed}, for a client binding: also remembered as the exchange's route. */
-    private static Next timedClient(int index, Next next)
+    /** As {@link #timed}, for a client binding: also remembered as the exchange's route, and an attempt of it. */
+    private static Next timedClient(int index, String name, Next next)
     {
         return exchange ->
         {
             if (exchange instanceof DefaultExchange e)
-                e.enterClient(index);
+                e.enterClient(index, name);
             return next.handle(exchange);
         };
+    }
+
+    /**
+     * The {@link Target} of a binding: its stage, counted. One per binding name, created when a binding first asks,
+     * so every router that sends to a binding sees the same in-flight count.
+     */
+    static final class CountedTarget implements Target
+    {
+        private final String name;
+        private final String dialect;
+        private final Next next;
+        private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+
+        CountedTarget(String name, String dialect, Next next)
+        {
+            this.name = name;
+            this.dialect = dialect;
+            this.next = next;
+        }
+
+        @Override
+        public String name()
+        {
+            return name;
+        }
+
+        @Override
+        public String dialect()
+        {
+            return dialect;
+        }
+
+        @Override
+        public int inFlight()
+        {
+            return inFlight.get();
+        }
+
+        @Override
+        public CompletionStage<Reply> handle(Exchange exchange)
+        {
+            if (exchange instanceof DefaultExchange e)
+            {
+                AttemptRecord attempt = e.attemptToSend(name);
+                inFlight.incrementAndGet();
+                attempt.countedBy(this);
+            }
+            return next.handle(exchange);
+        }
+
+        /** An attempt it counted ended. */
+        void ended()
+        {
+            inFlight.decrementAndGet();
+        }
     }
 
     /** Turns a synchronous throw (a decode failure, say) into a failed stage, and a null stage into a bug report. */
@@ -295,7 +353,7 @@ public final class ChainAssembler
         if (b.exit() != null)
             allowed.add(b.exit());
         for (RouteConfig r : b.routes())
-            allowed.add(r.exit());
+            allowed.addAll(r.exits());
         return new BindingContext()
         {
             @Override
@@ -304,6 +362,17 @@ public final class ChainAssembler
                 if (!allowed.contains(bindingName))
                     throw new ConfigException(b.path(), "asked for exit \"" + bindingName + "\" that its config does not name");
                 return stage(bindingName, bindings);
+            }
+
+            @Override
+            public Target target(String bindingName)
+            {
+                Next stage = exit(bindingName);
+                return targets.computeIfAbsent(bindingName, n ->
+                {
+                    int index = bindingNames.indexOf(n);
+                    return new CountedTarget(n, index < 0 ? null : upstreamDialects.get(index), stage);
+                });
             }
 
             @Override

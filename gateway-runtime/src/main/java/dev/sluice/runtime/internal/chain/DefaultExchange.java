@@ -1,8 +1,10 @@
 package dev.sluice.runtime.internal.chain;
 
+import dev.sluice.api.ErrorKind;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
@@ -53,6 +55,14 @@ public final class DefaultExchange implements Exchange
     private long[] pathNanos = new long[6];
     private int pathLength;
     private int lastClient = -1;
+    // The attempts, in order; the last is current. Written by the stage handling the exchange, read by listeners
+    // once it is over: guarded by abortLock.
+    private AttemptRecord[] attempts;
+    private int attemptCount;
+    // The last of them, readable without the lock (marks and usage read it).
+    private volatile AttemptRecord currentAttempt;
+    // The target model when the first explicit attempt started: each later attempt starts from it again.
+    private String routedModel;
 
     private static final Stage[] STAGES = Stage.values();
 
@@ -218,17 +228,132 @@ public final class DefaultExchange implements Exchange
     @Override
     public void mark(Stage stage)
     {
-        int i = stage.ordinal();
-        if (stages[i] == 0)
-            stages[i] = System.nanoTime();
+        mark(stage, System.nanoTime());
     }
 
-    /** Records {@code stage} at {@code nanos} unless already recorded. */
+    /** Records {@code stage} at {@code nanos} unless already recorded (upstream stages: on the current attempt too). */
     public void mark(Stage stage, long nanos)
     {
         int i = stage.ordinal();
         if (stages[i] == 0)
             stages[i] = nanos;
+        if (i >= UPSTREAM_SEND && i <= UPSTREAM_END)
+        {
+            AttemptRecord a = current();
+            if (a != null)
+                a.mark(stage, nanos);
+        }
+    }
+
+    private static final int UPSTREAM_SEND = Stage.UPSTREAM_SEND.ordinal();
+    private static final int UPSTREAM_END = Stage.UPSTREAM_END.ordinal();
+
+    @Override
+    public Attempt startAttempt(String target)
+    {
+        java.util.Objects.requireNonNull(target, "target");
+        synchronized (abortLock)
+        {
+            if (routedModel == null)
+                routedModel = targetModel;
+        }
+        targetModel = routedModel;
+        return newAttempt(target);
+    }
+
+    /** Starts an attempt: the previous one, if pending, failed; the upstream marks and the usage start afresh. */
+    private AttemptRecord newAttempt(String target)
+    {
+        AttemptRecord previous = current();
+        if (previous != null && previous.pending())
+            previous.end(Attempt.Result.FAILED, previous.status() == 0 ? ErrorKind.UPSTREAM_UNAVAILABLE
+                : ErrorKind.UPSTREAM_ERROR, "superseded by a later attempt");
+        AttemptRecord a;
+        synchronized (abortLock)
+        {
+            if (attempts == null)
+                attempts = new AttemptRecord[2];
+            else if (attemptCount == attempts.length)
+                attempts = java.util.Arrays.copyOf(attempts, attemptCount * 2);
+            a = new AttemptRecord(this, attemptCount + 1, target);
+            attempts[attemptCount++] = a;
+            currentAttempt = a;
+        }
+        if (previous != null)
+        {
+            for (int i = UPSTREAM_SEND; i <= UPSTREAM_END; i++)
+                stages[i] = 0;
+            usage = null;
+        }
+        return a;
+    }
+
+    /** @return the current attempt, or {@code null} */
+    AttemptRecord current()
+    {
+        return currentAttempt;
+    }
+
+    /**
+     * @return the attempt a target sends now: the current one if nothing was sent for it yet, else a new one
+     */
+    AttemptRecord attemptToSend(String target)
+    {
+        AttemptRecord a = current();
+        if (a == null || a.sent() || !a.pending())
+            return newAttempt(target);
+        return a;
+    }
+
+    @Override
+    public Attempt attempt()
+    {
+        return current();
+    }
+
+    @Override
+    public List<Attempt> attempts()
+    {
+        synchronized (abortLock)
+        {
+            return attemptCount == 0 ? List.of() : List.of(java.util.Arrays.copyOf(attempts, attemptCount, Attempt[].class));
+        }
+    }
+
+    /** Records the upstream's response status on the current attempt. */
+    public void upstreamStatus(int status)
+    {
+        AttemptRecord a = current();
+        if (a != null)
+            a.status(status);
+    }
+
+    /**
+     * The exchange is over: its last attempt, if still pending, ends with it — answered when the answer was written,
+     * failed when it failed, cancelled when the client left.
+     */
+    public void endAttempts(Completion.Outcome outcome, ErrorKind kind, String message)
+    {
+        AttemptRecord a = current();
+        if (a == null || !a.pending())
+            return;
+        switch (outcome)
+        {
+            case COMPLETED -> a.end(Attempt.Result.ANSWERED, kind, message);
+            case FAILED -> a.end(Attempt.Result.FAILED, kind, message);
+            case CLIENT_GONE -> a.cancel(new IllegalStateException("client gone"));
+        }
+    }
+
+    /** Takes the abort listeners of {@code attempt}: they are not called by the exchange any more. */
+    List<Consumer<Throwable>> takeAbortListeners(AttemptRecord attempt)
+    {
+        synchronized (abortLock)
+        {
+            List<Consumer<Throwable>> taken = attempt.abortListeners;
+            attempt.abortListeners = null;
+            return taken;
+        }
     }
 
     @Override
@@ -250,10 +375,12 @@ public final class DefaultExchange implements Exchange
     }
 
     /** Records that the client binding numbered {@code bindingIndex} was entered now: it becomes the route. */
-    public void enterClient(int bindingIndex)
+    public void enterClient(int bindingIndex, String name)
     {
         enter(bindingIndex);
         lastClient = bindingIndex;
+        AttemptRecord a = attemptToSend(name);
+        a.sent(name, targetModel);
     }
 
     /** @return the index of the last client binding entered, or -1 if none was */
@@ -290,6 +417,9 @@ public final class DefaultExchange implements Exchange
     public void usage(Usage usage)
     {
         this.usage = usage;
+        AttemptRecord a = current();
+        if (a != null)
+            a.usage(usage);
     }
 
     @Override
@@ -379,6 +509,14 @@ public final class DefaultExchange implements Exchange
             cause = aborted;
             if (cause == null)
             {
+                AttemptRecord a = currentAttempt;
+                if (a != null && a.pending())
+                {
+                    if (a.abortListeners == null)
+                        a.abortListeners = new ArrayList<>(2);
+                    a.abortListeners.add(listener);
+                    return;
+                }
                 if (abortListeners == null)
                     abortListeners = new ArrayList<>(2);
                 abortListeners.add(listener);
@@ -392,6 +530,7 @@ public final class DefaultExchange implements Exchange
     public void abort(Throwable cause)
     {
         List<Consumer<Throwable>> toRun;
+        AttemptRecord a;
         synchronized (abortLock)
         {
             if (aborted != null)
@@ -399,11 +538,15 @@ public final class DefaultExchange implements Exchange
             aborted = cause == null ? new IllegalStateException("aborted") : cause;
             toRun = abortListeners;
             abortListeners = null;
+            a = currentAttempt;
         }
         if (toRun != null)
         {
             for (Consumer<Throwable> l : toRun)
                 l.accept(aborted);
         }
+        // The current attempt is abandoned with the exchange: it ends cancelled and its upstream request is aborted.
+        if (a != null)
+            a.cancel(aborted);
     }
 }

@@ -79,12 +79,8 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
     }
 
     /** One entry under {@code bindings}. */
-    public record Binding(String type, String kind, JsonNode options, String exit, List<Route> routes)
-    {
-    }
-
-    /** One entry of a binding's {@code routes}. */
-    public record Route(List<JsonNode> when, String exit, JsonNode with)
+    /** A binding; its routes stay raw JSON objects, read by {@code ConfigLoader} (their keys are partly the binding's). */
+    public record Binding(String type, String kind, JsonNode options, String exit, List<JsonNode> routes)
     {
     }
 }

@@ -13,6 +13,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.binding.RouteTarget;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.config.Options;
 
@@ -162,6 +164,65 @@ public final class ConfigLoader
         return out.toString();
     }
 
+    /**
+     * Reads one route: {@code when}, {@code with}, and exactly one of {@code exit} and {@code targets} (a list of
+     * objects with an {@code exit} each); every other key is the binding's, handed on as the route's settings.
+     */
+    private static RouteConfig route(JsonNode r, String routePath)
+    {
+        if (r == null || !r.isObject())
+            throw new ConfigException(routePath, "must be an object with when and exit (or targets)");
+        JsonNode whenNode = r.get("when");
+        List<JsonNode> when = new ArrayList<>();
+        if (whenNode != null && !whenNode.isNull())
+        {
+            if (!whenNode.isArray())
+                throw new ConfigException(routePath + ".when", "wrong type (expected: a list of conditions)");
+            whenNode.forEach(when::add);
+        }
+        JsonNode exitNode = r.get("exit");
+        JsonNode targetsNode = r.get("targets");
+        if (exitNode != null && targetsNode != null)
+            throw new ConfigException(routePath + ".targets", "cannot be combined with exit (expected: exit for one "
+                + "binding, or targets for several)");
+        List<RouteTarget> targets = new ArrayList<>();
+        String exit = null;
+        if (targetsNode != null)
+        {
+            if (!targetsNode.isArray() || targetsNode.isEmpty())
+                throw new ConfigException(routePath + ".targets", "wrong type (expected: a non-empty list of "
+                    + "{ exit: BINDING, … })");
+            for (int t = 0; t < targetsNode.size(); t++)
+            {
+                String targetPath = routePath + ".targets[" + t + "]";
+                JsonNode target = targetsNode.get(t);
+                if (!target.isObject())
+                    throw new ConfigException(targetPath, "wrong type (expected: an object such as { exit: BINDING })");
+                String targetExit = text(target.get("exit"), targetPath + ".exit");
+                ObjectNode settings = ((ObjectNode)target).deepCopy();
+                settings.remove("exit");
+                targets.add(new RouteTarget(targetPath, targetExit, settings));
+            }
+        }
+        else
+        {
+            exit = text(exitNode, routePath + ".exit");
+        }
+        ObjectNode settings = ((ObjectNode)r).deepCopy();
+        settings.remove(List.of("when", "exit", "with", "targets"));
+        JsonNode with = r.get("with");
+        return new RouteConfig(routePath, when, exit, with == null || with.isNull() ? null : with, targets, settings);
+    }
+
+    private static String text(JsonNode node, String path)
+    {
+        if (node == null || node.isNull())
+            throw new ConfigException(path, "must be set (expected: the name of a binding)");
+        if (!node.isTextual() || node.asText().isBlank())
+            throw new ConfigException(path, "wrong type (expected: the name of a binding)");
+        return node.asText();
+    }
+
     private static GatewayConfig validate(ConfigFile file, java.util.Set<String> secrets)
     {
         if (file.bindings() == null || file.bindings().isEmpty())
@@ -193,15 +254,7 @@ public final class ConfigLoader
             if (b.routes() != null)
             {
                 for (int i = 0; i < b.routes().size(); i++)
-                {
-                    ConfigFile.Route r = b.routes().get(i);
-                    String routePath = path + ".routes[" + i + "]";
-                    if (r == null)
-                        throw new ConfigException(routePath, "must be an object with when and exit");
-                    if (r.exit() == null || r.exit().isBlank())
-                        throw new ConfigException(routePath + ".exit", "must be set (expected: the name of a binding)");
-                    routes.add(new RouteConfig(routePath, r.when() == null ? List.of() : r.when(), r.exit(), r.with()));
-                }
+                    routes.add(route(b.routes().get(i), path + ".routes[" + i + "]"));
             }
             JsonNode options = b.options() == null || b.options().isNull() ? JSON.createObjectNode() : b.options();
             if (!options.isObject())

@@ -3,6 +3,7 @@ package dev.sluice.runtime.internal.config;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.binding.RouteTarget;
 import dev.sluice.api.config.ConfigException;
 
 import java.util.ArrayList;
@@ -91,7 +92,12 @@ final class GraphCheck
         if (b.exit() != null)
             edges.add(new Edge(b.exit(), b.path() + ".exit"));
         for (RouteConfig r : b.routes())
-            edges.add(new Edge(r.exit(), r.path() + ".exit"));
+        {
+            if (r.targets().isEmpty())
+                edges.add(new Edge(r.exit(), r.path() + ".exit"));
+            for (RouteTarget t : r.targets())
+                edges.add(new Edge(t.exit(), t.path() + ".exit"));
+        }
         return edges;
     }
 

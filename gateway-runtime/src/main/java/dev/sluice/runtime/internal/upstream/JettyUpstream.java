@@ -1,5 +1,7 @@
 package dev.sluice.runtime.internal.upstream;
 
+import dev.sluice.runtime.internal.chain.DefaultExchange;
+
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.Exchange;
@@ -346,7 +348,11 @@ final class JettyUpstream implements Upstream
         public void onContentSource(Response response, Content.Source source)
         {
             if (exchange != null)
+            {
                 exchange.mark(Stage.UPSTREAM_HEADERS);
+                if (exchange instanceof DefaultExchange e)
+                    e.upstreamStatus(response.getStatus());
+            }
             result.complete(new JettyResponse(response, source, request, exchange));
         }
 

@@ -8,13 +8,16 @@ import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.json.Json;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Picks the exit of an exchange by its model. Routes are tried in config order and the first whose {@code when}
+ * Picks the exit of an exchange by its model; a route with {@code targets} hands it to its {@link FailoverRoute}. Routes are tried in config order and the first whose {@code when}
  * list matches wins; a route with an empty {@code when} matches every model. A route with {@code with.model}
  * sets the exchange's {@linkplain Exchange#targetModel(String) target model} (an alias) before taking its exit.
  * When no route matches, the binding's own {@code exit} is the fallback; without one the exchange fails with
@@ -47,6 +50,12 @@ final class RouterBinding implements ProxyBinding
         this.advertisedModels = List.copyOf(advertisedModels);
     }
 
+    /**
+     * The exchange attribute set to {@code "budget"} when a retry was not made because the failed target's retry
+     * budget was spent, for request logs and metrics.
+     */
+    static final String RETRY_REFUSED = "router.retry_refused";
+
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
@@ -55,6 +64,8 @@ final class RouterBinding implements ProxyBinding
         {
             if (route.matches(model))
             {
+                if (route.failover != null)
+                    return route.failover.handle(exchange);
                 if (route.alias != null)
                     exchange.targetModel(route.alias);
                 return route.exit.handle(exchange);
@@ -79,6 +90,42 @@ final class RouterBinding implements ProxyBinding
         return advertisedModels;
     }
 
+    /** @return what {@code GET /routes} shows: every route with targets, its targets and their state now */
+    String snapshot()
+    {
+        long now = System.nanoTime();
+        ObjectNode root = Json.MAPPER.createObjectNode();
+        ArrayNode list = root.putArray("routes");
+        for (Route route : routes)
+        {
+            if (route.failover == null)
+                continue;
+            ObjectNode r = list.addObject();
+            r.put("route", route.failover.path);
+            ArrayNode targets = r.putArray("targets");
+            for (TargetState t : route.failover.targets())
+            {
+                ObjectNode o = targets.addObject();
+                o.put("exit", t.name());
+                if (t.alias != null)
+                    o.put("model", t.alias);
+                o.put("priority", t.priority);
+                o.put("weight", t.weight);
+                o.put("in_flight", t.target.inFlight());
+                o.put("latency_ewma_ms", Math.round(t.ewmaNanos() / 1e4) / 100.0);
+                TargetState.Health health = t.health(now);
+                o.put("state", health.name().toLowerCase(java.util.Locale.ROOT));
+                long until = t.availableAt();
+                if (health != TargetState.Health.HEALTHY && until - now > 0)
+                    o.put("available_in_ms", (until - now) / 1_000_000);
+                o.put("consecutive_failures", t.consecutiveFailures());
+                o.put("ejections", t.ejections());
+                o.put("retries_refused", t.budget.refused());
+            }
+        }
+        return root.toString();
+    }
+
     private static GatewayException notFound(String model)
     {
         String shown = model.length() > MAX_ECHOED_MODEL ? model.substring(0, MAX_ECHOED_MODEL) + "..." : model;
@@ -92,6 +139,7 @@ final class RouterBinding implements ProxyBinding
         private final ModelGlob[] when;
         private final String alias;
         private final Next exit;
+        final FailoverRoute failover;
 
         /**
          * @param when  the conditions, any one of which selects the route; empty: always
@@ -103,6 +151,16 @@ final class RouterBinding implements ProxyBinding
             this.when = when.toArray(new ModelGlob[0]);
             this.alias = alias;
             this.exit = exit;
+            this.failover = null;
+        }
+
+        /** A route with targets: the exchange goes through {@code failover}'s attempts. */
+        Route(List<ModelGlob> when, FailoverRoute failover)
+        {
+            this.when = when.toArray(new ModelGlob[0]);
+            this.alias = null;
+            this.exit = null;
+            this.failover = failover;
         }
 
         /** @return whether any condition matches {@code model}, or the route has none */

@@ -12,7 +12,14 @@ import dev.sluice.api.config.Options;
 import dev.sluice.api.exchange.Next;
 import org.pf4j.Extension;
 
+import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.binding.RouteTarget;
+
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -61,10 +68,12 @@ public final class RouterFactory implements ProxyBindingFactory
     @Override
     public ProxyBinding create(BindingConfig config, BindingContext context)
     {
-        bindOptions(config);
+        RouterOptions options = bindOptions(config);
 
         List<RouterBinding.Route> routes = new ArrayList<>(config.routes().size());
         Set<String> advertised = new LinkedHashSet<>();
+        Map<String, RetryBudget> budgets = new HashMap<>();
+        boolean anyFailover = false;
         for (RouteConfig route : config.routes())
         {
             List<ModelGlob> globs = new ArrayList<>(route.when().size());
@@ -80,26 +89,56 @@ public final class RouterFactory implements ProxyBindingFactory
                 if (glob.isLiteral())
                     advertised.add(glob.glob());
             }
+            if (!route.targets().isEmpty())
+            {
+                routes.add(new RouterBinding.Route(globs, failover(route, options, budgets, context)));
+                anyFailover = true;
+                continue;
+            }
+            if (route.settings().size() > 0)
+            {
+                String key = route.settings().fieldNames().next();
+                throw new ConfigException(route.path() + "." + key, "unknown key (expected one of: when, exit, with; "
+                    + "a route with targets also takes balance, retry, stream, eject, timeout, sticky)");
+            }
             RouteRewrite with = Options.bind(route.with(), RouteRewrite.class, route.path() + ".with");
             Next exit = context.exit(route.exit());
             routes.add(new RouterBinding.Route(globs, with.model(), exit));
         }
-        return new RouterBinding(routes, config.exit() != null, new ArrayList<>(advertised));
+        RouterBinding binding = new RouterBinding(routes, config.exit() != null, new ArrayList<>(advertised));
+        if (anyFailover && !context.checkOnly())
+            context.admin().add("GET", options.adminPath(),
+                request -> CompletableFuture.completedFuture(AdminResponse.json(200, binding.snapshot())));
+        return binding;
     }
 
-    private static void bindOptions(BindingConfig config)
+    /** Compiles a route with targets: settings, targets sorted by priority (stable), their states. */
+    private static FailoverRoute failover(RouteConfig route, RouterOptions options, Map<String, RetryBudget> budgets,
+                                          BindingContext context)
     {
-        try
+        if (route.with() != null)
+            throw new ConfigException(route.path() + ".with", "unknown key (expected: with on each target of a route "
+                + "with targets)");
+        RouteSettings settings = Options.bind(route.settings(), RouteSettings.class, route.path());
+        if (route.targets().size() > 64)
+            throw new ConfigException(route.path() + ".targets", "value: " + route.targets().size()
+                + " targets (expected: at most 64)");
+        List<TargetState> states = new ArrayList<>();
+        for (RouteTarget t : route.targets())
         {
-            // Nothing is accepted under options: binding the empty record turns any key there into an error with its path.
-            Options.bind(config.options(), RouterOptions.class, config.optionsPath());
+            TargetSettings ts = Options.bind(t.settings(), TargetSettings.class, t.path());
+            String alias = ts.with() == null ? null : ts.with().model();
+            RetryBudget budget = budgets.computeIfAbsent(t.exit(),
+                name -> new RetryBudget(options.retryBudget().ratio(), options.retryBudget().minPerSecond()));
+            states.add(new TargetState(context.target(t.exit()), ts.weight(), ts.priority(), alias, budget,
+                settings.eject()));
         }
-        catch (ConfigException e)
-        {
-            // The binder lists the known keys, which is an empty list here: say where the router's settings go instead.
-            if (e.problem() != null && e.problem().startsWith("unknown key"))
-                throw new ConfigException(e.path(), "unknown key (expected: no options; the router takes routes and an exit)");
-            throw e;
-        }
+        states.sort(Comparator.comparingInt(s -> s.priority));
+        return new FailoverRoute(route.path(), states, settings, options.attemptHeaders(), context.scheduler());
+    }
+
+    private static RouterOptions bindOptions(BindingConfig config)
+    {
+        return Options.bind(config.options(), RouterOptions.class, config.optionsPath());
     }
 }

@@ -1,0 +1,238 @@
+package dev.sluice.runtime.internal.chain;
+
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.model.Usage;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * The runtime's {@link Attempt}. Its end is decided once, by a compare-and-set on {@link #state}; what the end records
+ * (time, kind, message) is written before that state is published, so a reader that sees the result sees them too.
+ * Abort listeners registered while it is current are kept by its {@link DefaultExchange}, under that exchange's lock.
+ */
+final class AttemptRecord implements Attempt
+{
+    private static final Result[] RESULTS = Result.values();
+
+    private final DefaultExchange exchange;
+    private final int number;
+    private final long startNanos = System.nanoTime();
+    private final long startEpochMillis = System.currentTimeMillis();
+    private final AtomicInteger state = new AtomicInteger(Result.PENDING.ordinal());
+    private volatile String target;
+    private volatile String targetModel;
+    private volatile boolean sent;
+    private volatile int status;
+    private volatile Usage usage;
+    private volatile long sendNanos;
+    private volatile long headersNanos;
+    private volatile long endUpstreamNanos;
+    private volatile long endNanos;
+    private volatile ErrorKind errorKind;
+    private volatile String errorMessage;
+    // Counted by a Target while in flight: decremented once, when the attempt ends. Null when not counted.
+    private volatile ChainAssembler.CountedTarget counter;
+    // Abort listeners registered while this attempt was current; guarded by the exchange's lock.
+    List<Consumer<Throwable>> abortListeners;
+
+    AttemptRecord(DefaultExchange exchange, int number, String target)
+    {
+        this.exchange = exchange;
+        this.number = number;
+        this.target = target;
+    }
+
+    @Override
+    public int number()
+    {
+        return number;
+    }
+
+    @Override
+    public String target()
+    {
+        return target;
+    }
+
+    @Override
+    public String targetModel()
+    {
+        String model = targetModel;
+        return model != null ? model : exchange.targetModel();
+    }
+
+    @Override
+    public long startEpochMillis()
+    {
+        return startEpochMillis;
+    }
+
+    @Override
+    public long startNanos()
+    {
+        return startNanos;
+    }
+
+    @Override
+    public long endNanos()
+    {
+        return endNanos;
+    }
+
+    @Override
+    public long nanos(Stage stage)
+    {
+        return switch (stage)
+        {
+            case UPSTREAM_SEND -> sendNanos;
+            case UPSTREAM_HEADERS -> headersNanos;
+            case UPSTREAM_END -> endUpstreamNanos;
+            default -> 0;
+        };
+    }
+
+    @Override
+    public Result result()
+    {
+        int s = state.get();
+        return s < 0 ? Result.PENDING : RESULTS[s];
+    }
+
+    @Override
+    public int status()
+    {
+        return status;
+    }
+
+    @Override
+    public ErrorKind errorKind()
+    {
+        return errorKind;
+    }
+
+    @Override
+    public String errorMessage()
+    {
+        return errorMessage;
+    }
+
+    @Override
+    public Usage usage()
+    {
+        return usage;
+    }
+
+    @Override
+    public void fail(Throwable failure)
+    {
+        GatewayException error = GatewayException.of(failure);
+        end(Result.FAILED, error.kind(), error.getMessage());
+    }
+
+    @Override
+    public void cancel(Throwable cause)
+    {
+        Throwable why = cause == null ? new IllegalStateException("attempt cancelled") : cause;
+        List<Consumer<Throwable>> toRun = exchange.takeAbortListeners(this);
+        if (!end(Result.CANCELLED, ErrorKind.UPSTREAM_UNAVAILABLE, "attempt cancelled"))
+            return;
+        if (toRun != null)
+        {
+            for (Consumer<Throwable> l : toRun)
+                l.accept(why);
+        }
+    }
+
+    /** @return whether this call ended the attempt (the first end wins) */
+    boolean end(Result result, ErrorKind kind, String message)
+    {
+        if (state.get() != Result.PENDING.ordinal())
+            return false;
+        long now = System.nanoTime();
+        if (!state.compareAndSet(Result.PENDING.ordinal(), -1))
+            return false;
+        endNanos = now;
+        errorKind = kind;
+        errorMessage = message;
+        state.set(result.ordinal());
+        if (result != Result.CANCELLED)
+            exchange.takeAbortListeners(this);
+        ChainAssembler.CountedTarget c = counter;
+        if (c != null)
+            c.ended();
+        return true;
+    }
+
+    boolean pending()
+    {
+        int s = state.get();
+        return s == Result.PENDING.ordinal() || s == -1;
+    }
+
+    boolean sent()
+    {
+        return sent;
+    }
+
+    /** A client binding was entered for this attempt with the exchange's current target model. */
+    void sent(String clientName, String model)
+    {
+        sent = true;
+        targetModel = model;
+        if (target == null)
+            target = clientName;
+    }
+
+    void countedBy(ChainAssembler.CountedTarget target)
+    {
+        counter = target;
+    }
+
+    void status(int status)
+    {
+        this.status = status;
+    }
+
+    void usage(Usage usage)
+    {
+        this.usage = usage;
+    }
+
+    /** Records {@code stage} at {@code nanos} unless already recorded; only the upstream stages are kept. */
+    void mark(Stage stage, long nanos)
+    {
+        switch (stage)
+        {
+            case UPSTREAM_SEND ->
+            {
+                if (sendNanos == 0)
+                    sendNanos = nanos;
+            }
+            case UPSTREAM_HEADERS ->
+            {
+                if (headersNanos == 0)
+                    headersNanos = nanos;
+            }
+            case UPSTREAM_END ->
+            {
+                if (endUpstreamNanos == 0)
+                    endUpstreamNanos = nanos;
+            }
+            default ->
+            {
+                // Not an attempt's stage.
+            }
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return "Attempt[" + number + " " + target + " " + result() + "]";
+    }
+}

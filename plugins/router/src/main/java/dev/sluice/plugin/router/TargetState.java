@@ -1,0 +1,185 @@
+package dev.sluice.plugin.router;
+
+import dev.sluice.api.binding.Target;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One target of one route: its binding, weight and alias, and what the route learnt of it — consecutive failures,
+ * ejection (outlier detection), a provider-requested rest after a 429, and a peak EWMA of its time to first byte.
+ *
+ * <p>Ejection: {@code consecutive} connect errors, timeouts or 5xx in a row eject the target for {@code base},
+ * doubled for each re-ejection up to {@code max}; a later ejection never shortens a longer one. When the cool-down
+ * ends one request is let through (half-open); its success restores the target, its failure ejects it again, one
+ * level longer. The level falls back to the first once the target has stayed restored for {@code max}.
+ *
+ * <p>Thread-safe: a monitor held for a few field updates, never across I/O.
+ */
+final class TargetState
+{
+    /** What {@code GET /routes} reports. */
+    enum Health
+    {
+        HEALTHY, EJECTED, PROBING, RESTING
+    }
+
+    /** The EWMA's decay time: a sample weighs 1 − e^(−Δt/τ). */
+    private static final double TAU_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    final Target target;
+    final int weight;
+    final int priority;
+    final String alias;
+    final RetryBudget budget;
+    private final int threshold;
+    private final long baseNanos;
+    private final long maxNanos;
+
+    private int consecutive;
+    private int level;
+    private long ejectedUntil;
+    private long restoredAt;
+    private boolean probing;
+    private long restedUntil;
+    private long ejections;
+    private double ewmaNanos;
+    private long ewmaAt;
+
+    TargetState(Target target, int weight, int priority, String alias, RetryBudget budget, RouteSettings.Eject eject)
+    {
+        this.target = target;
+        this.weight = weight;
+        this.priority = priority;
+        this.alias = alias;
+        this.budget = budget;
+        this.threshold = eject.consecutive();
+        this.baseNanos = eject.base().toNanos();
+        this.maxNanos = eject.max().toNanos();
+    }
+
+    String name()
+    {
+        return target.name();
+    }
+
+    /**
+     * @return whether a request may be sent now: healthy and not resting, or past its cool-down with no probe out (this
+     *         call then makes the request the probe)
+     */
+    synchronized boolean tryAcquire(long now)
+    {
+        if (restedUntil - now > 0)
+            return false;
+        if (ejectedUntil == 0)
+            return true;
+        if (ejectedUntil - now > 0 || probing)
+            return false;
+        probing = true;
+        return true;
+    }
+
+    /** @return whether a request may be sent now, without claiming the probe */
+    synchronized boolean available(long now)
+    {
+        if (restedUntil - now > 0)
+            return false;
+        return ejectedUntil == 0 || ejectedUntil - now <= 0 && !probing;
+    }
+
+    /** @return when its ejection or rest ends, for choosing among targets that all rest */
+    synchronized long availableAt()
+    {
+        return Math.max(ejectedUntil, restedUntil);
+    }
+
+    /** An attempt at it answered (or failed in a way that says nothing of its health): restores it. */
+    synchronized void succeeded(long now)
+    {
+        consecutive = 0;
+        if (ejectedUntil != 0)
+        {
+            ejectedUntil = 0;
+            restoredAt = now;
+        }
+        probing = false;
+    }
+
+    /** An attempt failed with {@code failure}; a 429 rests it for {@code retryAfterNanos} when that is above 0. */
+    synchronized void failed(FailureClass failure, long retryAfterNanos, long now)
+    {
+        if (failure == FailureClass.RATE_LIMITED)
+        {
+            if (retryAfterNanos > 0 && now + retryAfterNanos - restedUntil > 0)
+                restedUntil = now + retryAfterNanos;
+            probing = false;
+            return;
+        }
+        if (!failure.ejects())
+        {
+            succeeded(now);
+            return;
+        }
+        consecutive++;
+        if (probing || ejectedUntil == 0 && consecutive >= threshold)
+            eject(now);
+    }
+
+    private void eject(long now)
+    {
+        if (ejectedUntil == 0 && restoredAt != 0 && now - restoredAt > maxNanos)
+            level = 0;
+        level = Math.min(level + 1, 30);
+        long length = Math.min(maxNanos, baseNanos << Math.min(level - 1, 20));
+        if (length < 0)
+            length = maxNanos;
+        long until = now + length;
+        if (ejectedUntil == 0 || until - ejectedUntil > 0)
+            ejectedUntil = until;
+        probing = false;
+        consecutive = 0;
+        ejections++;
+    }
+
+    /** Records a time to first byte, as a peak EWMA: a sample above the average replaces it at once. */
+    synchronized void latency(long nanos, long now)
+    {
+        if (ewmaAt == 0 || nanos > ewmaNanos)
+        {
+            ewmaNanos = nanos;
+        }
+        else
+        {
+            double w = Math.exp(-(now - ewmaAt) / TAU_NANOS);
+            ewmaNanos = ewmaNanos * w + nanos * (1 - w);
+        }
+        ewmaAt = now;
+    }
+
+    /** @return the cost the latency balancer minimises: the EWMA times the attempts in flight plus one */
+    synchronized double cost()
+    {
+        return ewmaNanos * (target.inFlight() + 1);
+    }
+
+    synchronized double ewmaNanos()
+    {
+        return ewmaNanos;
+    }
+
+    synchronized Health health(long now)
+    {
+        if (ejectedUntil != 0)
+            return probing ? Health.PROBING : Health.EJECTED;
+        return restedUntil - now > 0 ? Health.RESTING : Health.HEALTHY;
+    }
+
+    synchronized long ejections()
+    {
+        return ejections;
+    }
+
+    synchronized int consecutiveFailures()
+    {
+        return consecutive;
+    }
+}
