@@ -100,6 +100,38 @@ public abstract class SseRelayStream extends UpstreamEventStream
     }
 
     /**
+     * A byte scan for {@link #isContent}: whether {@code data[offset, offset + length)} holds {@code key} (a quoted
+     * JSON name such as {@code "content"}, quotes included) followed by a colon and a string value that is not empty.
+     * It does not parse: the key may match inside a string value too, which errs on the side of committing.
+     * Allocates nothing.
+     */
+    protected static boolean hasNonEmptyString(byte[] data, int offset, int length, byte[] key)
+    {
+        int end = offset + length;
+        int last = end - key.length;
+        outer:
+        for (int i = offset; i <= last; i++)
+        {
+            for (int j = 0; j < key.length; j++)
+            {
+                if (data[i + j] != key[j])
+                    continue outer;
+            }
+            int k = i + key.length;
+            while (k < end && (data[k] == ' ' || data[k] == '\t'))
+                k++;
+            if (k >= end || data[k] != ':')
+                continue;
+            k++;
+            while (k < end && (data[k] == ' ' || data[k] == '\t'))
+                k++;
+            if (k + 1 < end && data[k] == '"' && data[k + 1] != '"')
+                return true;
+        }
+        return false;
+    }
+
+    /**
      * {@inheritDoc}
      *
      * <p>Here: whether an event of a chunk already parsed was {@linkplain #isContent content}; the frames of one

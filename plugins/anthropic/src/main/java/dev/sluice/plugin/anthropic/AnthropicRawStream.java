@@ -8,10 +8,12 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.sse.SseParser;
 import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.SseRelayStream;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
 
 /**
@@ -25,6 +27,8 @@ import java.util.function.Consumer;
  */
 final class AnthropicRawStream extends SseRelayStream
 {
+    private static final byte[] TOOL_USE = "tool_use\"".getBytes(StandardCharsets.US_ASCII);
+
     private AnthropicUsage counts = AnthropicUsage.NONE;
     private boolean done;
 
@@ -53,6 +57,19 @@ final class AnthropicRawStream extends SseRelayStream
                 // Content events pass untouched and unparsed (already validated).
             }
         }
+    }
+
+    /**
+     * Content: a {@code content_block_delta} (text, thinking, tool input), or the start of a tool use block;
+     * {@code message_start}, a text block's start, {@code ping} and the stop events are lifecycle.
+     */
+    @Override
+    protected boolean isContent(String event, byte[] data, int offset, int length)
+    {
+        String type = event != null ? event : type(data, offset, length);
+        if ("content_block_delta".equals(type))
+            return true;
+        return "content_block_start".equals(type) && SseParser.contains(data, offset, length, TOOL_USE);
     }
 
     private void record(AnthropicUsage merged)

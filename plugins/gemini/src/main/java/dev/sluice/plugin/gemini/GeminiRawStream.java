@@ -28,6 +28,9 @@ import java.util.function.Consumer;
  */
 final class GeminiRawStream extends SseRelayStream
 {
+    private static final byte[] FUNCTION_CALL = "\"functionCall\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] TEXT = "\"text\"".getBytes(StandardCharsets.US_ASCII);
+
     private static final byte[] ERROR = "\"error\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] FINISH = "\"finishReason\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] BLOCK = "\"blockReason\"".getBytes(StandardCharsets.US_ASCII);
@@ -38,6 +41,13 @@ final class GeminiRawStream extends SseRelayStream
     GeminiRawStream(BodySource body, Consumer<Usage> usage)
     {
         super(body, usage, GeminiStreamDecoder.MAX_EVENT_BYTES);
+    }
+
+    /** Content: a part with non-empty text (a thought included) or a function call; empty parts are lifecycle. */
+    @Override
+    protected boolean isContent(String event, byte[] data, int offset, int length)
+    {
+        return SseParser.contains(data, offset, length, FUNCTION_CALL) || hasNonEmptyString(data, offset, length, TEXT);
     }
 
     @Override

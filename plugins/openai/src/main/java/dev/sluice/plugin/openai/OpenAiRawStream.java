@@ -38,6 +38,10 @@ final class OpenAiRawStream extends SseRelayStream
     private static final byte[] ERROR = "\"error\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] USAGE = "\"usage\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CHOICES = "\"choices\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] TOOL_CALLS = "\"tool_calls\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CONTENT = "\"content\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] REFUSAL = "\"refusal\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] REASONING = "\"reasoning_content\"".getBytes(StandardCharsets.US_ASCII);
 
     /** Whether the usage-only chunk is the gateway's, not the client's: recorded, never relayed. */
     private final boolean hideUsage;
@@ -157,6 +161,19 @@ final class OpenAiRawStream extends SseRelayStream
                 return true;
         }
         return false;
+    }
+
+    /**
+     * Content: a non-empty {@code content}, {@code refusal} or reasoning text, or any tool call; the role-only first
+     * chunk, the finish chunk and the usage chunk are lifecycle.
+     */
+    @Override
+    protected boolean isContent(String event, byte[] data, int offset, int length)
+    {
+        return SseParser.contains(data, offset, length, TOOL_CALLS)
+            || hasNonEmptyString(data, offset, length, CONTENT)
+            || hasNonEmptyString(data, offset, length, REFUSAL)
+            || hasNonEmptyString(data, offset, length, REASONING);
     }
 
     @Override
