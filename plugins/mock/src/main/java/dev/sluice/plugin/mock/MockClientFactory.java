@@ -18,7 +18,8 @@ import org.pf4j.Extension;
  * }</pre>
  *
  * <p>It answers in canonical form, so it works behind a server binding of any dialect. See {@link MockOptions} for
- * the options and {@link MockClient} for what the answers look like. Stateless, as every factory.
+ * the options and {@link MockClient} for what the answers look like. A mock with a {@code delay} uses the runtime's
+ * scheduler and executor; any other asks the context for nothing. Stateless, as every factory.
  */
 @Extension
 public final class MockClientFactory implements ClientBindingFactory
@@ -42,6 +43,8 @@ public final class MockClientFactory implements ClientBindingFactory
     public ClientBinding create(BindingConfig config, BindingContext context)
     {
         MockOptions options = Options.bind(config.options(), MockOptions.class, config.optionsPath());
-        return new MockClient(options);
+        // Only a delay needs the runtime's services; a mock without one never asks for them.
+        boolean delays = !options.delay().isZero();
+        return new MockClient(options, delays ? context.scheduler() : null, delays ? context.executor() : null);
     }
 }

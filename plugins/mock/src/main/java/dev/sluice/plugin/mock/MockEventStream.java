@@ -15,7 +15,9 @@ import java.util.List;
  *
  * <p>Order: {@code MessageStart}, {@code TextStart(0)}, one {@code TextDelta(0, word)} per chunk,
  * {@code BlockStop(0)}, {@code Stop(END_TURN, "stop", usage)}, {@code UsageReport(usage)} if usage was asked for,
- * then {@link StreamItem#END}, which {@code read} keeps returning.
+ * then {@link StreamItem#END}, which {@code read} keeps returning. A stream made with a {@code failure} breaks off
+ * instead: after the last chunk's {@code TextDelta} comes that {@code StreamEvent.Error}, which {@code read} keeps
+ * returning, and nothing else.
  *
  * <p>Threading: {@code read} and {@code demand} come from one consumer at a time, as the contract says;
  * {@link #cancel(Throwable)} may come from any thread, after which {@code read} returns {@code null} and
@@ -29,6 +31,7 @@ final class MockEventStream implements EventStream
     private final List<String> chunks;
     private final Usage usage;
     private final boolean includeUsage;
+    private final StreamEvent.Error failure;
     // Index of the next item: 0 MessageStart, 1 TextStart, 2..2+n-1 deltas, then BlockStop, Stop, UsageReport, END.
     private int next;
     private volatile boolean cancelled;
@@ -40,8 +43,10 @@ final class MockEventStream implements EventStream
      * @param chunks       the text deltas, in order
      * @param usage        the usage reported in {@code Stop} and {@code UsageReport}
      * @param includeUsage whether to emit a {@code UsageReport}
+     * @param failure      the terminal event that follows the last chunk, or {@code null} for a stream that ends well
      */
-    MockEventStream(String id, String model, long created, List<String> chunks, Usage usage, boolean includeUsage)
+    MockEventStream(String id, String model, long created, List<String> chunks, Usage usage, boolean includeUsage,
+                    StreamEvent.Error failure)
     {
         this.id = id;
         this.model = model;
@@ -49,6 +54,7 @@ final class MockEventStream implements EventStream
         this.chunks = chunks;
         this.usage = usage;
         this.includeUsage = includeUsage;
+        this.failure = failure;
     }
 
     @Override
@@ -66,6 +72,8 @@ final class MockEventStream implements EventStream
             return new StreamEvent.TextStart(0);
         if (i < blockStop)
             return new StreamEvent.TextDelta(0, chunks.get(i - 2));
+        if (failure != null)
+            return failure;
         if (i == blockStop)
             return new StreamEvent.BlockStop(0);
         if (i == blockStop + 1)

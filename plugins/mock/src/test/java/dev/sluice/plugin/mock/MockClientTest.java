@@ -21,9 +21,13 @@ import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.api.testing.TestBindingContext.RecordedTask;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -232,7 +236,8 @@ class MockClientTest
     {
         assertThatThrownBy(() -> create("{\"txt\":\"hi\"}"))
             .isInstanceOf(ConfigException.class)
-            .hasMessage("bindings.south_mock.options.txt: unknown key (expected one of: echo, text)");
+            .hasMessage("bindings.south_mock.options.txt: unknown key (expected one of: cut_after_events, delay, echo, "
+                + "fail_after_events, fail_status, retry_after, text)");
     }
 
     @Test
@@ -259,10 +264,359 @@ class MockClientTest
             .satisfies(e -> assertThat(((ConfigException)e).path()).isEqualTo("bindings.south_mock.options.echo"));
     }
 
+    @Test
+    void failStatus429IsRateLimitedWithRetryAfter()
+    {
+        ClientBinding mock = create("{\"fail_status\":429,\"retry_after\":\"2s\"}");
+        TestExchange exchange = new TestExchange(request("demo", false, false, "Hi"), BODY);
+
+        GatewayException failure = failure(mock.handle(exchange));
+
+        assertThat(failure.kind()).isEqualTo(ErrorKind.RATE_LIMITED);
+        assertThat(failure.status()).isEqualTo(429);
+        assertThat(failure.getMessage()).isEqualTo("mock: configured to fail with 429");
+        assertThat(failure.headers().get("retry-after")).isEqualTo("2");
+        assertThat(failure.headers().size()).isEqualTo(1);
+        assertThat(exchange.decodes()).isZero();
+        assertThat(exchange.usage()).isNull();
+    }
+
+    @ParameterizedTest(name = "fail_status {0} is {1} with status {0}")
+    @CsvSource({
+        "500, UPSTREAM_ERROR",
+        "503, UPSTREAM_ERROR",
+        "529, UPSTREAM_ERROR",
+        "599, UPSTREAM_ERROR",
+        "400, INVALID_REQUEST",
+        "401, AUTHENTICATION",
+        "403, PERMISSION",
+        "404, NOT_FOUND",
+        "413, REQUEST_TOO_LARGE",
+        "422, INVALID_REQUEST",
+        "429, RATE_LIMITED"})
+    void failStatusKeepsItsStatusAndHasTheKindOfAnUpstreamErrorOfThatStatus(int status, ErrorKind kind)
+    {
+        ClientBinding mock = create("{\"fail_status\":" + status + "}");
+
+        GatewayException failure = failure(mock.handle(new TestExchange(request("demo", false, false, "Hi"), BODY)));
+
+        assertThat(failure.kind()).isEqualTo(kind);
+        assertThat(failure.status()).isEqualTo(status);
+        assertThat(failure.getMessage()).isEqualTo("mock: configured to fail with " + status);
+        assertThat(failure.headers().isEmpty()).isTrue();
+    }
+
+    @Test
+    void failStatusFailsAStreamedRequestBeforeAnyStream()
+    {
+        ClientBinding mock = create("{\"fail_status\":503,\"retry_after\":\"1s\"}");
+        TestExchange exchange = new TestExchange(request("demo", true, false, "Hi"), BODY);
+
+        GatewayException failure = failure(mock.handle(exchange));
+
+        assertThat(failure.kind()).isEqualTo(ErrorKind.UPSTREAM_ERROR);
+        assertThat(failure.status()).isEqualTo(503);
+        assertThat(failure.headers().get("retry-after")).isEqualTo("1");
+        assertThat(exchange.decodes()).isZero();
+    }
+
+    @Test
+    void retryAfterIsRoundedUpToWholeSeconds()
+    {
+        ClientBinding mock = create("{\"fail_status\":429,\"retry_after\":\"1500ms\"}");
+
+        GatewayException failure = failure(mock.handle(new TestExchange(request("demo", false, false, "Hi"), BODY)));
+
+        assertThat(failure.headers().get("retry-after")).isEqualTo("2");
+    }
+
+    @Test
+    void delayedAnswerCompletesOnlyAfterTheScheduledTaskAndTheExecutorRan()
+    {
+        TestBindingContext context = new TestBindingContext();
+        ClientBinding mock = create("{\"delay\":\"250ms\"}", context);
+        TestExchange exchange = new TestExchange(request("demo", false, false, "Hi"), BODY);
+
+        CompletableFuture<Reply> stage = mock.handle(exchange).toCompletableFuture();
+
+        assertThat(stage).isNotDone();
+        assertThat(context.scheduledTasks()).hasSize(1);
+        RecordedTask task = context.scheduledTasks().get(0);
+        assertThat(task.periodic()).isFalse();
+        assertThat(task.initialDelay()).isEqualTo(Duration.ofMillis(250));
+        assertThat(context.submitted()).isEmpty();
+
+        task.run();
+        // The scheduler's thread only hands the completion on: the stages after the mock run on the executor.
+        assertThat(stage).isNotDone();
+        assertThat(context.runSubmitted()).isEqualTo(1);
+
+        assertThat(message(stage).content()).containsExactly(new ContentPart.Text(MockOptions.DEFAULT_TEXT));
+    }
+
+    @Test
+    void delayedFailureFailsOnlyAfterTheDelay()
+    {
+        TestBindingContext context = new TestBindingContext();
+        ClientBinding mock = create("{\"fail_status\":503,\"delay\":\"2s\"}", context);
+
+        CompletableFuture<Reply> stage = mock.handle(new TestExchange(request("demo", false, false, "Hi"), BODY))
+            .toCompletableFuture();
+
+        assertThat(stage).isNotDone();
+        assertThat(context.scheduledTasks()).singleElement()
+            .satisfies(task -> assertThat(task.initialDelay()).isEqualTo(Duration.ofSeconds(2)));
+        context.scheduledTasks().get(0).run();
+        context.runSubmitted();
+
+        GatewayException failure = failure(stage);
+        assertThat(failure.kind()).isEqualTo(ErrorKind.UPSTREAM_ERROR);
+        assertThat(failure.status()).isEqualTo(503);
+    }
+
+    @Test
+    void delayedStreamStartsOnlyAfterTheDelay()
+    {
+        TestBindingContext context = new TestBindingContext();
+        ClientBinding mock = create("{\"text\":\"One two\",\"delay\":\"250ms\"}", context);
+
+        CompletableFuture<Reply> stage = mock.handle(new TestExchange(request("demo", true, false, "Hi"), BODY))
+            .toCompletableFuture();
+
+        assertThat(stage).isNotDone();
+        context.scheduledTasks().get(0).run();
+        context.runSubmitted();
+
+        List<StreamItem> items = drain(stream(stage));
+        assertThat(items.get(0)).isInstanceOf(StreamEvent.MessageStart.class);
+        assertThat(items.get(items.size() - 1)).isSameAs(StreamItem.END);
+    }
+
+    @Test
+    void abortDuringTheDelayCancelsTheTaskAndFailsTheStageAsUpstreamUnavailable()
+    {
+        TestBindingContext context = new TestBindingContext();
+        ClientBinding mock = create("{\"delay\":\"250ms\"}", context);
+        TestExchange exchange = new TestExchange(request("demo", false, false, "Hi"), BODY);
+        CompletableFuture<Reply> stage = mock.handle(exchange).toCompletableFuture();
+        RuntimeException cause = new RuntimeException("client went away");
+
+        exchange.abort(cause);
+
+        assertThat(context.scheduledTasks().get(0).cancelled()).isTrue();
+        GatewayException failure = failure(stage);
+        assertThat(failure.kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
+        assertThat(failure.getMessage()).isEqualTo("mock: exchange aborted during the delay");
+        assertThat(failure.getCause()).isSameAs(cause);
+
+        // A scheduler that ran the task anyway, racing the cancel, changes nothing.
+        context.scheduledTasks().get(0).run();
+        context.runSubmitted();
+        assertThat(failure(stage).kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
+    }
+
+    @Test
+    void exchangeAbortedBeforeTheMockRunsFailsAtOnce()
+    {
+        TestBindingContext context = new TestBindingContext();
+        ClientBinding mock = create("{\"delay\":\"1h\"}", context);
+        TestExchange exchange = new TestExchange(request("demo", false, false, "Hi"), BODY);
+        exchange.abort(new RuntimeException("gateway stopping"));
+
+        CompletableFuture<Reply> stage = mock.handle(exchange).toCompletableFuture();
+
+        assertThat(failure(stage).kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
+        assertThat(context.scheduledTasks().get(0).cancelled()).isTrue();
+    }
+
+    @Test
+    void abortAfterTheDelayedAnswerLeavesTheAnswer()
+    {
+        TestBindingContext context = new TestBindingContext();
+        ClientBinding mock = create("{\"delay\":\"250ms\"}", context);
+        TestExchange exchange = new TestExchange(request("demo", false, false, "Hi"), BODY);
+        CompletableFuture<Reply> stage = mock.handle(exchange).toCompletableFuture();
+        context.scheduledTasks().get(0).run();
+        context.runSubmitted();
+
+        exchange.abort(new RuntimeException("client went away"));
+
+        assertThat(message(stage).content()).containsExactly(new ContentPart.Text(MockOptions.DEFAULT_TEXT));
+    }
+
+    @Test
+    void noDelayOrAZeroDelayAnswersAtOnceWithoutScheduling()
+    {
+        for (String options : List.of("{}", "{\"delay\":\"0ms\"}", "{\"fail_after_events\":1}"))
+        {
+            TestBindingContext context = new TestBindingContext().refuseOneShotSchedules();
+            ClientBinding mock = create(options, context);
+            TestExchange exchange = new TestExchange(request("demo", true, false, "Hi"), BODY);
+
+            CompletableFuture<Reply> stage = mock.handle(exchange).toCompletableFuture();
+
+            assertThat(stage).as(options).isDone();
+            assertThat(exchange.abortListeners()).as(options).isEmpty();
+            assertThat(context.scheduledTasks()).as(options).isEmpty();
+            assertThat(context.submitted()).as(options).isEmpty();
+        }
+    }
+
+    @Test
+    void failAfterEventsSendsExactlyThatManyTextDeltasThenAnUpstreamError()
+    {
+        ClientBinding mock = create("{\"text\":\"One two three four\",\"fail_after_events\":2}");
+        TestExchange exchange = new TestExchange(request("demo", true, true, "Hi"), BODY);
+        EventStream events = stream(mock.handle(exchange));
+
+        List<StreamItem> items = drain(events);
+
+        assertThat(items).hasSize(5);
+        assertThat(items.get(0)).isInstanceOf(StreamEvent.MessageStart.class);
+        assertThat(items.subList(1, 4)).containsExactly(
+            new StreamEvent.TextStart(0),
+            new StreamEvent.TextDelta(0, "One"),
+            new StreamEvent.TextDelta(0, " two"));
+        GatewayException error = ((StreamEvent.Error)items.get(4)).error();
+        assertThat(error.kind()).isEqualTo(ErrorKind.UPSTREAM_ERROR);
+        assertThat(error.status()).isEqualTo(503);
+        assertThat(error.getMessage()).isEqualTo("mock: stream failed after 2 text deltas");
+        assertThat(events.read()).isSameAs(items.get(4));
+        assertThat(exchange.usage().outputTokens()).isEqualTo(2);
+    }
+
+    @Test
+    void cutAfterEventsSendsExactlyThatManyTextDeltasThenEndsAsACutConnection()
+    {
+        ClientBinding mock = create("{\"text\":\"One two three four\",\"cut_after_events\":3}");
+        EventStream events = stream(mock.handle(new TestExchange(request("demo", true, false, "Hi"), BODY)));
+
+        List<StreamItem> items = drain(events);
+
+        assertThat(items).hasSize(6);
+        assertThat(items.subList(1, 5)).containsExactly(
+            new StreamEvent.TextStart(0),
+            new StreamEvent.TextDelta(0, "One"),
+            new StreamEvent.TextDelta(0, " two"),
+            new StreamEvent.TextDelta(0, " three"));
+        GatewayException error = ((StreamEvent.Error)items.get(5)).error();
+        assertThat(error.kind()).isEqualTo(ErrorKind.UPSTREAM_UNAVAILABLE);
+        assertThat(error.status()).isEqualTo(502);
+        assertThat(error.getMessage()).isEqualTo("mock: stream cut after 3 text deltas");
+        assertThat(events.read()).isSameAs(items.get(5));
+    }
+
+    @Test
+    void failAfterZeroEventsFailsRightAfterTheTextStart()
+    {
+        ClientBinding mock = create("{\"fail_after_events\":0}");
+
+        List<StreamItem> items = drain(stream(mock.handle(new TestExchange(request("demo", true, false, "Hi"), BODY))));
+
+        assertThat(items).hasSize(3);
+        assertThat(items.get(1)).isEqualTo(new StreamEvent.TextStart(0));
+        assertThat(((StreamEvent.Error)items.get(2)).error().getMessage()).isEqualTo("mock: stream failed after 0 text deltas");
+    }
+
+    @Test
+    void failAfterMoreEventsThanTheAnswerHasFailsInPlaceOfTheBlockStop()
+    {
+        ClientBinding mock = create("{\"text\":\"One two\",\"cut_after_events\":10}");
+
+        List<StreamItem> items = drain(stream(mock.handle(new TestExchange(request("demo", true, false, "Hi"), BODY))));
+
+        assertThat(items).hasSize(5);
+        assertThat(items.subList(1, 4)).containsExactly(
+            new StreamEvent.TextStart(0),
+            new StreamEvent.TextDelta(0, "One"),
+            new StreamEvent.TextDelta(0, " two"));
+        assertThat(((StreamEvent.Error)items.get(4)).error().getMessage()).isEqualTo("mock: stream cut after 2 text deltas");
+    }
+
+    @Test
+    void streamOptionsLeaveAnswersThatAreNotStreamedAlone()
+    {
+        for (String options : List.of("{\"fail_after_events\":0}", "{\"cut_after_events\":1}"))
+        {
+            TestExchange exchange = new TestExchange(request("demo", false, false, "Hi"), BODY);
+
+            ChatResponse response = message(create(options).handle(exchange));
+
+            assertThat(response.content()).as(options).containsExactly(new ContentPart.Text(MockOptions.DEFAULT_TEXT));
+            assertThat(exchange.usage().outputTokens()).as(options).isEqualTo(6);
+        }
+    }
+
+    @Test
+    void rejectsFailStatusThatIsNotAnErrorStatusWithItsPath()
+    {
+        assertRejected("{\"fail_status\":200}", "fail_status", "value: 200 (expected: an error status, 400..599)");
+        assertRejected("{\"fail_status\":600}", "fail_status", "value: 600 (expected: an error status, 400..599)");
+        assertRejected("{\"fail_status\":\"503\"}", "fail_status", "wrong type (expected: an integer)");
+    }
+
+    @Test
+    void rejectsNegativeCountsAndDurationsWithTheirPath()
+    {
+        assertRejected("{\"fail_after_events\":-1}", "fail_after_events", "value: -1 (expected: 0 or more)");
+        assertRejected("{\"cut_after_events\":-1}", "cut_after_events", "value: -1 (expected: 0 or more)");
+        assertRejected("{\"delay\":\"-250ms\"}", "delay", "value: PT-0.25S (expected: 0ms or more)");
+        assertRejected("{\"fail_status\":429,\"retry_after\":\"-1s\"}", "retry_after", "value: PT-1S (expected: 0s or more)");
+        assertRejected("{\"delay\":\"soon\"}", "delay", "value: \"soon\" (expected: a duration such as 250ms, 30s, 5m, 1h)");
+    }
+
+    @Test
+    void rejectsOptionsThatCannotAllTakeEffectWithThePathOfTheOneThatWouldNot()
+    {
+        assertRejected("{\"retry_after\":\"2s\"}", "retry_after",
+            "value: PT2S (expected: absent unless fail_status is set; it is a header of that failure)");
+        assertRejected("{\"fail_after_events\":1,\"cut_after_events\":2}", "cut_after_events",
+            "value: 2 (expected: absent when fail_after_events is set; a stream ends one way)");
+        assertRejected("{\"fail_status\":503,\"fail_after_events\":1}", "fail_after_events",
+            "value: 1 (expected: absent when fail_status is set; no stream starts then)");
+        assertRejected("{\"fail_status\":503,\"cut_after_events\":1}", "cut_after_events",
+            "value: 1 (expected: absent when fail_status is set; no stream starts then)");
+    }
+
+    private void assertRejected(String options, String key, String message)
+    {
+        String path = "bindings.south_mock.options." + key;
+        assertThatThrownBy(() -> create(options))
+            .as(options)
+            .isInstanceOf(ConfigException.class)
+            .hasMessage(path + ": " + message)
+            .satisfies(e -> assertThat(((ConfigException)e).path()).isEqualTo(path));
+    }
+
     private ClientBinding create(String options)
     {
+        return create(options, new TestBindingContext());
+    }
+
+    private ClientBinding create(String options, TestBindingContext context)
+    {
         BindingConfig config = new BindingConfig("south_mock", "mock", BindingKind.CLIENT, json(options), null, List.of());
-        return factory.create(config, new TestBindingContext());
+        return factory.create(config, context);
+    }
+
+    private static GatewayException failure(CompletionStage<Reply> stage)
+    {
+        CompletableFuture<Reply> future = stage.toCompletableFuture();
+        assertThat(future).isCompletedExceptionally();
+        try
+        {
+            future.get();
+            throw new AssertionError("the stage did not fail");
+        }
+        catch (ExecutionException e)
+        {
+            assertThat(e.getCause()).isInstanceOf(GatewayException.class);
+            return (GatewayException)e.getCause();
+        }
+        catch (InterruptedException e)
+        {
+            throw new AssertionError(e);
+        }
     }
 
     private static ChatRequest request(String model, boolean stream, boolean includeUsage, String userText)
