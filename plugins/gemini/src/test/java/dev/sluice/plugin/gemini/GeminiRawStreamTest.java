@@ -41,6 +41,27 @@ class GeminiRawStreamTest
     }
 
     @Test
+    void contentStartsAtTheFirstPartWithTextOrAFunctionCall()
+    {
+        body = TestBody.of(
+            Fixtures.utf8("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"\"}]}}]}\r\n\r\n"),
+            Fixtures.utf8("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\": \"Hi\"}]}}]}\r\n\r\n"));
+        GeminiRawStream stream = new GeminiRawStream(body, usages::add);
+        assertThat(stream.read()).isInstanceOf(RawFrame.class);
+        assertThat(stream.contentStarted()).as("an empty part").isFalse();
+        assertThat(stream.read()).isInstanceOf(RawFrame.class);
+        assertThat(stream.contentStarted()).isTrue();
+
+        TestBody calls = TestBody.of(Fixtures.utf8("data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":"
+            + "{\"name\":\"f\",\"args\":{}}}]}}]}\r\n\r\n"));
+        GeminiRawStream call = new GeminiRawStream(calls, usages::add);
+        assertThat(call.read()).isInstanceOf(RawFrame.class);
+        assertThat(call.contentStarted()).isTrue();
+        call.cancel(new IllegalStateException("done"));
+        stream.cancel(new IllegalStateException("done"));
+    }
+
+    @Test
     void relaysEveryByteAndEndsCleanlyAfterTheFinishChunk()
     {
         byte[] sse = Fixtures.bytes("stream-tools.sse");

@@ -62,6 +62,45 @@ class UpstreamEventStreamTest
     }
 
     @Test
+    void contentStartsAtTheFirstNonEmptyDeltaNotAtTheRoleChunk()
+    {
+        body = TestBody.of(
+            utf8("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"),
+            utf8("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\": null}}]}\n\n"),
+            utf8("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n"),
+            utf8("data: [DONE]\n\n"));
+
+        assertThat(contentAfterEachFrame(new OpenAiRawStream(body, usages::add))).containsExactly(false, false, true, true);
+    }
+
+    @Test
+    void aToolCallDeltaIsContent()
+    {
+        body = TestBody.of(
+            utf8("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n"),
+            utf8("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"t\","
+                + "\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n"),
+            utf8("data: [DONE]\n\n"));
+
+        assertThat(contentAfterEachFrame(new OpenAiRawStream(body, usages::add))).containsExactly(false, true, true);
+    }
+
+    /** Reads the stream to its end; after each raw frame, whether it said content had started. */
+    static List<Boolean> contentAfterEachFrame(EventStream stream)
+    {
+        List<Boolean> seen = new ArrayList<>();
+        for (int guard = 0; guard < 1000; guard++)
+        {
+            StreamItem item = stream.read();
+            if (item == null || item == StreamItem.END || item instanceof StreamEvent.Error)
+                return seen;
+            if (item instanceof RawFrame)
+                seen.add(stream.contentStarted());
+        }
+        throw new AssertionError("stream did not end");
+    }
+
+    @Test
     void anEventSplitAcrossChunksIsRelayedWholeInOneFrame()
     {
         String event = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
