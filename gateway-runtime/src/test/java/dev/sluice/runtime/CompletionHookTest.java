@@ -311,6 +311,8 @@ class CompletionHookTest
         assertThat(rec.get("outcome").asText()).isEqualTo("CLIENT_GONE");
         assertThat(rec.get("status").asInt()).as("nothing was sent").isEqualTo(499);
         assertThat(rec.get("usage").isNull()).isTrue();
+        assertThat(rec.get("error_kind").isNull()).as("leaving is the outcome, not an invalid request").isTrue();
+        assertThat(rec.get("error_message").asText()).startsWith("the client c");
     }
 
     @ParameterizedTest(name = "client {0}")

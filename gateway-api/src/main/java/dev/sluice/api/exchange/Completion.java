@@ -56,8 +56,9 @@ public interface Completion
     int status();
 
     /**
-     * @return what went wrong, or {@code null} for an answer that was a success from start to end; a stream that
-     *         started fine and then failed has the kind of its failure
+     * @return what went wrong, or {@code null} for an answer that was a success from start to end, and for a client
+     *         that went away before its answer started ({@link Outcome#CLIENT_GONE} says it); a stream that started fine
+     *         and then failed has the kind of its failure
      */
     ErrorKind errorKind();
 

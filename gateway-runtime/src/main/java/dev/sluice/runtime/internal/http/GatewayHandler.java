@@ -664,13 +664,20 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         @Override
         public ErrorKind errorKind()
         {
-            return error == null ? null : error.kind();
+            // A client that left before its answer started is the outcome, not a failure: CLIENT_GONE says it.
+            return error == null || leftBeforeAnswer() ? null : error.kind();
         }
 
         @Override
         public String errorMessage()
         {
             return error == null ? null : error.getMessage();
+        }
+
+        /** @return whether the exchange failed only because its client left (the 499 its abort carries) */
+        private boolean leftBeforeAnswer()
+        {
+            return outcome == Outcome.CLIENT_GONE && (error == null || error.status() == 499);
         }
 
         @Override
@@ -1068,6 +1075,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             if (e != null)
                 e.abort(new GatewayException(ErrorKind.INVALID_REQUEST, 499, "the client connection failed: " + cause, null,
                     null, cause));
+
         }
     }
 }
