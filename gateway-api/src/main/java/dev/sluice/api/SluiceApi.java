@@ -19,8 +19,9 @@ package dev.sluice.api;
  * bindings and {@code BindingContext.checkOnly()}, and {@code Stage.FIRST_EVENT}. 0.4.0 added what request logs, metrics and caches
  * read: {@code Completion.route()}, {@code upstreamDialect()}, {@code events()}, {@code maxEventGapNanos()},
  * {@code ClientBinding.dialect()}, the shared attribute names in {@code Attributes} (with {@code TRACEPARENT} for
- * tracing), {@code Exchange.decodedRequest()}, {@code UpstreamHeaders.propagatingTrace()}, and
- * {@code BindingContext.runtimeStats()} and {@code advertisedModels()}.
+ * tracing), {@code Exchange.decodedRequest()}, {@code UpstreamHeaders.propagatingTrace()},
+ * {@code BindingContext.runtimeStats()} and {@code advertisedModels()}, and {@code KeyPool} (a client binding's keys
+ * used in turn).
  */
 public final class SluiceApi
 {
