@@ -23,8 +23,8 @@ package dev.sluice.api;
  * {@code BindingContext.runtimeStats()} and {@code advertisedModels()}. 0.5.0 added routing that survives failure:
  * attempts ({@code Attempt}, {@code Exchange.startAttempt}, {@code attempt()}, {@code attempts()},
  * {@code Completion.attempts()}), targets ({@code Target}, {@code BindingContext.target}), routes with targets
- * ({@code RouteConfig.targets()}, {@code settings()}, {@code RouteTarget}), {@code EventStream.contentStarted()}
- * and the stream hold ({@code StreamHold}).
+ * ({@code RouteConfig.targets()}, {@code settings()}, {@code RouteTarget}), {@code EventStream.contentStarted()},
+ * the stream hold ({@code StreamHold}) and {@code KeyPool} (a client binding's keys used in turn).
  */
 public final class SluiceApi
 {

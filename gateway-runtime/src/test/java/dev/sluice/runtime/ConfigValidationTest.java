@@ -184,6 +184,20 @@ class ConfigValidationTest
     }
 
     @Test
+    void apiKeysComeOnlyFromTheEnvironmentAndAreSecrets()
+    {
+        String pool = VALID.replace("api_key: \"${{env.KEY}}\"", "api_keys: [ \"${{env.KEY}}\", \"${{ env.KEY_2 }}\" ]");
+        GatewayConfig config = new ConfigLoader(Map.of("MOCK_URL", "http://127.0.0.1:1/v1", "KEY", "sk-test",
+            "KEY_2", "sk-test-2")::get).parse(pool, false);
+
+        assertThat(config.bindings().get("south").options().get("api_keys").toString())
+            .isEqualTo("[\"sk-test\",\"sk-test-2\"]");
+        assertThat(config.secrets()).contains("sk-test", "sk-test-2");
+        assertFails(VALID.replace("api_key: \"${{env.KEY}}\"", "api_keys: [ \"${{env.KEY}}\", \"sk-live-123\" ]"),
+            "bindings.south.options.api_keys[1]: secrets come only from the environment");
+    }
+
+    @Test
     void reportsYamlSyntaxErrorsWithLine()
     {
         assertThatThrownBy(() -> parse("bindings:\n  north: { type: openai\n"))

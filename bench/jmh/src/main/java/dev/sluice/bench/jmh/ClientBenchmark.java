@@ -62,7 +62,7 @@ public class ClientBenchmark
         byte[] request = Fixtures.bytes("request-0.5k.json");
         byte[] answer = Fixtures.bytes("response-text.json");
         upstream = new BenchUpstream(answer, BenchUpstream.Shape.valueOf(shape));
-        client = BenchAccess.client(new OpenAiClientOptions("http://upstream.invalid/v1", "sk-bench", null, null,
+        client = BenchAccess.client(new OpenAiClientOptions("http://upstream.invalid/v1", "sk-bench", null, null, null,
             List.of("x-request-id"), null, null, List.of(), false), upstream);
         exchange = new BenchExchange(request, OpenAiCodec.INSTANCE.peek(request), List.of(
             Map.entry("content-type", "application/json"), Map.entry("authorization", "Bearer client-key"),

@@ -47,6 +47,8 @@ public final class ConfigLoader
 
     private static final Pattern ENV = Pattern.compile("\\$\\{\\{\\s*env\\.([A-Za-z_][A-Za-z0-9_]*)\\s*}}");
     private static final Pattern SECRET_KEY = Pattern.compile("(^|_)(api_key|secret|password|access_token|auth_token|bearer_token)$");
+    /** Keys whose value is a list of secrets, each held to the same rules as one secret's value. */
+    private static final Pattern SECRET_LIST_KEY = Pattern.compile("(^|_)api_keys$");
     private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory()).build();
     private static final ObjectMapper JSON = JsonMapper.builder(new JsonFactory()).build();
 
@@ -123,6 +125,10 @@ public final class ConfigLoader
                     if (!replaced.equals(original))
                         replacements.add(Map.entry(field.getKey(), new TextNode(replaced)));
                 }
+                else if (value instanceof ArrayNode list && SECRET_LIST_KEY.matcher(field.getKey()).find())
+                {
+                    substituteSecrets(list, childPath, secrets);
+                }
                 else
                 {
                     substitute(value, childPath, secrets);
@@ -142,6 +148,31 @@ public final class ConfigLoader
                 else
                     substitute(value, childPath, secrets);
             }
+        }
+    }
+
+    /** Each text of a list of secrets ({@code api_keys}) comes from the environment and is a secret, like one secret. */
+    private void substituteSecrets(ArrayNode list, String path, java.util.Set<String> secrets)
+    {
+        for (int i = 0; i < list.size(); i++)
+        {
+            JsonNode value = list.get(i);
+            String childPath = path + "[" + i + "]";
+            if (!value.isTextual())
+            {
+                // Not a key at all: the binding's options report the wrong type.
+                substitute(value, childPath, secrets);
+                continue;
+            }
+            String original = value.textValue();
+            String replaced = substituteText(original, childPath);
+            if (!original.isEmpty())
+            {
+                if (!ENV.matcher(original.trim()).matches())
+                    throw new ConfigException(childPath, "secrets come only from the environment (expected: \"${{env.NAME}}\")");
+                secrets.add(replaced);
+            }
+            list.set(i, new TextNode(replaced));
         }
     }
 

@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Sampling;
+import dev.sluice.api.upstream.KeyPool;
 import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
@@ -32,7 +33,9 @@ import java.util.concurrent.CompletionStage;
  * fields the operator listed in {@code drop_unsupported}; any other field of that dialect's own (its
  * {@code extensions}) is refused naming it (see {@link Translation}), as is any canonical feature Anthropic lacks (see
  * {@link AnthropicRequestEncoder}). Headers: {@code x-api-key} from the options (the client's own key never goes
- * upstream), {@code anthropic-version}, and the allow-listed downstream headers ({@code anthropic-beta} by default).
+ * upstream), {@code anthropic-version}, and the allow-listed downstream headers ({@code anthropic-beta} by default),
+ * prepared once; with two or more {@code api_keys}, once per key, and each request takes the next key of a
+ * {@link KeyPool}, whose rest the provider's 401, 403 or 429 starts.
  *
  * <p>Response: when the client speaks Anthropic, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
  * {@link dev.sluice.api.model.RawFrame}s), validated as JSON and scanned for usage, the end and errors, even if a
@@ -48,7 +51,12 @@ final class AnthropicClient implements ClientBinding
     private final Upstream upstream;
     private final String path;
     private final int defaultMaxTokens;
+    /** The headers with the one key ({@code api_key}), or with none; unused with a pool. */
     private final UpstreamHeaders headers;
+    /** The {@code api_keys} of a pool of two or more, or {@code null}. */
+    private final KeyPool keys;
+    /** With a pool, the headers of each of its keys, by index; else {@code null}. */
+    private final UpstreamHeaders[] keyHeaders;
     private final Set<String> droppable;
 
     AnthropicClient(AnthropicClientOptions options, Upstream upstream)
@@ -56,16 +64,34 @@ final class AnthropicClient implements ClientBinding
         this.upstream = upstream;
         this.path = options.path();
         this.defaultMaxTokens = options.defaultMaxTokens();
+        List<String> apiKeys = options.apiKeys();
+        this.keys = apiKeys.size() > 1 ? new KeyPool(apiKeys) : null;
+        this.headers = headers(options, apiKeys.size() == 1 ? apiKeys.get(0) : options.apiKey());
+        if (keys == null)
+        {
+            this.keyHeaders = null;
+        }
+        else
+        {
+            this.keyHeaders = new UpstreamHeaders[keys.size()];
+            for (int i = 0; i < keyHeaders.length; i++)
+                keyHeaders[i] = headers(options, keys.key(i));
+        }
+        this.droppable = Set.copyOf(options.dropUnsupported());
+    }
+
+    /** @return the request headers with {@code apiKey} as {@code x-api-key}, or without that header if null */
+    private static UpstreamHeaders headers(AnthropicClientOptions options, String apiKey)
+    {
         List<Map.Entry<String, String>> fixed = new ArrayList<>();
-        if (options.apiKey() != null)
-            fixed.add(Map.entry("x-api-key", options.apiKey()));
+        if (apiKey != null)
+            fixed.add(Map.entry("x-api-key", apiKey));
         fixed.add(Map.entry("anthropic-version", options.anthropicVersion()));
         Set<String> forward = new HashSet<>();
         for (String name : options.forwardHeaders())
             forward.add(name.toLowerCase(Locale.ROOT));
         UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
-        this.headers = options.propagateTrace() ? headers.propagatingTrace() : headers;
-        this.droppable = Set.copyOf(options.dropUnsupported());
+        return options.propagateTrace() ? headers.propagatingTrace() : headers;
     }
 
     @Override
@@ -101,11 +127,26 @@ final class AnthropicClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
+        if (keys != null)
+            return sendWithPooledKey(exchange, body, stream, sameDialect);
         UpstreamRequest request = new UpstreamRequest("POST", path, headers.of(stream, exchange), body,
             "application/json");
         return upstream.send(request, exchange)
             .thenCompose(response ->
                 UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, AnthropicRawStream::new));
+    }
+
+    /** Sends with the pool's next key, and tells the pool how the provider answered it before the reply is built. */
+    private CompletionStage<Reply> sendWithPooledKey(Exchange exchange, byte[] body, boolean stream, boolean sameDialect)
+    {
+        int key = keys.pick();
+        UpstreamRequest request = new UpstreamRequest("POST", path, keyHeaders[key].of(stream, exchange), body,
+            "application/json");
+        return upstream.send(request, exchange).thenCompose(response ->
+        {
+            keys.report(key, response);
+            return UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, AnthropicRawStream::new);
+        });
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.config.HttpOptionsConfig;
 import dev.sluice.api.upstream.ForwardHeaders;
+import dev.sluice.api.upstream.KeyPool;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +19,8 @@ import java.util.Set;
  *   options:
  *     url: https://api.anthropic.com/v1          # the base URL; path is appended
  *     api_key: "${{env.ANTHROPIC_API_KEY}}"      # sent as x-api-key
+ *     # instead of api_key: keys used in turn; a key answered 401/403 rests 60 s, 429 until its retry-after
+ *     # api_keys: [ "${{env.ANTHROPIC_KEY_1}}", "${{env.ANTHROPIC_KEY_2}}" ]
  *     anthropic_version: "2023-06-01"            # sent as anthropic-version (default)
  *     default_max_tokens: 4096                   # max_tokens for requests from clients that set no cap
  *     forward_headers: [anthropic-beta]          # downstream headers copied upstream (default: anthropic-beta)
@@ -26,10 +29,14 @@ import java.util.Set;
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *
- * {@link #toString()} never shows the API key.
+ * {@link #toString()} never shows an API key.
  *
  * @param url              the upstream base URL, e.g. {@code https://api.anthropic.com/v1}; required
- * @param apiKey           the key sent as {@code x-api-key}, or {@code null} for upstreams without authentication
+ * @param apiKey           the key sent as {@code x-api-key}, or {@code null} for upstreams without authentication (or
+ *                         with {@code apiKeys})
+ * @param apiKeys          keys sent as {@code x-api-key} in turn, each request with one ({@link KeyPool}: a key the
+ *                         provider answers with 401, 403 or 429 rests); empty when not given; not with {@code apiKey},
+ *                         not blank, each once
  * @param anthropicVersion the {@code anthropic-version} header; default {@value #DEFAULT_VERSION}
  * @param defaultMaxTokens the {@code max_tokens} of a translated request whose client set no cap (Anthropic requires
  *                         one); default {@value #DEFAULT_MAX_TOKENS}, must be positive
@@ -47,9 +54,9 @@ import java.util.Set;
  *                         dev.sluice.api.exchange.Attributes#TRACEPARENT}, set by a tracing binding) to the upstream;
  *                         default {@code false}: nothing about the trace leaves the gateway
  */
-public record AnthropicClientOptions(String url, String apiKey, String anthropicVersion, Integer defaultMaxTokens,
-                                     List<String> forwardHeaders, List<String> dropUnsupported, HttpOptionsConfig http,
-                                     String path, Boolean propagateTrace)
+public record AnthropicClientOptions(String url, String apiKey, List<String> apiKeys, String anthropicVersion,
+                                     Integer defaultMaxTokens, List<String> forwardHeaders, List<String> dropUnsupported,
+                                     HttpOptionsConfig http, String path, Boolean propagateTrace)
 {
     /** Anthropic's path below the {@code /v1} base URL. */
     public static final String DEFAULT_PATH = "/messages";
@@ -68,6 +75,7 @@ public record AnthropicClientOptions(String url, String apiKey, String anthropic
 
     public AnthropicClientOptions
     {
+        apiKeys = KeyPool.checkOptions(apiKey, apiKeys);
         apiKey = blankToNull(apiKey);
         anthropicVersion = blankToNull(anthropicVersion) == null ? DEFAULT_VERSION : anthropicVersion;
         if (defaultMaxTokens == null)
@@ -123,6 +131,7 @@ public record AnthropicClientOptions(String url, String apiKey, String anthropic
     public String toString()
     {
         return "AnthropicClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***")
+            + ", apiKeys=" + (apiKeys.isEmpty() ? "none" : apiKeys.size() + " keys")
             + ", anthropicVersion=" + anthropicVersion + ", defaultMaxTokens=" + defaultMaxTokens
             + ", forwardHeaders=" + forwardHeaders + ", dropUnsupported=" + dropUnsupported
             + ", http=" + http + ", path=" + path + ", propagateTrace=" + propagateTrace + "]";

@@ -72,6 +72,34 @@ class AnthropicOptionsTest
     }
 
     @Test
+    void apiKeysBindAsAPoolAndNeverShow()
+    {
+        AnthropicClientOptions o = client("{\"url\":\"http://x/v1\",\"api_keys\":[\"sk-ant-secret-1\",\"sk-ant-secret-2\"]}");
+        assertThat(o.apiKeys()).containsExactly("sk-ant-secret-1", "sk-ant-secret-2");
+        assertThat(o.apiKey()).isNull();
+        assertThat(o.toString()).doesNotContain("sk-ant-secret").contains("apiKey=none, apiKeys=2 keys");
+        assertThat(client("{\"url\":\"http://x/v1\",\"api_key\":\"sk-ant-1\"}").apiKeys()).isEmpty();
+    }
+
+    @Test
+    void apiKeysAreRefusedWithApiKeyEmptyBlankOrRepeatedNamingThePath()
+    {
+        ConfigException both = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_key\":\"sk-ant-1\",\"api_keys\":[\"sk-ant-2\"]}"));
+        assertThat(both.getMessage()).isEqualTo(PATH + ".api_keys: must not be given with api_key (expected: one key in"
+            + " api_key, or several in api_keys)");
+        ConfigException empty = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_keys\":[]}"));
+        assertThat(empty.getMessage()).isEqualTo(PATH + ".api_keys: must not be empty (expected: at least one key)");
+        ConfigException blank = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_keys\":[\"sk-ant-1\",\" \"]}"));
+        assertThat(blank.getMessage()).isEqualTo(PATH + ".api_keys[1]: must not be blank");
+        ConfigException twice = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_keys\":[\"sk-ant-secret-1\",\"sk-ant-secret-1\"]}"));
+        assertThat(twice.getMessage()).isEqualTo(PATH + ".api_keys[1]: the same key as api_keys[0] (expected: each key once)");
+    }
+
+    @Test
     void rejectsTyposNamingThePath()
     {
         ConfigException e = clientFails("{\"url\":\"http://x/v1\",\"apikey\":\"k\"}");

@@ -6,6 +6,7 @@ import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.upstream.KeyPool;
 import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
@@ -40,6 +41,10 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link GeminiCodec#decodeError}. Never blocks; thread-safe.
+ *
+ * <p>Credentials: the one {@code api_key} (or {@code api_keys} of one), its headers prepared once; or, with two or
+ * more {@code api_keys}, the next key of a {@link KeyPool} (its headers prepared once per key), whose rest a rejected
+ * key or a 429 starts.
  */
 final class GeminiClient implements ClientBinding
 {
@@ -48,21 +53,44 @@ final class GeminiClient implements ClientBinding
 
     private final GeminiCodec codec = GeminiCodec.INSTANCE;
     private final Upstream upstream;
+    /** The headers with the one key ({@code api_key}), or with none; unused with a pool. */
     private final UpstreamHeaders headers;
+    /** The {@code api_keys} of a pool of two or more, or {@code null}. */
+    private final KeyPool keys;
+    /** With a pool, the headers of each of its keys, by index; else {@code null}. */
+    private final UpstreamHeaders[] keyHeaders;
     private final Set<String> droppable;
 
     GeminiClient(GeminiClientOptions options, Upstream upstream)
     {
         this.upstream = upstream;
+        List<String> apiKeys = options.apiKeys();
+        this.keys = apiKeys.size() > 1 ? new KeyPool(apiKeys) : null;
+        this.headers = headers(options, apiKeys.size() == 1 ? apiKeys.get(0) : options.apiKey());
+        if (keys == null)
+        {
+            this.keyHeaders = null;
+        }
+        else
+        {
+            this.keyHeaders = new UpstreamHeaders[keys.size()];
+            for (int i = 0; i < keyHeaders.length; i++)
+                keyHeaders[i] = headers(options, keys.key(i));
+        }
+        this.droppable = Set.copyOf(options.dropUnsupported());
+    }
+
+    /** @return the request headers with {@code apiKey} as {@code x-goog-api-key}, or without that header if null */
+    private static UpstreamHeaders headers(GeminiClientOptions options, String apiKey)
+    {
         List<Map.Entry<String, String>> fixed = new ArrayList<>();
-        if (options.apiKey() != null)
-            fixed.add(Map.entry("x-goog-api-key", options.apiKey()));
+        if (apiKey != null)
+            fixed.add(Map.entry("x-goog-api-key", apiKey));
         Set<String> forward = new HashSet<>();
         for (String name : options.forwardHeaders())
             forward.add(name.toLowerCase(Locale.ROOT));
         UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
-        this.headers = options.propagateTrace() ? headers.propagatingTrace() : headers;
-        this.droppable = Set.copyOf(options.dropUnsupported());
+        return options.propagateTrace() ? headers.propagatingTrace() : headers;
     }
 
     @Override
@@ -104,11 +132,49 @@ final class GeminiClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
+        if (keys != null)
+            return sendWithPooledKey(exchange, body, stream, sameDialect);
         UpstreamRequest request = new UpstreamRequest("POST", path(exchange.targetModel(), stream),
             headers.of(stream, exchange), body, "application/json");
         return upstream.send(request, exchange)
             .thenCompose(response ->
                 UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, GeminiRawStream::new));
+    }
+
+    /**
+     * Sends with the pool's next key, and tells the pool how the provider answered it: by status before the reply is
+     * built, then, for a 400 or 429, by what the error body said, since Gemini puts there what other providers put in
+     * the status and headers: a rejected key ({@code API_KEY_INVALID}, a 400) rests like a 401, and a 429's
+     * {@code RetryInfo} (which {@link GeminiErrors} turns into {@code retry-after}) sets its rest.
+     */
+    private CompletionStage<Reply> sendWithPooledKey(Exchange exchange, byte[] body, boolean stream, boolean sameDialect)
+    {
+        int key = keys.pick();
+        UpstreamRequest request = new UpstreamRequest("POST", path(exchange.targetModel(), stream),
+            keyHeaders[key].of(stream, exchange), body, "application/json");
+        return upstream.send(request, exchange).thenCompose(response ->
+        {
+            int status = response.status();
+            keys.report(key, response);
+            CompletionStage<Reply> reply = UpstreamReplies.reply(exchange, response, codec, stream, sameDialect,
+                GeminiRawStream::new);
+            if (status != 400 && status != 429)
+                return reply;
+            return reply.whenComplete((ignored, failure) ->
+            {
+                if (failure != null)
+                    reportDecoded(key, status, GatewayException.of(failure));
+            });
+        });
+    }
+
+    /** Reports what the decoded error of a 400 or 429 says about the key; anything else changes nothing. */
+    private void reportDecoded(int key, int status, GatewayException error)
+    {
+        if (status == 400 && GeminiErrors.CREDENTIALS_REJECTED.equals(error.getMessage()))
+            keys.report(key, 401, null, null);
+        else if (status == 429 && error.headers().get("retry-after") != null)
+            keys.report(key, 429, null, error.headers().get("retry-after"));
     }
 
     /** @return the request path below the base URL for {@code model} */

@@ -33,7 +33,7 @@ class GeminiClientTest
 {
     private static GeminiClientOptions options(List<String> droppable)
     {
-        return new GeminiClientOptions(GeminiClientOptions.GOOGLE_URL, "AIza-gateway", List.of("x-request-id"),
+        return new GeminiClientOptions(GeminiClientOptions.GOOGLE_URL, "AIza-gateway", null, List.of("x-request-id"),
             droppable, null, false);
     }
 
@@ -212,10 +212,69 @@ class GeminiClientTest
     void sendsNoKeyWhenNoneIsConfigured()
     {
         TestUpstream upstream = new TestUpstream(200, TestBody.of(Fixtures.bytes("response-text.json")));
-        GeminiClientOptions noKey = new GeminiClientOptions("http://127.0.0.1:9/v1beta", " ", null, null, null, false);
+        GeminiClientOptions noKey = new GeminiClientOptions("http://127.0.0.1:9/v1beta", " ", null, null, null, null, false);
         GeminiClient client = new GeminiClient(noKey, upstream);
         handle(client, new TestExchange(request("m", false, List.of()), "{}").dialect("gemini"));
         assertThat(upstream.header("x-goog-api-key")).isNull();
+    }
+
+    @Test
+    void aPoolOfKeysTakesTurnsAndAKeyGeminiRejectsWithA400RestsWhileTheOtherServes()
+    {
+        byte[] rejected = Fixtures.utf8("""
+            {"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",
+              "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}""");
+        byte[] answer = Fixtures.bytes("response-text.json");
+        TestUpstream turns = new TestUpstream(key -> new TestUpstream.Answer(200, TestBody.of(answer)));
+        GeminiClient pooled = new GeminiClient(pool("AIza-1", "AIza-2", "AIza-3"), turns);
+        for (int i = 0; i < 4; i++)
+            handle(pooled, geminiExchange());
+        assertThat(sentKeys(turns)).containsExactly("AIza-1", "AIza-2", "AIza-3", "AIza-1");
+
+        TestUpstream upstream = new TestUpstream(key -> key.equals("AIza-revoked")
+            ? new TestUpstream.Answer(400, TestBody.of(rejected)) : new TestUpstream.Answer(200, TestBody.of(answer)));
+        GeminiClient client = new GeminiClient(pool("AIza-revoked", "AIza-good"), upstream);
+
+        CompletionException e = catchThrowableOfType(CompletionException.class, () -> handle(client, geminiExchange()));
+        assertThat(GatewayException.of(e).getMessage()).isEqualTo(GeminiErrors.CREDENTIALS_REJECTED);
+        for (int i = 0; i < 5; i++)
+            assertThat(handle(client, geminiExchange())).isInstanceOf(Reply.Bytes.class);
+        assertThat(sentKeys(upstream)).as("the rejected key rests for a minute")
+            .containsExactly("AIza-revoked", "AIza-good", "AIza-good", "AIza-good", "AIza-good", "AIza-good");
+    }
+
+    @Test
+    void aKeyAnswered429RestsWhileTheOtherServes()
+    {
+        byte[] exhausted = Fixtures.utf8("""
+            {"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED",
+              "details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"30s"}]}}""");
+        byte[] answer = Fixtures.bytes("response-text.json");
+        TestUpstream upstream = new TestUpstream(key -> key.equals("AIza-busy")
+            ? new TestUpstream.Answer(429, TestBody.of(exhausted)) : new TestUpstream.Answer(200, TestBody.of(answer)));
+        GeminiClient client = new GeminiClient(pool("AIza-busy", "AIza-idle"), upstream);
+
+        CompletionException e = catchThrowableOfType(CompletionException.class, () -> handle(client, geminiExchange()));
+        assertThat(GatewayException.of(e).status()).isEqualTo(429);
+        assertThat(GatewayException.of(e).headers().get("retry-after")).isEqualTo("30");
+        for (int i = 0; i < 4; i++)
+            handle(client, geminiExchange());
+        assertThat(sentKeys(upstream)).containsExactly("AIza-busy", "AIza-idle", "AIza-idle", "AIza-idle", "AIza-idle");
+    }
+
+    private static GeminiClientOptions pool(String... keys)
+    {
+        return new GeminiClientOptions(GeminiClientOptions.GOOGLE_URL, null, List.of(keys), null, null, null, false);
+    }
+
+    private static TestExchange geminiExchange()
+    {
+        return new TestExchange(request("gemini-2.5-flash", false, List.of()), "{\"contents\":[]}").dialect("gemini");
+    }
+
+    private static List<String> sentKeys(TestUpstream upstream)
+    {
+        return upstream.sent.stream().map(request -> TestUpstream.header(request, "x-goog-api-key")).toList();
     }
 
     /** Reads until a terminal item; the test bodies make everything available at once. */

@@ -50,6 +50,34 @@ class GeminiOptionsTest
     }
 
     @Test
+    void apiKeysBindAsAPoolAndNeverShow()
+    {
+        GeminiClientOptions o = client("{\"url\":\"http://x/v1\",\"api_keys\":[\"AIza-secret-1\",\"AIza-secret-2\"]}");
+        assertThat(o.apiKeys()).containsExactly("AIza-secret-1", "AIza-secret-2");
+        assertThat(o.apiKey()).isNull();
+        assertThat(o.toString()).doesNotContain("AIza-secret").contains("apiKey=none, apiKeys=2 keys");
+        assertThat(client("{\"url\":\"http://x/v1\",\"api_key\":\"AIza-1\"}").apiKeys()).isEmpty();
+    }
+
+    @Test
+    void apiKeysAreRefusedWithApiKeyEmptyBlankOrRepeatedNamingThePath()
+    {
+        ConfigException both = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_key\":\"AIza-1\",\"api_keys\":[\"AIza-2\"]}"));
+        assertThat(both.getMessage()).isEqualTo(PATH + ".api_keys: must not be given with api_key (expected: one key in"
+            + " api_key, or several in api_keys)");
+        ConfigException empty = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_keys\":[]}"));
+        assertThat(empty.getMessage()).isEqualTo(PATH + ".api_keys: must not be empty (expected: at least one key)");
+        ConfigException blank = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_keys\":[\"AIza-1\",\" \"]}"));
+        assertThat(blank.getMessage()).isEqualTo(PATH + ".api_keys[1]: must not be blank");
+        ConfigException twice = catchThrowableOfType(ConfigException.class,
+            () -> client("{\"url\":\"http://x/v1\",\"api_keys\":[\"AIza-secret-1\",\"AIza-secret-1\"]}"));
+        assertThat(twice.getMessage()).isEqualTo(PATH + ".api_keys[1]: the same key as api_keys[0] (expected: each key once)");
+    }
+
+    @Test
     void rejectsUnknownKeysNamingThePath()
     {
         ConfigException e = catchThrowableOfType(ConfigException.class,

@@ -13,24 +13,40 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 
-/** The runtime's HTTP client reduced to a recorder that answers every request with one canned response. */
+/**
+ * The runtime's HTTP client reduced to a recorder that answers every request with one canned response, or with the
+ * response its {@code x-goog-api-key} is given.
+ */
 final class TestUpstream implements Upstream
 {
     final List<UpstreamRequest> sent = new ArrayList<>();
-    private final int status;
-    private final TestBody body;
+    private final Function<String, Answer> byKey;
 
     TestUpstream(int status, TestBody body)
     {
-        this.status = status;
-        this.body = body;
+        this.byKey = key -> new Answer(status, body);
+    }
+
+    /** @param byKey the answer to a request, by the value of its {@code x-goog-api-key} */
+    TestUpstream(Function<String, Answer> byKey)
+    {
+        this.byKey = byKey;
+    }
+
+    /** A status and a body to answer with. */
+    record Answer(int status, TestBody body)
+    {
     }
 
     @Override
     public CompletionStage<UpstreamResponse> send(UpstreamRequest request, Exchange exchange)
     {
         sent.add(request);
+        Answer answer = byKey.apply(header(request, "x-goog-api-key"));
+        int status = answer.status();
+        TestBody body = answer.body();
         return CompletableFuture.completedFuture(new UpstreamResponse()
         {
             @Override
@@ -62,7 +78,13 @@ final class TestUpstream implements Upstream
     /** @return the value of header {@code name} in the last request, or {@code null} */
     String header(String name)
     {
-        for (Map.Entry<String, String> e : sent.get(sent.size() - 1).headers())
+        return header(sent.get(sent.size() - 1), name);
+    }
+
+    /** @return the value of header {@code name} in {@code request}, or {@code null} */
+    static String header(UpstreamRequest request, String name)
+    {
+        for (Map.Entry<String, String> e : request.headers())
         {
             if (e.getKey().equalsIgnoreCase(name))
                 return e.getValue();

@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Sampling;
+import dev.sluice.api.upstream.KeyPool;
 import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
@@ -41,6 +42,10 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link OpenAiCodec#decodeError}. Never blocks; thread-safe.
+ *
+ * <p>Credentials: {@code Authorization: Bearer} with the one {@code api_key} (or {@code api_keys} of one), its headers
+ * prepared once; or, with two or more {@code api_keys}, the next key of a {@link KeyPool} (its headers prepared once
+ * per key), whose rest the provider's 401, 403 or 429 starts.
  */
 final class OpenAiClient implements ClientBinding
 {
@@ -48,19 +53,43 @@ final class OpenAiClient implements ClientBinding
     private final OpenAiCodec codec = OpenAiCodec.INSTANCE;
     private final Upstream upstream;
     private final String path;
+    /** The headers with the one key ({@code api_key}), or with none; unused with a pool. */
     private final UpstreamHeaders headers;
+    /** The {@code api_keys} of a pool of two or more, or {@code null}. */
+    private final KeyPool keys;
+    /** With a pool, the headers of each of its keys, by index; else {@code null}. */
+    private final UpstreamHeaders[] keyHeaders;
     private final Set<String> droppable;
 
     OpenAiClient(OpenAiClientOptions options, Upstream upstream)
     {
         this.upstream = upstream;
         this.path = options.path();
+        List<String> apiKeys = options.apiKeys();
+        this.keys = apiKeys.size() > 1 ? new KeyPool(apiKeys) : null;
+        this.headers = headers(options, apiKeys.size() == 1 ? apiKeys.get(0) : options.apiKey());
+        if (keys == null)
+        {
+            this.keyHeaders = null;
+        }
+        else
+        {
+            this.keyHeaders = new UpstreamHeaders[keys.size()];
+            for (int i = 0; i < keyHeaders.length; i++)
+                keyHeaders[i] = headers(options, keys.key(i));
+        }
+        this.droppable = Set.copyOf(options.dropUnsupported());
+    }
+
+    /** @return the request headers with {@code apiKey} as the bearer token, or with no {@code Authorization} if null */
+    private static UpstreamHeaders headers(OpenAiClientOptions options, String apiKey)
+    {
         List<Map.Entry<String, String>> fixed = new ArrayList<>();
         Set<String> forward = new HashSet<>();
         for (String name : options.forwardHeaders())
             forward.add(name.toLowerCase(Locale.ROOT));
-        if (options.apiKey() != null)
-            fixed.add(Map.entry("Authorization", "Bearer " + options.apiKey()));
+        if (apiKey != null)
+            fixed.add(Map.entry("Authorization", "Bearer " + apiKey));
         if (options.organization() != null)
         {
             fixed.add(Map.entry("OpenAI-Organization", options.organization()));
@@ -72,8 +101,7 @@ final class OpenAiClient implements ClientBinding
             forward.remove("openai-project");
         }
         UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
-        this.headers = options.propagateTrace() ? headers.propagatingTrace() : headers;
-        this.droppable = Set.copyOf(options.dropUnsupported());
+        return options.propagateTrace() ? headers.propagatingTrace() : headers;
     }
 
     @Override
@@ -125,12 +153,29 @@ final class OpenAiClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
+        if (keys != null)
+            return sendWithPooledKey(exchange, body, stream, sameDialect, hideUsage);
         UpstreamRequest request = new UpstreamRequest("POST", path, headers.of(stream, exchange), body, "application/json");
         if (hideUsage)
             return upstream.send(request, exchange).thenCompose(response ->
                 UpstreamReplies.reply(exchange, response, codec, true, sameDialect, OpenAiRawStream::hidingUsage));
         return upstream.send(request, exchange).thenCompose(response ->
             UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, OpenAiRawStream::new));
+    }
+
+    /** Sends with the pool's next key, and tells the pool how the provider answered it before the reply is built. */
+    private CompletionStage<Reply> sendWithPooledKey(Exchange exchange, byte[] body, boolean stream, boolean sameDialect,
+                                                    boolean hideUsage)
+    {
+        int key = keys.pick();
+        UpstreamRequest request = new UpstreamRequest("POST", path, keyHeaders[key].of(stream, exchange), body,
+            "application/json");
+        return upstream.send(request, exchange).thenCompose(response ->
+        {
+            keys.report(key, response);
+            return UpstreamReplies.reply(exchange, response, codec, stream, sameDialect,
+                hideUsage ? OpenAiRawStream::hidingUsage : OpenAiRawStream::new);
+        });
     }
 
     /** A streamed request always asks for usage, so the gateway learns it; {@code hideUsage} keeps it from the client. */

@@ -2,6 +2,7 @@ package dev.sluice.plugin.openai;
 
 import dev.sluice.api.config.HttpOptionsConfig;
 import dev.sluice.api.upstream.ForwardHeaders;
+import dev.sluice.api.upstream.KeyPool;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +19,8 @@ import java.util.Set;
  *   options:
  *     url: https://api.openai.com/v1          # the base URL; path is appended
  *     api_key: "${{env.OPENAI_API_KEY}}"      # sent as Authorization: Bearer ...
+ *     # instead of api_key: keys used in turn; a key answered 401/403 rests 60 s, 429 until its retry-after
+ *     # api_keys: [ "${{env.OPENAI_KEY_1}}", "${{env.OPENAI_KEY_2}}" ]
  *     organization: org-...                   # optional, OpenAI-Organization
  *     project: proj_...                       # optional, OpenAI-Project
  *     forward_headers: [x-request-id]         # downstream headers copied upstream (default: none)
@@ -26,10 +29,13 @@ import java.util.Set;
  *     http: { version: http/1.1, first_byte_timeout: 60s }
  * }</pre>
  *
- * {@link #toString()} never shows the API key.
+ * {@link #toString()} never shows an API key.
  *
  * @param url            the upstream base URL, e.g. {@code https://api.openai.com/v1}; required
- * @param apiKey         the bearer token, or {@code null} for upstreams without authentication
+ * @param apiKey         the bearer token, or {@code null} for upstreams without authentication (or with {@code apiKeys})
+ * @param apiKeys        bearer tokens used in turn, each request with one ({@link KeyPool}: a token the provider
+ *                       answers with 401, 403 or 429 rests); empty when not given; not with {@code apiKey}, not blank,
+ *                       each once
  * @param organization   the {@code OpenAI-Organization} header value, or {@code null}
  * @param project        the {@code OpenAI-Project} header value, or {@code null}
  * @param forwardHeaders names of downstream headers to copy upstream, case-insensitive; never credentials
@@ -41,9 +47,9 @@ import java.util.Set;
  *                       dev.sluice.api.exchange.Attributes#TRACEPARENT}, set by a tracing binding) to the upstream;
  *                       default {@code false}: nothing about the trace leaves the gateway
  */
-public record OpenAiClientOptions(String url, String apiKey, String organization, String project, List<String> forwardHeaders,
-                                  HttpOptionsConfig http, String path, List<String> dropUnsupported,
-                                  Boolean propagateTrace)
+public record OpenAiClientOptions(String url, String apiKey, List<String> apiKeys, String organization, String project,
+                                  List<String> forwardHeaders, HttpOptionsConfig http, String path,
+                                  List<String> dropUnsupported, Boolean propagateTrace)
 {
     /** OpenAI's path below the {@code /v1} base URL. */
     public static final String DEFAULT_PATH = "/chat/completions";
@@ -56,6 +62,7 @@ public record OpenAiClientOptions(String url, String apiKey, String organization
 
     public OpenAiClientOptions
     {
+        apiKeys = KeyPool.checkOptions(apiKey, apiKeys);
         apiKey = blankToNull(apiKey);
         organization = blankToNull(organization);
         project = blankToNull(project);
@@ -91,6 +98,7 @@ public record OpenAiClientOptions(String url, String apiKey, String organization
     public String toString()
     {
         return "OpenAiClientOptions[url=" + url + ", apiKey=" + (apiKey == null ? "none" : "***")
+            + ", apiKeys=" + (apiKeys.isEmpty() ? "none" : apiKeys.size() + " keys")
             + ", organization=" + organization + ", project=" + project + ", forwardHeaders=" + forwardHeaders
             + ", http=" + http + ", path=" + path + ", dropUnsupported=" + dropUnsupported
             + ", propagateTrace=" + propagateTrace + "]";
