@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The command line: {@code sluice run --config FILE [--plugins DIR] [--port N]},
+ * The command line: {@code sluice run --config FILE [--plugins DIR] [--port N] [--admin-port N]},
  * {@code sluice check --config FILE [--plugins DIR]}, and the virtual-key helpers {@code sluice keys new} (a fresh key
  * and its config line) and {@code sluice keys hash} (the SHA-256 of a key read from stdin). Exit codes: 0 ok, 2 config
  * error, 1 anything else.
@@ -46,6 +46,7 @@ public final class Main
         Path config = null;
         Path plugins = defaultPlugins();
         Integer port = null;
+        Integer adminPort = null;
         for (int i = 1; i < args.length; i++)
         {
             String a = args[i];
@@ -58,15 +59,19 @@ public final class Main
             {
                 case "--config" -> config = Path.of(args[++i]);
                 case "--plugins" -> plugins = Path.of(args[++i]);
-                case "--port" ->
+                case "--port", "--admin-port" ->
                 {
                     try
                     {
-                        port = Integer.parseInt(args[++i]);
+                        int value = Integer.parseInt(args[++i]);
+                        if (a.equals("--port"))
+                            port = value;
+                        else
+                            adminPort = value;
                     }
                     catch (NumberFormatException e)
                     {
-                        System.err.println("sluice: --port: value: " + args[i] + " (expected: a port number)");
+                        System.err.println("sluice: " + a + ": value: " + args[i] + " (expected: a port number)");
                         return 1;
                     }
                 }
@@ -85,6 +90,8 @@ public final class Main
         Sluice.Options options = Sluice.options(config, plugins);
         if (port != null)
             options.port(port);
+        if (adminPort != null)
+            options.adminPort(adminPort);
         try
         {
             if (command.equals("check"))
@@ -204,7 +211,7 @@ public final class Main
     private static String usage()
     {
         return """
-            usage: sluice run   --config FILE [--plugins DIR] [--port N]
+            usage: sluice run   --config FILE [--plugins DIR] [--port N] [--admin-port N]
                    sluice check --config FILE [--plugins DIR]
                    sluice keys new                       # a fresh virtual key and its config line
                    sluice keys hash < KEY                # the SHA-256 of a key read from stdin""";

@@ -58,9 +58,11 @@ class DistributionIT
     void binSluiceServesTheDemoConfigWithoutAnyKey() throws Exception
     {
         int port = freePort();
+        int adminPort = freePort();
         Path log = dir.resolve("sluice.log");
         process = new ProcessBuilder(home().resolve("bin/sluice").toString(), "run", "--config",
-            home().resolve("config/demo.yaml").toString(), "--port", Integer.toString(port))
+            home().resolve("config/demo.yaml").toString(), "--port", Integer.toString(port), "--admin-port",
+            Integer.toString(adminPort))
             .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         HttpResponse<String> health = null;
@@ -97,6 +99,21 @@ class DistributionIT
         assertThat(streamed.statusCode()).isEqualTo(200);
         assertThat(streamed.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
         assertThat(streamed.body()).contains("chat.completion.chunk").endsWith("data: [DONE]\n\n");
+
+        // The demo's failover route: a mock failing with 503 first, then one that answers.
+        HttpResponse<String> flaky = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"flaky\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        assertThat(flaky.statusCode()).isEqualTo(200);
+        assertThat(flaky.headers().firstValue("x-sluice-attempts")).hasValue("2");
+        assertThat(flaky.headers().firstValue("x-sluice-target")).hasValue("south_slow_cut");
+        HttpResponse<String> routes = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/routes"))
+            .build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        assertThat(routes.statusCode()).isEqualTo(200);
+        assertThat(routes.body()).contains("\"exit\":\"south_failing\"").contains("\"consecutive_failures\":1");
+        assertThat(Files.readString(log)).as("the demo starts without a warning").doesNotContain("WARN");
     }
 
     @Test

@@ -85,8 +85,8 @@ final class FailoverRoute
         RouteSettings.Retry retry = settings.retry();
         this.attempts = retry.attempts() != null ? retry.attempts() : Math.min(3, this.targets.length);
         this.retryOn = EnumSet.noneOf(FailureClass.class);
-        for (String on : retry.on())
-            retryOn.add(FailureClass.parse(on, "on"));
+        for (Object on : retry.on())
+            retryOn.add(FailureClass.parse((String)on, "on"));
         this.backoffInitial = retry.backoff().initial().toNanos();
         this.backoffMax = retry.backoff().max().toNanos();
         this.maxRetryAfter = retry.maxRetryAfter().toNanos();
