@@ -336,8 +336,8 @@ class PluginPackagingTest
     @Test
     void aPluginDisabledForItsSpiRangeIsNamedInTheUnknownTypeErrorAndLogged() throws Exception
     {
-        Path plugins = plugins(jar("future", ">=0.5.0", "test.future", Map.of()));
-        String why = "plugin future 1.0 in future.jar is disabled: it requires >=0.5.0, this runtime's SPI is "
+        Path plugins = plugins(jar("future", ">=9.0.0", "test.future", Map.of()));
+        String why = "plugin future 1.0 in future.jar is disabled: it requires >=9.0.0, this runtime's SPI is "
             + SluiceApi.VERSION;
         try (CapturedLog log = new CapturedLog())
         {
