@@ -4,6 +4,7 @@ import dev.sluice.api.Experimental;
 import dev.sluice.api.admin.AdminHandler;
 import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.binding.Target;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.CompletionListener;
@@ -66,6 +67,7 @@ import java.util.concurrent.RejectedExecutionException;
 public final class TestBindingContext implements BindingContext
 {
     private final Map<String, RecordingNext> exits = new LinkedHashMap<>();
+    private final Map<String, Integer> targetsInFlight = new HashMap<>();
     private final Map<String, String> env = new HashMap<>();
     private final Map<String, AdminHandler> adminRoutes = new LinkedHashMap<>();
     private final List<CompletionListener> completionListeners = new ArrayList<>();
@@ -253,6 +255,50 @@ public final class TestBindingContext implements BindingContext
                 + " (expected one of: " + String.join(", ", exits.keySet()) + ")");
         }
         return next;
+    }
+
+    /**
+     * @return the exit as a {@link Target}: {@code handle} is the exit's recorder, {@code inFlight()} what
+     *         {@link #targetInFlight(String, int)} set (0 by default), {@code dialect()} {@code null}
+     * @throws ConfigException as {@link #exit(String)}
+     */
+    @Override
+    public Target target(String bindingName)
+    {
+        Next next = exit(bindingName);
+        return new Target()
+        {
+            @Override
+            public String name()
+            {
+                return bindingName;
+            }
+
+            @Override
+            public String dialect()
+            {
+                return null;
+            }
+
+            @Override
+            public int inFlight()
+            {
+                return targetsInFlight.getOrDefault(bindingName, 0);
+            }
+
+            @Override
+            public CompletionStage<Reply> handle(Exchange exchange)
+            {
+                return next.handle(exchange);
+            }
+        };
+    }
+
+    /** Sets what the {@link #target(String) target} {@code name} reports as in flight (a balancer's input). */
+    public TestBindingContext targetInFlight(String name, int attempts)
+    {
+        targetsInFlight.put(name, attempts);
+        return this;
     }
 
     @Override
@@ -448,6 +494,7 @@ public final class TestBindingContext implements BindingContext
         private final String name;
         private final List<Exchange> received = new ArrayList<>();
         private final List<String> targetModels = new ArrayList<>();
+        private final java.util.Queue<Throwable> failures = new java.util.ArrayDeque<>();
 
         /** @param name the name this stage answers with */
         public RecordingNext(String name)
@@ -473,11 +520,27 @@ public final class TestBindingContext implements BindingContext
             return Collections.unmodifiableList(targetModels);
         }
 
+        /**
+         * Makes the next calls fail with {@code failure}, {@code times} of them (a provider that is down), before it
+         * answers again; each call is still recorded.
+         *
+         * @return this stage
+         */
+        public RecordingNext failNext(Throwable failure, int times)
+        {
+            for (int i = 0; i < times; i++)
+                failures.add(Objects.requireNonNull(failure, "failure"));
+            return this;
+        }
+
         @Override
         public CompletionStage<Reply> handle(Exchange exchange)
         {
             received.add(exchange);
             targetModels.add(exchange.targetModel());
+            Throwable failure = failures.poll();
+            if (failure != null)
+                return CompletableFuture.failedFuture(failure);
             byte[] body = name.getBytes(StandardCharsets.UTF_8);
             return CompletableFuture.completedFuture(new Reply.Bytes(200, "text/plain", body, null));
         }

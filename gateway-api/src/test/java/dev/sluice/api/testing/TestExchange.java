@@ -3,7 +3,9 @@ package dev.sluice.api.testing;
 import dev.sluice.api.Experimental;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
@@ -67,6 +69,8 @@ public final class TestExchange implements Exchange
     private Usage usage;
     private int decodes;
     private Throwable abortCause;
+    private final List<TestAttempt> attempts = new ArrayList<>();
+    private String routedModel;
 
     /**
      * An exchange for {@code model}, not streamed, whose body is {@code {"model":<model>,"messages":[]}} and whose
@@ -253,6 +257,153 @@ public final class TestExchange implements Exchange
     public String targetModel()
     {
         return targetModel;
+    }
+
+    /**
+     * Starts an attempt as the runtime does: a pending previous one fails, the target model goes back to the one the
+     * first attempt started from, the usage is cleared. The attempt records what it is told ({@code fail},
+     * {@code cancel}); it learns no status or upstream times (there is no upstream).
+     */
+    @Override
+    public Attempt startAttempt(String target)
+    {
+        if (routedModel == null)
+            routedModel = targetModel;
+        targetModel = routedModel;
+        usage = null;
+        if (!attempts.isEmpty())
+            attempts.get(attempts.size() - 1).end(Attempt.Result.FAILED, null);
+        TestAttempt attempt = new TestAttempt(attempts.size() + 1, Objects.requireNonNull(target, "target"));
+        attempts.add(attempt);
+        return attempt;
+    }
+
+    @Override
+    public Attempt attempt()
+    {
+        return attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
+    }
+
+    @Override
+    public List<Attempt> attempts()
+    {
+        return List.copyOf(attempts);
+    }
+
+    /** An attempt of a test exchange: what it was told, and the target model when it was last read. */
+    private final class TestAttempt implements Attempt
+    {
+        private final int number;
+        private final String target;
+        private final long startNanos = System.nanoTime();
+        private Result result = Result.PENDING;
+        private dev.sluice.api.ErrorKind errorKind;
+        private String errorMessage;
+        private long endNanos;
+
+        TestAttempt(int number, String target)
+        {
+            this.number = number;
+            this.target = target;
+        }
+
+        void end(Result how, Throwable failure)
+        {
+            if (result != Result.PENDING)
+                return;
+            result = how;
+            endNanos = System.nanoTime();
+            if (failure != null)
+            {
+                dev.sluice.api.GatewayException e = dev.sluice.api.GatewayException.of(failure);
+                errorKind = e.kind();
+                errorMessage = e.getMessage();
+            }
+        }
+
+        @Override
+        public int number()
+        {
+            return number;
+        }
+
+        @Override
+        public String target()
+        {
+            return target;
+        }
+
+        @Override
+        public String targetModel()
+        {
+            return targetModel;
+        }
+
+        @Override
+        public long startEpochMillis()
+        {
+            return System.currentTimeMillis() - (System.nanoTime() - startNanos) / 1_000_000;
+        }
+
+        @Override
+        public long startNanos()
+        {
+            return startNanos;
+        }
+
+        @Override
+        public long endNanos()
+        {
+            return endNanos;
+        }
+
+        @Override
+        public long nanos(Stage stage)
+        {
+            return 0;
+        }
+
+        @Override
+        public Result result()
+        {
+            return result;
+        }
+
+        @Override
+        public int status()
+        {
+            return 0;
+        }
+
+        @Override
+        public dev.sluice.api.ErrorKind errorKind()
+        {
+            return errorKind;
+        }
+
+        @Override
+        public String errorMessage()
+        {
+            return errorMessage;
+        }
+
+        @Override
+        public Usage usage()
+        {
+            return null;
+        }
+
+        @Override
+        public void fail(Throwable failure)
+        {
+            end(Result.FAILED, failure);
+        }
+
+        @Override
+        public void cancel(Throwable cause)
+        {
+            end(Result.CANCELLED, null);
+        }
     }
 
     @Override

@@ -6,8 +6,9 @@ import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.model.Usage;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -18,12 +19,28 @@ import java.util.function.Consumer;
 final class AttemptRecord implements Attempt
 {
     private static final Result[] RESULTS = Result.values();
+    private static final int PENDING = Result.PENDING.ordinal();
+    /** The state while an end is being recorded: still pending to readers, taken to other enders. */
+    private static final int ENDING = -1;
+    private static final VarHandle STATE;
+
+    static
+    {
+        try
+        {
+            STATE = MethodHandles.lookup().findVarHandle(AttemptRecord.class, "state", int.class);
+        }
+        catch (ReflectiveOperationException e)
+        {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final DefaultExchange exchange;
     private final int number;
     private final long startNanos = System.nanoTime();
-    private final long startEpochMillis = System.currentTimeMillis();
-    private final AtomicInteger state = new AtomicInteger(Result.PENDING.ordinal());
+    // A Result's ordinal, or ENDING; changed only by compare-and-set (STATE).
+    private volatile int state = PENDING;
     private volatile String target;
     private volatile String targetModel;
     private volatile boolean sent;
@@ -66,10 +83,11 @@ final class AttemptRecord implements Attempt
         return model != null ? model : exchange.targetModel();
     }
 
+    /** {@inheritDoc} Derived from the start's {@link System#nanoTime()}: no wall-clock read per attempt. */
     @Override
     public long startEpochMillis()
     {
-        return startEpochMillis;
+        return System.currentTimeMillis() - (System.nanoTime() - startNanos) / 1_000_000;
     }
 
     @Override
@@ -99,8 +117,8 @@ final class AttemptRecord implements Attempt
     @Override
     public Result result()
     {
-        int s = state.get();
-        return s < 0 ? Result.PENDING : RESULTS[s];
+        int s = state;
+        return s == ENDING ? Result.PENDING : RESULTS[s];
     }
 
     @Override
@@ -151,15 +169,12 @@ final class AttemptRecord implements Attempt
     /** @return whether this call ended the attempt (the first end wins) */
     boolean end(Result result, ErrorKind kind, String message)
     {
-        if (state.get() != Result.PENDING.ordinal())
+        if (!STATE.compareAndSet(this, PENDING, ENDING))
             return false;
-        long now = System.nanoTime();
-        if (!state.compareAndSet(Result.PENDING.ordinal(), -1))
-            return false;
-        endNanos = now;
+        endNanos = System.nanoTime();
         errorKind = kind;
         errorMessage = message;
-        state.set(result.ordinal());
+        state = result.ordinal();
         if (result != Result.CANCELLED)
             exchange.takeAbortListeners(this);
         ChainAssembler.CountedTarget c = counter;
@@ -170,8 +185,8 @@ final class AttemptRecord implements Attempt
 
     boolean pending()
     {
-        int s = state.get();
-        return s == Result.PENDING.ordinal() || s == -1;
+        int s = state;
+        return s == PENDING || s == ENDING;
     }
 
     boolean sent()

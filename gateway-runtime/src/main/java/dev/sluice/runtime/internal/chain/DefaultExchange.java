@@ -271,12 +271,20 @@ public final class DefaultExchange implements Exchange
         AttemptRecord a;
         synchronized (abortLock)
         {
-            if (attempts == null)
-                attempts = new AttemptRecord[2];
-            else if (attemptCount == attempts.length)
-                attempts = java.util.Arrays.copyOf(attempts, attemptCount * 2);
             a = new AttemptRecord(this, attemptCount + 1, target);
-            attempts[attemptCount++] = a;
+            // The one attempt of most exchanges lives in currentAttempt alone; the array holds them once there are two.
+            if (attemptCount == 1)
+            {
+                attempts = new AttemptRecord[4];
+                attempts[0] = currentAttempt;
+            }
+            else if (attemptCount > 1 && attemptCount == attempts.length)
+            {
+                attempts = java.util.Arrays.copyOf(attempts, attemptCount * 2);
+            }
+            if (attemptCount > 0)
+                attempts[attemptCount] = a;
+            attemptCount++;
             currentAttempt = a;
         }
         if (previous != null)
@@ -316,7 +324,9 @@ public final class DefaultExchange implements Exchange
     {
         synchronized (abortLock)
         {
-            return attemptCount == 0 ? List.of() : List.of(java.util.Arrays.copyOf(attempts, attemptCount, Attempt[].class));
+            if (attemptCount <= 1)
+                return attemptCount == 0 ? List.of() : List.of(currentAttempt);
+            return List.of(java.util.Arrays.copyOf(attempts, attemptCount, Attempt[].class));
         }
     }
 

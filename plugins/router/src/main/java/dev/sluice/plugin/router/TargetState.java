@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * ends one request is let through (half-open); its success restores the target, its failure ejects it again, one
  * level longer. The level falls back to the first once the target has stayed restored for {@code max}.
  *
- * <p>Thread-safe: a monitor held for a few field updates, never across I/O.
+ * <p>Thread-safe: changes take a monitor for a few field updates, never across I/O; {@link #available} is read on
+ * every pick and takes none (the fields it reads are volatile).
  */
 final class TargetState
 {
@@ -37,10 +38,12 @@ final class TargetState
 
     private int consecutive;
     private int level;
-    private long ejectedUntil;
+    // 0 when not ejected; written under the monitor, read without it by available().
+    private volatile long ejectedUntil;
     private long restoredAt;
-    private boolean probing;
-    private long restedUntil;
+    private volatile boolean probing;
+    // 0 when not resting (a nanoTime of exactly 0 is nudged to 1).
+    private volatile long restedUntil;
     private long ejections;
     private double ewmaNanos;
     private long ewmaAt;
@@ -68,7 +71,7 @@ final class TargetState
      */
     synchronized boolean tryAcquire(long now)
     {
-        if (restedUntil - now > 0)
+        if (resting(now))
             return false;
         if (ejectedUntil == 0)
             return true;
@@ -79,17 +82,28 @@ final class TargetState
     }
 
     /** @return whether a request may be sent now, without claiming the probe */
-    synchronized boolean available(long now)
+    boolean available(long now)
     {
-        if (restedUntil - now > 0)
+        if (resting(now))
             return false;
-        return ejectedUntil == 0 || ejectedUntil - now <= 0 && !probing;
+        long ejected = ejectedUntil;
+        return ejected == 0 || ejected - now <= 0 && !probing;
+    }
+
+    private boolean resting(long now)
+    {
+        long rested = restedUntil;
+        return rested != 0 && rested - now > 0;
     }
 
     /** @return when its ejection or rest ends, for choosing among targets that all rest */
     synchronized long availableAt()
     {
-        return Math.max(ejectedUntil, restedUntil);
+        long ejected = ejectedUntil;
+        long rested = restedUntil;
+        if (ejected == 0)
+            return rested;
+        return rested == 0 || ejected - rested > 0 ? ejected : rested;
     }
 
     /** An attempt at it answered (or failed in a way that says nothing of its health): restores it. */
@@ -109,8 +123,9 @@ final class TargetState
     {
         if (failure == FailureClass.RATE_LIMITED)
         {
-            if (retryAfterNanos > 0 && now + retryAfterNanos - restedUntil > 0)
-                restedUntil = now + retryAfterNanos;
+            long until = now + retryAfterNanos;
+            if (retryAfterNanos > 0 && (restedUntil == 0 || until - restedUntil > 0))
+                restedUntil = until == 0 ? 1 : until;
             probing = false;
             return;
         }
@@ -133,6 +148,8 @@ final class TargetState
         if (length < 0)
             length = maxNanos;
         long until = now + length;
+        if (until == 0)
+            until = 1;
         if (ejectedUntil == 0 || until - ejectedUntil > 0)
             ejectedUntil = until;
         probing = false;
@@ -170,7 +187,7 @@ final class TargetState
     {
         if (ejectedUntil != 0)
             return probing ? Health.PROBING : Health.EJECTED;
-        return restedUntil - now > 0 ? Health.RESTING : Health.HEALTHY;
+        return resting(now) ? Health.RESTING : Health.HEALTHY;
     }
 
     synchronized long ejections()
