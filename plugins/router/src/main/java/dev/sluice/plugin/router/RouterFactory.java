@@ -38,14 +38,22 @@ import java.util.Set;
  *     - when: [ { model: "fast" } ]
  *       exit: south_openai
  *       with: { model: "gpt-4o-mini" }
+ *     - when: [ { model: "claude-*" } ]
+ *       targets:                     # instead of exit: attempts with fallback (FailoverRoute)
+ *         - { exit: anthropic_a, weight: 3 }
+ *         - { exit: anthropic_b, weight: 1 }
+ *         - { exit: south_openai, priority: 1, with: { model: "gpt-4o" } }
+ *       retry: { attempts: 3 }
  * }</pre>
  *
- * <p>The router takes no {@code options}. Each {@code when} entry is an object whose only key is {@code model}
- * (see {@link ModelCondition}); {@code with} may hold {@code model} (see {@link RouteRewrite}). Both are checked
- * strictly at startup: unknown keys and blank values are {@link dev.sluice.api.config.ConfigException}s naming the
- * exact path, e.g. {@code bindings.router.routes[1].when[0].modle: unknown key (expected one of: model)}.
+ * <p>Each {@code when} entry is an object whose only key is {@code model} (see {@link ModelCondition}); {@code with}
+ * may hold {@code model} (see {@link RouteRewrite}). A route with {@code targets} takes {@link TargetSettings} on
+ * each target and {@link RouteSettings} beside them; the binding's {@code options} are {@link RouterOptions}. All are
+ * checked strictly at startup: unknown keys and bad values are {@link dev.sluice.api.config.ConfigException}s naming
+ * the exact path, e.g. {@code bindings.router.routes[1].when[0].modle: unknown key (expected one of: model)}.
  *
- * <p>Stateless, as every factory: all state lives in the binding it returns.
+ * <p>Stateless, as every factory: all state lives in the binding it returns (retry budgets are per target binding
+ * within one router binding).
  */
 @Extension
 public final class RouterFactory implements ProxyBindingFactory
