@@ -367,7 +367,8 @@ final class FailoverRoute
                 finish(deadlineError(error));
                 return;
             }
-            target.failed(kind, retryAfter, now);
+            if (target.failed(kind, retryAfter, now))
+                exchange.attribute(RouterBinding.EJECTED, target.name());
             if (clientGone || !retryOn.contains(kind) || made >= attempts)
             {
                 finish(error);

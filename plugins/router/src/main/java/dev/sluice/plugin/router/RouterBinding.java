@@ -56,6 +56,12 @@ final class RouterBinding implements ProxyBinding
      */
     static final String RETRY_REFUSED = "router.retry_refused";
 
+    /**
+     * The exchange attribute set to a target's binding name when one of the exchange's attempts ejected it (its
+     * failure was the last its outlier detection allowed), for request logs and metrics.
+     */
+    static final String EJECTED = "router.ejected";
+
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {

@@ -118,8 +118,12 @@ final class TargetState
         probing = false;
     }
 
-    /** An attempt failed with {@code failure}; a 429 rests it for {@code retryAfterNanos} when that is above 0. */
-    synchronized void failed(FailureClass failure, long retryAfterNanos, long now)
+    /**
+     * An attempt failed with {@code failure}; a 429 rests it for {@code retryAfterNanos} when that is above 0.
+     *
+     * @return whether this failure ejected the target
+     */
+    synchronized boolean failed(FailureClass failure, long retryAfterNanos, long now)
     {
         if (failure == FailureClass.RATE_LIMITED)
         {
@@ -127,16 +131,18 @@ final class TargetState
             if (retryAfterNanos > 0 && (restedUntil == 0 || until - restedUntil > 0))
                 restedUntil = until == 0 ? 1 : until;
             probing = false;
-            return;
+            return false;
         }
         if (!failure.ejects())
         {
             succeeded(now);
-            return;
+            return false;
         }
         consecutive++;
-        if (probing || ejectedUntil == 0 && consecutive >= threshold)
-            eject(now);
+        if (!probing && (ejectedUntil != 0 || consecutive < threshold))
+            return false;
+        eject(now);
+        return true;
     }
 
     private void eject(long now)
