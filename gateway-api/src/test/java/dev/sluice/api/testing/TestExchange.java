@@ -3,6 +3,7 @@ package dev.sluice.api.testing;
 import dev.sluice.api.Experimental;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.model.ChatRequest;
@@ -65,6 +66,7 @@ public final class TestExchange implements Exchange
     private RuntimeException decodeFailure;
     private boolean modified;
     private Usage usage;
+    private List<Attempt> attempts = List.of();
     private int decodes;
     private Throwable abortCause;
 
@@ -128,6 +130,19 @@ public final class TestExchange implements Exchange
     public TestExchange decodeFailure(RuntimeException failure)
     {
         this.decodeFailure = Objects.requireNonNull(failure, "failure");
+        return this;
+    }
+
+    /**
+     * Sets what {@link #attempts()} lists, in order, and so {@link #attempt()} (the last): what a listener of a
+     * completion reads after retries or fallbacks ({@link TestAttempt}). {@link #startAttempt(String)} still throws:
+     * this exchange keeps no attempts of its own.
+     *
+     * @return this exchange
+     */
+    public TestExchange attempts(Attempt... list)
+    {
+        this.attempts = List.of(list);
         return this;
     }
 
@@ -308,6 +323,20 @@ public final class TestExchange implements Exchange
     public void usage(Usage newUsage)
     {
         this.usage = newUsage;
+    }
+
+    /** @return the last of the attempts set with {@link #attempts(Attempt...)}, or {@code null}; allocates nothing */
+    @Override
+    public Attempt attempt()
+    {
+        return attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
+    }
+
+    /** @return the attempts set with {@link #attempts(Attempt...)}, the same list each time; allocates nothing */
+    @Override
+    public List<Attempt> attempts()
+    {
+        return attempts;
     }
 
     @Override
