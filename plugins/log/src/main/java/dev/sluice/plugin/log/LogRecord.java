@@ -165,7 +165,7 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
     /**
      * @param arrival       the exchange's arrival ({@link System#nanoTime()})
      * @param arrivalMillis the same instant on the wall clock, as the line's {@code time} shows it
-     * @param end           the exchange's end, for an attempt that had not ended
+     * @param end           the exchange's end: the latest an attempt ends
      * @return each attempt copied, its start on the line's clock: the arrival's wall-clock time plus the monotonic time
      *         since, so attempts are in order after {@code time} whatever the wall clock did meanwhile
      */
@@ -176,7 +176,8 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
         {
             Attempt a = list.get(i);
             long start = a.startNanos();
-            long stop = a.endNanos() != 0 ? a.endNanos() : end;
+            // The attempt that answered ends when the exchange does, its clock read a moment after the exchange's end.
+            long stop = a.endNanos() != 0 && (end == 0 || a.endNanos() - end < 0) ? a.endNanos() : end;
             long startMillis = arrival != 0 && start - arrival >= 0 ? arrivalMillis + (start - arrival) / 1_000_000
                 : a.startEpochMillis();
             entries[i] = new AttemptEntry(a.target(), a.targetModel(), startMillis, Timings.between(start, stop),
