@@ -42,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The {@code log} plugin (request log) and its {@code timing-headers} binding end to end: the distribution's jars
@@ -170,6 +171,55 @@ class LogPluginTest
                 kind: client
                 options: { url: "%1$s/v1", http: { version: http/1.1, max_connections: 64 } }
             """.formatted("http://127.0.0.1:" + mock.port(), logFile(), logOptions);
+        harness = GatewayHarness.start(dir, yaml, TestDist.plugins(), Map.of());
+    }
+
+    /**
+     * Routes whose first target fails: {@code failover/*} to a client that asks for {@code mock-error-500} (the mock's
+     * 500), then to a normal one; {@code strict/*} the same through a router whose retry budget is zero, so its failed
+     * first attempt is not retried. {@code claude/*} is a plain route to an Anthropic client, every other model a plain
+     * route to an OpenAI one: one attempt each.
+     */
+    private void startFailoverChain() throws Exception
+    {
+        mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 3).start();
+        Files.createDirectories(logFile().getParent());
+        String yaml = """
+            listen: { host: 127.0.0.1, port: 0 }
+            admin: { port: 0 }
+            bindings:
+              north: { type: openai, kind: server, exit: log }
+              north_anthropic: { type: anthropic, kind: server, exit: log }
+              log: { type: log, kind: proxy, exit: router, options: { path: "%2$s" } }
+              router:
+                type: router
+                kind: proxy
+                routes:
+                  - when: [ { model: "strict/*" } ]
+                    exit: strict
+                  - when: [ { model: "failover/*" } ]
+                    targets:
+                      - { exit: south_failing, with: { model: "%3$s" } }
+                      - { exit: south, priority: 1 }
+                    eject: { consecutive: 100 }
+                  - when: [ { model: "claude/*" } ]
+                    exit: south_anthropic
+                  - when: [ { model: "*" } ]
+                    exit: south
+              strict:
+                type: router
+                kind: proxy
+                options: { retry_budget: { ratio: 0, min_per_second: 0 }, admin_path: /strict/routes }
+                routes:
+                  - when: [ { model: "*" } ]
+                    targets:
+                      - { exit: south_failing, with: { model: "%3$s" } }
+                      - { exit: south, priority: 1 }
+                    eject: { consecutive: 100 }
+              south_failing: { type: openai, kind: client, options: { url: "%1$s/v1" } }
+              south: { type: openai, kind: client, options: { url: "%1$s/v1" } }
+              south_anthropic: { type: anthropic, kind: client, options: { url: "%1$s/v1" } }
+            """.formatted("http://127.0.0.1:" + mock.port(), logFile(), MockModels.ERROR_500);
         harness = GatewayHarness.start(dir, yaml, TestDist.plugins(), Map.of());
     }
 
@@ -563,6 +613,132 @@ class LogPluginTest
         Set<String> ids = new HashSet<>();
         lines.forEach(l -> ids.add(l.get("id").asText()));
         assertThat(ids).isEqualTo(statusById.keySet());
+    }
+
+    @Test
+    void aRequestThatFellBackLogsBothAttemptsTheFirstFailedWithItsStatus() throws Exception
+    {
+        startFailoverChain();
+        ContentResponse body = post("/v1/chat/completions", "application/json", openaiBody("failover/gpt-4o", false),
+            HttpVersion.HTTP_1_1).send();
+        ContentResponse stream = post("/v1/chat/completions", "application/json", openaiBody("failover/gpt-4o", true),
+            HttpVersion.HTTP_2).send();
+        assertThat(body.getStatus()).as(body.getContentAsString()).isEqualTo(200);
+        assertThat(stream.getStatus()).isEqualTo(200);
+        assertThat(mock.requestCount()).as("two attempts each").isEqualTo(4);
+
+        List<JsonNode> lines = parse(closeAndReadAllLines());
+
+        for (ContentResponse r : List.of(body, stream))
+        {
+            JsonNode line = byId(lines, r.getHeaders().get("x-request-id"));
+            assertThat(line.get("status").asInt()).isEqualTo(200);
+            assertThat(line.get("route").asText()).as("the client binding that answered").isEqualTo("south");
+            assertThat(line.has("retry_refused")).isFalse();
+            JsonNode attempts = line.get("attempts");
+            assertThat(attempts).as(line.toString()).hasSize(2);
+            JsonNode failed = attempts.get(0);
+            assertThat(failed.get("target").asText()).isEqualTo("south_failing");
+            assertThat(failed.get("model").asText()).isEqualTo(MockModels.ERROR_500);
+            assertThat(failed.get("status").asInt()).isEqualTo(500);
+            assertThat(failed.get("result").asText()).isEqualTo("failed");
+            assertThat(failed.get("error").asText()).isEqualTo("UPSTREAM_ERROR");
+            assertThat(failed.has("usage")).as("a 500 reports no tokens").isFalse();
+            JsonNode answered = attempts.get(1);
+            assertThat(answered.get("target").asText()).isEqualTo("south");
+            assertThat(answered.get("model").asText()).as("the route's model again: the alias was the first target's")
+                .isEqualTo("failover/gpt-4o");
+            assertThat(answered.get("status").asInt()).isEqualTo(200);
+            assertThat(answered.get("result").asText()).isEqualTo("answered");
+            assertThat(answered.has("error")).isFalse();
+            assertThat(answered.at("/usage/input_tokens").asLong()).isEqualTo(line.get("input_tokens").asLong()).isPositive();
+            assertThat(answered.at("/usage/output_tokens").asLong()).isEqualTo(line.get("output_tokens").asLong());
+            // Both start after the request arrived, in order, and end within it.
+            String time = line.get("time").asText();
+            assertThat(failed.get("start").asText()).matches("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z")
+                .isGreaterThanOrEqualTo(time);
+            assertThat(answered.get("start").asText()).isGreaterThanOrEqualTo(failed.get("start").asText());
+            long total = line.get("total_us").asLong();
+            assertThat(failed.get("duration_us").asLong()).isNotNegative().isLessThanOrEqualTo(total);
+            assertThat(answered.get("duration_us").asLong()).isNotNegative().isLessThanOrEqualTo(total);
+        }
+    }
+
+    @Test
+    void aRequestAnsweredByItsOnlyAttemptLogsNoAttemptsAndAFailedOnlyAttemptDoes() throws Exception
+    {
+        startFailoverChain();
+        ContentResponse plain = post("/v1/chat/completions", "application/json", openaiBody(MockModels.DEFAULT, false),
+            HttpVersion.HTTP_1_1).send();
+        ContentResponse plainError = post("/v1/chat/completions", "application/json", openaiBody(MockModels.ERROR_500, false),
+            HttpVersion.HTTP_1_1).send();
+        ContentResponse refused = post("/v1/chat/completions", "application/json", openaiBody("strict/gpt-4o", false),
+            HttpVersion.HTTP_1_1).send();
+        assertThat(plain.getStatus()).isEqualTo(200);
+        assertThat(plainError.getStatus()).isEqualTo(500);
+        assertThat(refused.getStatus()).as("the budget refused the retry: the first attempt's error").isEqualTo(500);
+
+        List<JsonNode> lines = parse(closeAndReadAllLines());
+
+        JsonNode one = byId(lines, plain.getHeaders().get("x-request-id"));
+        assertThat(one.has("attempts")).as("its route, status, timings and tokens are the line's own").isFalse();
+        assertThat(one.has("retry_refused")).isFalse();
+        assertThat(one.get("route").asText()).isEqualTo("south");
+        // A plain route relays the provider's error as the answer: its one attempt answered, the line says the rest.
+        JsonNode relayed = byId(lines, plainError.getHeaders().get("x-request-id"));
+        assertThat(relayed.has("attempts")).isFalse();
+        assertThat(relayed.get("error_kind").asText()).isEqualTo("UPSTREAM_ERROR");
+
+        JsonNode notRetried = byId(lines, refused.getHeaders().get("x-request-id"));
+        assertThat(notRetried.get("retry_refused").asText()).isEqualTo("budget");
+        JsonNode attempts = notRetried.get("attempts");
+        assertThat(attempts).as(notRetried.toString()).hasSize(1);
+        assertThat(attempts.get(0).get("target").asText()).isEqualTo("south_failing");
+        assertThat(attempts.get(0).get("result").asText()).isEqualTo("failed");
+        assertThat(attempts.get(0).get("status").asInt()).isEqualTo(500);
+        assertThat(mock.requestCount()).isEqualTo(3);
+    }
+
+    /**
+     * An Anthropic stream whose {@code message_start} (with the prompt's tokens) comes before an error event: the
+     * relay learnt the usage, then the stream failed after it had started, so its one attempt failed with tokens.
+     */
+    @Test
+    void aFailedAttemptShowsTheTokensTheProviderReportedToIt() throws Exception
+    {
+        startFailoverChain();
+        AnthropicClient anthropic = client(SdkClients.anthropic(harness.url(""), "unused"));
+        long[] input = {-1};
+        assertThatThrownBy(() ->
+        {
+            try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream = anthropic.messages()
+                .createStreaming(MessageCreateParams.builder().model("claude/" + MockModels.streamError(0)).maxTokens(100)
+                    .addUserMessage("Hi").build()))
+            {
+                for (RawMessageStreamEvent event : (Iterable<RawMessageStreamEvent>)stream.stream()::iterator)
+                {
+                    if (event.isMessageStart())
+                        input[0] = event.asMessageStart().message().usage().inputTokens();
+                }
+            }
+        }).isInstanceOf(com.anthropic.errors.SseException.class);
+        assertThat(input[0]).isPositive();
+
+        List<JsonNode> lines = parse(closeAndReadAllLines());
+
+        assertThat(lines).hasSize(1);
+        JsonNode line = lines.get(0);
+        assertThat(line.get("outcome").asText()).isEqualTo("FAILED");
+        JsonNode attempts = line.get("attempts");
+        assertThat(attempts).as(line.toString()).hasSize(1);
+        JsonNode failed = attempts.get(0);
+        assertThat(failed.get("target").asText()).isEqualTo("south_anthropic");
+        assertThat(failed.get("result").asText()).isEqualTo("failed");
+        assertThat(failed.get("status").asInt()).as("the error came in a stream that had started").isEqualTo(200);
+        assertThat(failed.get("error").asText()).isEqualTo(line.get("error_kind").asText());
+        assertThat(failed.at("/usage/input_tokens").asLong()).as("what the provider may bill").isEqualTo(input[0]);
+        assertThat(line.get("input_tokens").asLong()).as("the exchange's usage is its last attempt's").isEqualTo(input[0]);
+        assertThat(line.has("retry_refused")).isFalse();
     }
 
     /** Sends {@code n} requests at once, half over h2c, a third streamed; returns each one's status by request id. */

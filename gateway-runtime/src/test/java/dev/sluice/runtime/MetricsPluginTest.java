@@ -126,6 +126,56 @@ class MetricsPluginTest
         genai = SdkClients.genai(root, "unused");
     }
 
+    /**
+     * A router with a route whose first target asks the mock for {@code mock-error-500} and whose second answers
+     * ({@code failover/*}), the same through a router with no retry budget ({@code strict/*}), a plain route to an
+     * Anthropic client ({@code claude/*}) and a plain route to an OpenAI one for every other model.
+     */
+    private void startFailover() throws Exception
+    {
+        mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 4).start();
+        String yaml = """
+            listen: { host: 127.0.0.1, port: 0 }
+            admin: { port: 0, token: "${{env.ADMIN_TOKEN}}" }
+            bindings:
+              north_openai: { type: openai, kind: server, exit: metrics }
+              north_anthropic: { type: anthropic, kind: server, exit: metrics }
+              metrics: { type: metrics, kind: proxy, exit: router, options: { jvm: false } }
+              router:
+                type: router
+                kind: proxy
+                routes:
+                  - when: [ { model: "strict/*" } ]
+                    exit: strict
+                  - when: [ { model: "failover/*" } ]
+                    targets:
+                      - { exit: south_failing, with: { model: "%2$s" } }
+                      - { exit: south_openai, priority: 1 }
+                    eject: { consecutive: 100 }
+                  - when: [ { model: "claude/*" } ]
+                    exit: south_anthropic
+                  - when: [ { model: "*" } ]
+                    exit: south_openai
+              strict:
+                type: router
+                kind: proxy
+                options: { retry_budget: { ratio: 0, min_per_second: 0 }, admin_path: /strict/routes }
+                routes:
+                  - when: [ { model: "*" } ]
+                    targets:
+                      - { exit: south_failing, with: { model: "%2$s" } }
+                      - { exit: south_openai, priority: 1 }
+                    eject: { consecutive: 100 }
+              south_failing: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+              south_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+              south_anthropic: { type: anthropic, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+            """.formatted(mock.port(), MockModels.ERROR_500);
+        gateway = GatewayHarness.start(dir, yaml, TestDist.plugins(), Map.of("ADMIN_TOKEN", ADMIN_TOKEN));
+        String root = gateway.url("");
+        openai = SdkClients.openai(root, KEY);
+        anthropic = SdkClients.anthropic(root, "unused");
+    }
+
     private ContentResponse get(String path, String authorization, String accept) throws Exception
     {
         var request = gateway.http.newRequest(gateway.adminUrl(path)).timeout(10, TimeUnit.SECONDS);
@@ -520,6 +570,91 @@ class MetricsPluginTest
         assertThat(after.samples.size()).isEqualTo(before.samples.size());
         assertThat(after.labelValues("sluice_requests_total", "model")).isEqualTo(models);
         assertThat(after.sum("sluice_requests_total", "model", "other")).isEqualTo(598);
+    }
+
+    @Test
+    void attemptsRetriesFallbacksBudgetRefusalsAndTheTokensOfFailedAttemptsAreCountedByTarget() throws Exception
+    {
+        startFailover();
+        // One attempt each: an answer, and a provider error a plain route relays (its one attempt gave the answer).
+        openaiBody("gpt-4o");
+        assertThatThrownBy(() -> openaiBody(MockModels.ERROR_500)).isInstanceOf(InternalServerException.class);
+        // The first target answers 500, the second answers: a body and a stream.
+        Tokens fellBack = openaiBody("failover/gpt-4o").plus(openaiStream("failover/gpt-4o"));
+        assertThat(fellBack.input).isPositive();
+        // The retry budget refuses the second attempt: the client gets the first one's 500.
+        assertThatThrownBy(() -> openaiBody("strict/gpt-4o")).isInstanceOf(InternalServerException.class);
+        // An Anthropic stream that fails after message_start, which reported the prompt's tokens.
+        long[] reported = {-1, -1};
+        assertThatThrownBy(() ->
+        {
+            try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream = anthropic.messages()
+                .createStreaming(ask("claude/" + MockModels.streamError(0))))
+            {
+                for (RawMessageStreamEvent event : (Iterable<RawMessageStreamEvent>)stream.stream()::iterator)
+                {
+                    if (event.isMessageStart())
+                    {
+                        reported[0] = event.asMessageStart().message().usage().inputTokens();
+                        reported[1] = event.asMessageStart().message().usage().outputTokens();
+                    }
+                }
+            }
+        }).isInstanceOf(com.anthropic.errors.SseException.class);
+        assertThat(reported[0]).isPositive();
+        assertThat(mock.requestCount()).isEqualTo(8);
+
+        Exposition e = awaitRequests(6);
+
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_openai", "result", "answered")).isEqualTo(4);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_failing", "result", "failed")).isEqualTo(3);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_anthropic", "result", "failed")).isEqualTo(1);
+        assertThat(e.sum("sluice_upstream_attempts_total")).as("one per upstream request").isEqualTo(8);
+        assertThat(e.labelValues("sluice_upstream_attempts_total", "result")).containsExactlyInAnyOrder("answered", "failed");
+
+        assertThat(e.value("sluice_retries_total", "route", "south_openai")).isEqualTo(2);
+        assertThat(e.sum("sluice_retries_total")).isEqualTo(2);
+        assertThat(e.value("sluice_fallbacks_total", "route", "south_openai")).isEqualTo(2);
+        assertThat(e.sum("sluice_fallbacks_total")).isEqualTo(2);
+        assertThat(e.value("sluice_retry_budget_refusals_total")).isEqualTo(1);
+
+        assertThat(e.value("sluice_failed_attempt_tokens_total", "route", "south_anthropic", "type", "input"))
+            .isEqualTo(reported[0]);
+        assertThat(e.value("sluice_failed_attempt_tokens_total", "route", "south_anthropic", "type", "output"))
+            .isEqualTo(reported[1]);
+        assertThat(e.samples("sluice_failed_attempt_tokens_total", "route", "south_failing")).as("a 500 reports none")
+            .isEmpty();
+        // The exchange's tokens are its last attempt's: a failed last attempt's are in both families.
+        assertThat(e.value("sluice_input_tokens_total", "route", "south_anthropic", "model", "other")).isEqualTo(reported[0]);
+        assertThat(e.value("sluice_input_tokens_total", "route", "south_openai", "model", "other")).as("answering attempts")
+            .isGreaterThanOrEqualTo(fellBack.input);
+
+        // The exchanges themselves are counted as before, by the client binding that handled them last.
+        assertThat(e.value("sluice_requests_total", "server", "north_openai", "route", "south_openai", "model", "other",
+            "status", "200", "outcome", "completed")).isEqualTo(3);
+        assertThat(e.value("sluice_requests_total", "server", "north_openai", "route", "south_failing", "model", "other",
+            "status", "500", "outcome", "completed")).isEqualTo(1);
+        for (String family : new String[]{"sluice_upstream_attempts_total", "sluice_retries_total", "sluice_fallbacks_total",
+            "sluice_retry_budget_refusals_total", "sluice_failed_attempt_tokens_total"})
+            assertThat(e.helps).as(family).containsKey(family);
+    }
+
+    @Test
+    void aRequestAnsweredByItsOnlyAttemptCountsOneAnsweredAttemptAndNoRetry() throws Exception
+    {
+        start("{ jvm: false }");
+        openaiBody("gpt-4o");
+        anthropicBody("claude-x");
+
+        Exposition e = awaitRequests(2);
+
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_openai", "result", "answered")).isEqualTo(1);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_anthropic", "result", "answered")).isEqualTo(1);
+        assertThat(e.sum("sluice_upstream_attempts_total")).isEqualTo(2);
+        assertThat(e.samples("sluice_retries_total")).isEmpty();
+        assertThat(e.samples("sluice_fallbacks_total")).isEmpty();
+        assertThat(e.samples("sluice_failed_attempt_tokens_total")).isEmpty();
+        assertThat(e.value("sluice_retry_budget_refusals_total")).isZero();
     }
 
     /** @return every series (name and labels) of the exposition, sorted */

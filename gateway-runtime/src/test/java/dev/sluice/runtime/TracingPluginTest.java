@@ -104,6 +104,24 @@ class TracingPluginTest
                     exit: south_quiet
                   - when: [ { model: "gemini/*" } ]
                     exit: south_gemini
+                  - when: [ { model: "failover/*" } ]
+                    targets:
+                      - { exit: south_failing, with: { model: "%4$s" } }
+                      - { exit: south_openai, priority: 1 }
+                    eject: { consecutive: 100 }
+                  - when: [ { model: "strict/*" } ]
+                    exit: strict
+              strict:
+                type: router
+                kind: proxy
+                options: { retry_budget: { ratio: 0, min_per_second: 0 }, admin_path: /strict/routes }
+                routes:
+                  - when: [ { model: "*" } ]
+                    targets:
+                      - { exit: south_failing, with: { model: "%4$s" } }
+                      - { exit: south_openai, priority: 1 }
+                    eject: { consecutive: 100 }
+              south_failing: { type: openai, kind: client, options: { url: "%2$s/v1", http: %3$s } }
               south_openai: { type: openai, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
               south_anthropic: { type: anthropic, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
               south_gemini: { type: gemini, kind: client, options: { url: "%2$s/v1beta", propagate_trace: true, http: %3$s } }
@@ -111,7 +129,7 @@ class TracingPluginTest
                 type: openai
                 kind: client
                 options: { url: "%2$s/v1", forward_headers: [ traceparent ], http: %3$s }
-            """.formatted(receiverPort, mockRoot, http);
+            """.formatted(receiverPort, mockRoot, http, MockModels.ERROR_500);
     }
 
     private static Set<String> jdkClientThreadsBefore;
@@ -191,6 +209,8 @@ class TracingPluginTest
             .containsEntry("server.address", "127.0.0.1")
             .containsEntry("server.port", (long)mock.port())
             .doesNotContainKey("error.type")
+            // Answered by its one attempt: no attempt spans, nothing about attempts.
+            .doesNotContainKey("sluice.attempts")
             // The fast path forwarded the raw body: nothing decoded it, so no sampling parameters.
             .doesNotContainKey("gen_ai.request.max_tokens");
         assertThat(span.resource()).containsEntry("service.name", "sluice-under-test");
@@ -372,6 +392,79 @@ class TracingPluginTest
         assertThat(receiver.find(untraced.getHeaders().get("x-request-id"))).isNull();
     }
 
+    @Test
+    void aRequestThatFellBackExportsOneClientSpanPerAttemptUnderItsOwn() throws Exception
+    {
+        ContentResponse r = chat("/v1/chat/completions", "failover/gpt-4o", null);
+        assertThat(r.getStatus()).isEqualTo(200);
+
+        Received exchange = receiver.await(r.getHeaders().get("x-request-id"));
+
+        // The attempts' spans end before their parent's: they have arrived with it or before it.
+        List<Received> attempts = receiver.childrenOf(exchange);
+        assertThat(receiver.spans()).hasSize(3);
+        assertThat(attempts).hasSize(2);
+        assertThat(exchange.attributes()).containsEntry("sluice.attempts", 2L)
+            .containsEntry("sluice.route", "south_openai")
+            .containsEntry("http.response.status_code", 200L)
+            .doesNotContainKey("sluice.retry_refused");
+        assertThat(exchange.span().getStatus().getCode()).isNotEqualTo(Status.StatusCode.STATUS_CODE_ERROR);
+
+        Received failed = attempts.get(0);
+        assertThat(failed.span().getName()).isEqualTo("attempt south_failing");
+        assertThat(failed.span().getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_CLIENT);
+        assertThat(failed.traceId()).isEqualTo(exchange.traceId());
+        assertThat(failed.attributes()).containsEntry("sluice.attempt.number", 1L)
+            .containsEntry("sluice.attempt.target", "south_failing")
+            .containsEntry("sluice.attempt.result", "failed")
+            .containsEntry("gen_ai.request.model", MockModels.ERROR_500)
+            .containsEntry("http.response.status_code", 500L)
+            .containsEntry("error.type", "upstream_error")
+            .containsEntry("server.address", "127.0.0.1")
+            .containsEntry("server.port", (long)mock.port());
+        assertThat(failed.span().getStatus().getCode()).isEqualTo(Status.StatusCode.STATUS_CODE_ERROR);
+        assertThat(failed.eventNames()).contains("sluice.upstream.send", "sluice.upstream.first_byte");
+
+        Received answered = attempts.get(1);
+        assertThat(answered.span().getName()).isEqualTo("attempt south_openai");
+        assertThat(answered.attributes()).containsEntry("sluice.attempt.number", 2L)
+            .containsEntry("sluice.attempt.target", "south_openai")
+            .containsEntry("sluice.attempt.result", "answered")
+            .containsEntry("gen_ai.request.model", "failover/gpt-4o")
+            .containsEntry("http.response.status_code", 200L)
+            .doesNotContainKey("error.type");
+        assertThat(answered.attributes().get("gen_ai.usage.input_tokens")).isEqualTo(exchange.attributes()
+            .get("gen_ai.usage.input_tokens"));
+        assertThat(answered.span().getStatus().getCode()).isNotEqualTo(Status.StatusCode.STATUS_CODE_ERROR);
+
+        // On the exchange's clock: within its span, one after the other.
+        Span parent = exchange.span();
+        assertThat(failed.span().getStartTimeUnixNano()).isGreaterThanOrEqualTo(parent.getStartTimeUnixNano());
+        assertThat(failed.span().getEndTimeUnixNano()).isGreaterThanOrEqualTo(failed.span().getStartTimeUnixNano())
+            .isLessThanOrEqualTo(answered.span().getStartTimeUnixNano());
+        assertThat(answered.span().getEndTimeUnixNano()).isGreaterThanOrEqualTo(answered.span().getStartTimeUnixNano())
+            .isLessThanOrEqualTo(parent.getEndTimeUnixNano());
+    }
+
+    @Test
+    void aRetryRefusedByTheBudgetMarksTheSpanAndExportsItsOneFailedAttempt() throws Exception
+    {
+        ContentResponse r = chat("/v1/chat/completions", "strict/gpt-4o", null);
+        assertThat(r.getStatus()).isEqualTo(500);
+
+        Received exchange = receiver.await(r.getHeaders().get("x-request-id"));
+
+        assertThat(exchange.attributes()).containsEntry("sluice.attempts", 1L)
+            .containsEntry("sluice.retry_refused", "budget")
+            .containsEntry("error.type", "upstream_error");
+        List<Received> attempts = receiver.childrenOf(exchange);
+        assertThat(attempts).hasSize(1);
+        assertThat(attempts.get(0).attributes()).containsEntry("sluice.attempt.result", "failed")
+            .containsEntry("sluice.attempt.target", "south_failing")
+            .containsEntry("http.response.status_code", 500L);
+        assertThat(receiver.spans()).hasSize(2);
+    }
+
     private static ContentResponse chat(String path, String model, String traceparent) throws Exception
     {
         var request = gateway.http.newRequest(gateway.url(path)).method(HttpMethod.POST).timeout(20, TimeUnit.SECONDS)
@@ -536,6 +629,16 @@ class TracingPluginTest
                     return r;
             }
             return null;
+        }
+
+        /** @return the spans whose parent is {@code parent}, by {@code sluice.attempt.number} */
+        List<Received> childrenOf(Received parent)
+        {
+            String id = parent.spanId();
+            return spans.stream().filter(r -> r.span().getTraceId().equals(parent.span().getTraceId())
+                    && r.parentSpanId().equals(id))
+                .sorted(java.util.Comparator.comparingLong(r -> (Long)r.attributes().getOrDefault("sluice.attempt.number", 0L)))
+                .toList();
         }
 
         /** Waits for the span of {@code requestId}: polls until it arrived, failing after 20 s (a deadline, not a claim). */

@@ -67,6 +67,7 @@ public final class TestExchange implements Exchange
     private RuntimeException decodeFailure;
     private boolean modified;
     private Usage usage;
+    private List<Attempt> attempts = List.of();
     private int decodes;
     private Throwable abortCause;
     private final List<TestAttempt> attempts = new ArrayList<>();
@@ -132,6 +133,19 @@ public final class TestExchange implements Exchange
     public TestExchange decodeFailure(RuntimeException failure)
     {
         this.decodeFailure = Objects.requireNonNull(failure, "failure");
+        return this;
+    }
+
+    /**
+     * Sets what {@link #attempts()} lists, in order, and so {@link #attempt()} (the last): what a listener of a
+     * completion reads after retries or fallbacks ({@link TestAttempt}). {@link #startAttempt(String)} still throws:
+     * this exchange keeps no attempts of its own.
+     *
+     * @return this exchange
+     */
+    public TestExchange attempts(Attempt... list)
+    {
+        this.attempts = List.of(list);
         return this;
     }
 
@@ -459,6 +473,20 @@ public final class TestExchange implements Exchange
     public void usage(Usage newUsage)
     {
         this.usage = newUsage;
+    }
+
+    /** @return the last of the attempts set with {@link #attempts(Attempt...)}, or {@code null}; allocates nothing */
+    @Override
+    public Attempt attempt()
+    {
+        return attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
+    }
+
+    /** @return the attempts set with {@link #attempts(Attempt...)}, the same list each time; allocates nothing */
+    @Override
+    public List<Attempt> attempts()
+    {
+        return attempts;
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.admin.AdminHandler;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.config.ConfigException;
+import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Reply;
@@ -117,6 +118,35 @@ class TestHelpersTest
         assertThat(exchange.targetModel()).isEqualTo("real");
         assertThat(exchange.model()).isEqualTo("demo");
         assertThat(exchange.usage()).isNull();
+    }
+
+    @Test
+    void exchangeListsTheAttemptsSetAndTheFirstEndOfAPendingAttemptWins()
+    {
+        TestExchange exchange = new TestExchange("demo");
+        assertThat(exchange.attempt()).isNull();
+        assertThat(exchange.attempts()).isEmpty();
+        assertThatThrownBy(() -> exchange.startAttempt("south")).isInstanceOf(UnsupportedOperationException.class);
+
+        TestAttempt failed = TestAttempt.failed(1, "south_a", 500, ErrorKind.UPSTREAM_ERROR);
+        TestAttempt answered = TestAttempt.answered(2, "south_b");
+        exchange.attempts(failed, answered);
+
+        assertThat(exchange.attempts()).containsExactly(failed, answered);
+        assertThat(exchange.attempt()).isSameAs(answered);
+        assertThat(failed.result()).isEqualTo(Attempt.Result.FAILED);
+        assertThat(failed.status()).isEqualTo(500);
+        assertThat(answered.endNanos() - answered.startNanos()).isEqualTo(1_000_000);
+        assertThat(answered.nanos(Stage.UPSTREAM_SEND)).isZero();
+        assertThat(answered.atNanos(Stage.UPSTREAM_SEND, 42).nanos(Stage.UPSTREAM_SEND)).isEqualTo(42);
+        assertThatThrownBy(() -> answered.atNanos(Stage.ARRIVAL, 1)).isInstanceOf(IllegalArgumentException.class);
+
+        TestAttempt pending = new TestAttempt();
+        pending.fail(new GatewayException(ErrorKind.UPSTREAM_TIMEOUT, "first byte timeout"));
+        pending.cancel(new IllegalStateException("too late"));
+        assertThat(pending.result()).isEqualTo(Attempt.Result.FAILED);
+        assertThat(pending.errorKind()).isEqualTo(ErrorKind.UPSTREAM_TIMEOUT);
+        assertThat(pending.endNanos()).isPositive();
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.sluice.plugin.log;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.api.ErrorKind;
+import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange;
@@ -15,6 +16,9 @@ import dev.sluice.api.model.Usage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.LongFunction;
 
 /**
  * One line of the request log: what a {@link Completion} said, copied while the listener runs (the completion is
@@ -23,14 +27,52 @@ import java.util.Arrays;
  *
  * <p>Durations are nanoseconds here, -1 when absent; {@link #write} turns them into microseconds and nulls. See
  * {@link #write} for the fields.
+ *
+ * <p>The exchange's attempts ({@link Completion#attempts()}) are copied only when they say more than the line's own
+ * fields: when there were several (retries, fallbacks) or the only one did not end {@link Attempt.Result#ANSWERED}
+ * (it failed or was abandoned). A request answered by its one attempt — nearly all traffic — has its target, model,
+ * status, timings and usage in {@code route}, {@code target_model}, {@code status}, {@code upstream_us} and the token
+ * fields already: for it the listener reads one reference ({@code Exchange.attempt()}) and two of its fields, copies
+ * nothing and allocates nothing more.
  */
 record LogRecord(long arrivalEpochMillis, String id, String server, String method, String path, String keyId, String team,
                  String route, String model, String targetModel, String dialect, String upstreamDialect, boolean stream,
                  Completion.Outcome outcome, int status, ErrorKind errorKind, String errorMessage, long totalNanos,
                  long gatewayNanos, long upstreamNanos, long upstreamFirstByteNanos, long firstEventNanos, int events,
                  long maxEventGapNanos, Usage usage, Double costUsd, String cache, long requestBytes, long responseBytes,
-                 Body requestBody, Body responseBody, String responseText)
+                 Body requestBody, Body responseBody, String responseText, AttemptEntry[] attempts, String retryRefused)
 {
+    /**
+     * The exchange attribute a router sets to {@code "budget"} when a retry was not made because the failed target's
+     * retry budget was spent (the {@code router} plugin's).
+     */
+    static final String RETRY_REFUSED = "router.retry_refused";
+
+    private static final String[] RESULTS = new String[Attempt.Result.values().length];
+
+    static
+    {
+        for (Attempt.Result r : Attempt.Result.values())
+            RESULTS[r.ordinal()] = r.name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * One attempt, copied from the exchange's {@link Attempt} when the exchange ended.
+     *
+     * @param target           the binding it went to
+     * @param model            the model the upstream was asked for
+     * @param startEpochMillis when it started, on the clock of the line's {@code time}
+     * @param nanos            how long it took, start to end, or -1 if unknown
+     * @param status           the upstream's HTTP status, 0 if no response head arrived
+     * @param result           how it ended
+     * @param errorKind        what went wrong, or {@code null}
+     * @param usage            the tokens the provider reported to it, or {@code null}
+     */
+    record AttemptEntry(String target, String model, long startEpochMillis, long nanos, int status, Attempt.Result result,
+                        ErrorKind errorKind, Usage usage)
+    {
+    }
+
     /**
      * A body, or its first bytes.
      *
@@ -81,12 +123,22 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
         Body request = null;
         Body response = null;
         String text = null;
+        AttemptEntry[] attempts = null;
+        String retryRefused = null;
         if (exchange != null)
         {
             if (exchange.attribute(Attributes.COST_USD) instanceof Double d)
                 cost = d;
             if (exchange.attribute(Attributes.CACHE) instanceof String s)
                 cache = s;
+            Attempt last = exchange.attempt();
+            // The last attempt's number is how many there were: one that answered alone is the line's own fields.
+            if (last != null && (last.number() > 1 || last.result() != Attempt.Result.ANSWERED))
+            {
+                attempts = attempts(exchange.attempts(), arrival, arrivalMillis, end);
+                if (exchange.attribute(RETRY_REFUSED) instanceof String refused)
+                    retryRefused = refused;
+            }
             if (bodies)
             {
                 request = Body.of(exchange.body(), maxBody);
@@ -107,7 +159,31 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
             Timings.between(send, c.nanos(Stage.UPSTREAM_HEADERS)),
             stream ? Timings.between(arrival, c.nanos(Stage.FIRST_EVENT)) : -1, events,
             stream && events >= 2 ? c.maxEventGapNanos() : -1, c.usage(), cost, cache, c.requestBytes(),
-            c.responseBytes(), request, response, text);
+            c.responseBytes(), request, response, text, attempts, retryRefused);
+    }
+
+    /**
+     * @param arrival       the exchange's arrival ({@link System#nanoTime()})
+     * @param arrivalMillis the same instant on the wall clock, as the line's {@code time} shows it
+     * @param end           the exchange's end: the latest an attempt ends
+     * @return each attempt copied, its start on the line's clock: the arrival's wall-clock time plus the monotonic time
+     *         since, so attempts are in order after {@code time} whatever the wall clock did meanwhile
+     */
+    private static AttemptEntry[] attempts(List<Attempt> list, long arrival, long arrivalMillis, long end)
+    {
+        AttemptEntry[] entries = new AttemptEntry[list.size()];
+        for (int i = 0; i < entries.length; i++)
+        {
+            Attempt a = list.get(i);
+            long start = a.startNanos();
+            // The attempt that answered ends when the exchange does, its clock read a moment after the exchange's end.
+            long stop = a.endNanos() != 0 && (end == 0 || a.endNanos() - end < 0) ? a.endNanos() : end;
+            long startMillis = arrival != 0 && start - arrival >= 0 ? arrivalMillis + (start - arrival) / 1_000_000
+                : a.startEpochMillis();
+            entries[i] = new AttemptEntry(a.target(), a.targetModel(), startMillis, Timings.between(start, stop),
+                a.status(), a.result(), a.errorKind(), a.usage());
+        }
+        return entries;
     }
 
     /**
@@ -135,15 +211,25 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
 
     /**
      * Writes this record as one JSON object, without the line's end. Every field is always there (null when unknown),
-     * except the body fields, present only for exchanges whose route logs bodies; README "Request log" defines each.
+     * except the body fields, present only for exchanges whose route logs bodies, and {@code attempts} and
+     * {@code retry_refused}, present only for exchanges with several attempts or one that did not answer (see the class
+     * comment); README "Request log" defines each.
      *
-     * @param time the arrival as ISO-8601 UTC ({@link #arrivalEpochMillis} formatted by the caller, which caches it)
+     * <p>{@code attempts} is an array with one object per attempt, in order: {@code target}, {@code model},
+     * {@code start} (ISO-8601 UTC, as {@code time}), {@code duration_us}, {@code status} (absent when no response head
+     * arrived), {@code result} ({@code answered}, {@code failed}, {@code cancelled}), {@code error} (the
+     * {@link ErrorKind}, as {@code error_kind}; absent without one) and {@code usage} ({@code input_tokens},
+     * {@code output_tokens}; absent when the provider reported none to that attempt — a failed attempt may have
+     * some, which the provider may bill). {@code retry_refused} is {@code "budget"} when a router did not retry because
+     * the failed target's retry budget was spent.
+     *
+     * @param times   formats epoch milliseconds as ISO-8601 UTC (the caller's, which caches the second)
      * @param maxBody the most bytes of a text answer written
      */
-    void write(JsonGenerator json, String time, int maxBody) throws IOException
+    void write(JsonGenerator json, LongFunction<String> times, int maxBody) throws IOException
     {
         json.writeStartObject();
-        json.writeStringField("time", time);
+        json.writeStringField("time", times.apply(arrivalEpochMillis));
         json.writeStringField("id", id);
         json.writeStringField("server", server);
         json.writeStringField("method", method);
@@ -189,6 +275,10 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
         json.writeStringField("cache", cache);
         json.writeNumberField("request_bytes", requestBytes);
         json.writeNumberField("response_bytes", responseBytes);
+        if (attempts != null)
+            attempts(json, times);
+        if (retryRefused != null)
+            json.writeStringField("retry_refused", retryRefused);
         if (requestBody != null)
             body(json, "request_body", requestBody);
         if (responseBody != null)
@@ -196,6 +286,34 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
         else if (responseText != null)
             text(json, responseText, maxBody);
         json.writeEndObject();
+    }
+
+    private void attempts(JsonGenerator json, LongFunction<String> times) throws IOException
+    {
+        json.writeArrayFieldStart("attempts");
+        for (AttemptEntry a : attempts)
+        {
+            json.writeStartObject();
+            json.writeStringField("target", a.target());
+            json.writeStringField("model", a.model());
+            json.writeStringField("start", times.apply(a.startEpochMillis()));
+            micros(json, "duration_us", a.nanos());
+            if (a.status() > 0)
+                json.writeNumberField("status", a.status());
+            json.writeStringField("result", RESULTS[a.result().ordinal()]);
+            if (a.errorKind() != null)
+                json.writeStringField("error", a.errorKind().name());
+            Usage u = a.usage();
+            if (u != null)
+            {
+                json.writeObjectFieldStart("usage");
+                json.writeNumberField("input_tokens", u.inputTokens());
+                json.writeNumberField("output_tokens", u.outputTokens());
+                json.writeEndObject();
+            }
+            json.writeEndObject();
+        }
+        json.writeEndArray();
     }
 
     private static void micros(JsonGenerator json, String name, long nanos) throws IOException

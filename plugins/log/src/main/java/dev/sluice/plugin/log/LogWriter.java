@@ -17,6 +17,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.LongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -51,6 +52,8 @@ final class LogWriter
     private final String extension;
     private final Pattern rotatedName;
     private final Line line = new Line();
+    // One function for every line: the record formats its time stamps through it, with the cached second.
+    private final LongFunction<String> times = this::time;
     private JsonGenerator json;
     // Volatile: the scheduler's tick reads them, without the lock, to decide whether to ask for a drain.
     private volatile OutputStream out;
@@ -178,7 +181,7 @@ final class LogWriter
         line.reset();
         try
         {
-            record.write(json, time(record.arrivalEpochMillis()), maxBody);
+            record.write(json, times, maxBody);
             json.flush();
         }
         catch (IOException | RuntimeException e)

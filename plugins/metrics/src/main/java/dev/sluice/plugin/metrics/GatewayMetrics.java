@@ -58,6 +58,11 @@ final class GatewayMetrics
     final Counter cachedInputTokens;
     final Counter cost;
     final Counter cache;
+    final Counter upstreamAttempts;
+    final Counter retries;
+    final Counter fallbacks;
+    final Counter retryBudgetRefusals;
+    final Counter failedAttemptTokens;
 
     final Histogram duration;
     final Histogram overhead;
@@ -105,6 +110,25 @@ final class GatewayMetrics
         cache = counter(config, "sluice_cache_requests_total",
             "Exchanges a response cache saw, by result: hit (answered from the cache), miss, bypass", "server", "model",
             "result");
+        upstreamAttempts = counter(config, "sluice_upstream_attempts_total",
+            "Attempts of exchanges at a target (one per time a route sent the exchange to a binding: one for a plain"
+                + " request, more after retries and fallbacks), by the target binding (route) and how the attempt ended:"
+                + " answered (the client's answer came from it), failed, cancelled",
+            "route", "result");
+        retries = counter(config, "sluice_retries_total",
+            "Attempts after an exchange's first (retries and fallbacks), by the target binding they went to", "route");
+        fallbacks = counter(config, "sluice_fallbacks_total",
+            "Exchanges answered by a target other than the one their first attempt went to, by the target that"
+                + " answered", "route");
+        retryBudgetRefusals = counter(config, "sluice_retry_budget_refusals_total",
+            "Exchanges whose failed attempt was not retried because the target's retry budget was spent (exchange"
+                + " attribute router.retry_refused)");
+        failedAttemptTokens = counter(config, "sluice_failed_attempt_tokens_total",
+            "Tokens the providers reported to attempts that failed or were cancelled, which a provider may bill, by"
+                + " target binding and type: input, output. An exchange's tokens (sluice_input_tokens_total,"
+                + " sluice_output_tokens_total) are its last attempt's: those of earlier failed attempts are only here,"
+                + " those of a last attempt that failed are in both",
+            "route", "type");
 
         duration = histogram(config, "sluice_request_duration_seconds", LATENCY_BUCKETS,
             "Time from the request's arrival to the end of its answer (last byte written, failure or client gone), every"

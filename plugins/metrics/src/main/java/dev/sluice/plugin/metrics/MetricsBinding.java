@@ -4,6 +4,7 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.admin.AdminRequest;
 import dev.sluice.api.admin.AdminResponse;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.CompletionListener;
@@ -44,10 +45,20 @@ import java.util.function.Supplier;
  * combination nothing is allocated and no lock is taken; the library's counters are {@code LongAdder}s and
  * {@code DoubleAdder}s, its classic histograms a bucket scan and three adders. The README gives the measured cost.
  *
+ * <h2>Attempts</h2>
+ * The attempt families ({@code sluice_upstream_attempts_total}, {@code sluice_retries_total},
+ * {@code sluice_fallbacks_total}, {@code sluice_retry_budget_refusals_total}, {@code sluice_failed_attempt_tokens_total})
+ * are labelled by the attempt's target binding, resolved by the same {@link LabelValues} as {@code route}, to an
+ * {@link AttemptSeries} kept in an array by that id. An exchange answered by its one attempt costs one more scan of the
+ * configured names and one counter increment, allocation-free: it reads {@code Exchange.attempt()}, whose number says
+ * that it was the only one. Only an exchange with several attempts asks for the list, a copy.
+ *
  * <h2>Bounded labels</h2>
- * {@code server} and {@code route} are binding names from the config ({@code none} when there is none);
- * {@code model} is a model the operator named or {@code other}; {@code status} an HTTP status; {@code outcome} and
- * {@code kind} values of SPI enums. A client cannot create series.
+ * {@code server} and {@code route} are binding names from the config ({@code none} when there is none; for the
+ * attempt families the target binding of the attempt, which a router takes from its config too);
+ * {@code model} is a model the operator named or {@code other}; {@code status} an HTTP status; {@code outcome},
+ * {@code kind} and {@code result} values of SPI enums; {@code type} {@code input} or {@code output}. A client cannot
+ * create series.
  *
  * <h2>The scrape</h2>
  * {@link #scrape(AdminRequest)} serves {@code GET admin_path} (default {@code /metrics}): the registry's snapshot,
@@ -64,12 +75,20 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
     // names (and none, other) each for server and route: they are binding names, and fit in 10 bits.
     private static final int MAX_NAMES = 1000;
     private static final String[] CACHE_RESULTS = {"hit", "miss", "bypass"};
+    /**
+     * The exchange attribute a router sets to {@code "budget"} when a retry was not made because the failed target's
+     * retry budget was spent (the {@code router} plugin's).
+     */
+    static final String RETRY_REFUSED = "router.retry_refused";
 
     private final GatewayMetrics metrics;
     private final LabelValues servers = new LabelValues(MAX_NAMES);
     private final LabelValues routes = new LabelValues(MAX_NAMES);
     private final ModelLabels models;
     private final SeriesTable series = new SeriesTable();
+    // By the route label's id: at most MAX_NAMES names, none and other. Elements are set once, racily but harmlessly:
+    // two series of one target resolve the same data points.
+    private final AttemptSeries[] attemptSeries = new AttemptSeries[MAX_NAMES + 2];
     // Not a capturing lambda per lookup: the one function the table calls on a new key.
     private final LongFunction<Series> newSeries = this::newSeries;
     private final ExpositionFormats formats;
@@ -164,7 +183,70 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
                     }
                 }
             }
+            Attempt last = exchange.attempt();
+            if (last != null)
+                countAttempts(exchange, last);
         }
+    }
+
+    /**
+     * Counts the exchange's attempts; {@code last} is its current one, whose number is how many it made. A refused retry
+     * leaves the last attempt failed, so only then is the attribute looked up.
+     */
+    private void countAttempts(Exchange exchange, Attempt last)
+    {
+        if (last.number() == 1)
+        {
+            countAttempt(last);
+        }
+        else
+        {
+            List<Attempt> all = exchange.attempts();
+            String first = null;
+            for (int i = 0; i < all.size(); i++)
+            {
+                Attempt a = all.get(i);
+                AttemptSeries s = countAttempt(a);
+                if (i == 0)
+                    first = a.target();
+                else
+                    s.retries().inc();
+            }
+            if (last.result() == Attempt.Result.ANSWERED && first != null && !first.equals(last.target()))
+                attemptSeries(last.target()).fallbacks().inc();
+        }
+        if (last.result() != Attempt.Result.ANSWERED && "budget".equals(exchange.attribute(RETRY_REFUSED)))
+            metrics.retryBudgetRefusals.inc();
+    }
+
+    private AttemptSeries countAttempt(Attempt a)
+    {
+        AttemptSeries s = attemptSeries(a.target());
+        Attempt.Result result = a.result();
+        s.attempts(result).inc();
+        if (result == Attempt.Result.FAILED || result == Attempt.Result.CANCELLED)
+        {
+            // What a provider reported to an attempt that did not answer, and may bill: for an attempt before the last,
+            // counted nowhere else (the exchange's usage is its last attempt's).
+            Usage usage = a.usage();
+            if (usage != null)
+            {
+                if (usage.inputTokens() > 0)
+                    s.failedInputTokens().inc(usage.inputTokens());
+                if (usage.outputTokens() > 0)
+                    s.failedOutputTokens().inc(usage.outputTokens());
+            }
+        }
+        return s;
+    }
+
+    private AttemptSeries attemptSeries(String target)
+    {
+        int id = routes.id(target);
+        AttemptSeries s = attemptSeries[id];
+        if (s == null)
+            attemptSeries[id] = s = new AttemptSeries(metrics, routes.value(id));
+        return s;
     }
 
     private static void countError(Series s, ErrorKind kind, Completion c)

@@ -15,6 +15,8 @@ import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.service.RuntimeStats;
 import dev.sluice.api.testing.Exposition;
+import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.testing.TestAttempt;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
@@ -114,6 +116,52 @@ class MetricsBindingTest
         assertThat(e.value("sluice_upstream_duration_seconds_sum", "route", "south", "model", "gpt-4o")).isCloseTo(4e-3, within(1e-12));
         assertThat(e.samples("sluice_time_to_first_token_seconds_count")).as("no stream").isEmpty();
         assertThat(e.samples("sluice_upstream_duration_seconds_bucket", "route", "south")).as("21 bounds and +Inf").hasSize(22);
+    }
+
+    @Test
+    void countsAttemptsByTargetAndTheTokensOfThoseThatFailedOrWereCancelled() throws Exception
+    {
+        create("{\"jvm\":false}");
+        // Cancelled with tokens (the route's deadline passed mid-stream), then a retry at the same target, then a
+        // fallback that answered.
+        TestAttempt cancelled = TestAttempt.failed(1, "south_a", 200, ErrorKind.UPSTREAM_TIMEOUT);
+        cancelled.result = Attempt.Result.CANCELLED;
+        cancelled.usage = new Usage(100, 7, 0, 0, 0);
+        TestAttempt failed = TestAttempt.failed(2, "south_a", 503, ErrorKind.UPSTREAM_ERROR);
+        TestAttempt answered = TestAttempt.answered(3, "south_b");
+        TestCompletion fellBack = TestCompletion.served();
+        fellBack.route = "south_b";
+        fellBack.exchange = new TestExchange("gpt-4o").attempts(cancelled, failed, answered);
+        // A retry at the same target that answered: no fallback.
+        TestCompletion retried = TestCompletion.served();
+        retried.route = "south_a";
+        retried.exchange = new TestExchange("gpt-4o").attempts(TestAttempt.failed(1, "south_a", 429, ErrorKind.RATE_LIMITED),
+            TestAttempt.answered(2, "south_a"));
+        // One attempt that failed and was not retried: the budget was spent.
+        TestCompletion refused = TestCompletion.served();
+        refused.status = 500;
+        refused.errorKind = ErrorKind.UPSTREAM_ERROR;
+        refused.exchange = new TestExchange("gpt-4o").attempts(TestAttempt.failed(1, "south", 500, ErrorKind.UPSTREAM_ERROR));
+        refused.exchange.attribute(MetricsBinding.RETRY_REFUSED, "budget");
+
+        listener.completed(fellBack);
+        listener.completed(retried);
+        listener.completed(refused);
+
+        Exposition e = scrape();
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_a", "result", "cancelled")).isEqualTo(1);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_a", "result", "failed")).isEqualTo(2);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_a", "result", "answered")).isEqualTo(1);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_b", "result", "answered")).isEqualTo(1);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south", "result", "failed")).isEqualTo(1);
+        assertThat(e.value("sluice_retries_total", "route", "south_a")).isEqualTo(2);
+        assertThat(e.value("sluice_retries_total", "route", "south_b")).isEqualTo(1);
+        assertThat(e.value("sluice_fallbacks_total", "route", "south_b")).isEqualTo(1);
+        assertThat(e.samples("sluice_fallbacks_total", "route", "south_a")).as("answered where it started").isEmpty();
+        assertThat(e.value("sluice_retry_budget_refusals_total")).isEqualTo(1);
+        assertThat(e.value("sluice_failed_attempt_tokens_total", "route", "south_a", "type", "input")).isEqualTo(100);
+        assertThat(e.value("sluice_failed_attempt_tokens_total", "route", "south_a", "type", "output")).isEqualTo(7);
+        assertThat(e.labelValues("sluice_failed_attempt_tokens_total", "route")).containsExactly("south_a");
     }
 
     @Test

@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.testing.TestAttempt;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
@@ -63,7 +64,8 @@ class MetricsListenerCostTest
         }
         System.out.printf("MetricsListenerCostTest: %.0f ns per completion (mix of %d: bodies with usage, cost and cache,"
             + " streams, errors), %d bytes allocated in %d completions%n", (double)bestNanos / n, mix.length, bestBytes, n);
-        String[] names = {"answer", "demo", "stream", "upstream error", "401", "made-up model", "cache hit", "no endpoint"};
+        String[] names = {"answer", "demo", "stream", "upstream error", "401", "made-up model", "cache hit", "no endpoint",
+            "fallback"};
         for (int k = 0; k < mix.length; k++)
         {
             long bytesBefore = threads.getThreadAllocatedBytes(thread);
@@ -79,16 +81,18 @@ class MetricsListenerCostTest
     }
 
     /**
-     * Eight completions: answers with usage, a cost and a cache result for two models, a stream, a provider error, a
-     * key refusal, a made-up model, a request no endpoint took. Each model name is a String of its own, as a parsed
-     * request body gives (its hash is computed once, on the first lookup, as for a real request).
+     * Nine completions: answers with usage, a cost and a cache result for two models, a stream, a provider error, a
+     * key refusal, a made-up model, a request no endpoint took, a fallback whose first attempt failed with tokens. The
+     * answer and the stream were answered by their one attempt, as nearly all traffic is. Each model name is a String of
+     * its own, as a parsed request body gives (its hash is computed once, on the first lookup, as for a real request).
+     * The test exchange lists its attempts without copying them; the runtime's copies them for a fallback only.
      */
     private static TestCompletion[] mix()
     {
         TestCompletion answer = TestCompletion.served();
         answer.model = new String("gpt-4o".toCharArray());
         answer.usage = new Usage(120, 40, 64, 0, 0);
-        answer.exchange = new TestExchange("gpt-4o");
+        answer.exchange = new TestExchange("gpt-4o").attempts(TestAttempt.answered(1, "south"));
         answer.exchange.attribute(Attributes.COST_USD, 0.0012);
         answer.exchange.attribute(Attributes.CACHE, "miss");
 
@@ -103,6 +107,7 @@ class MetricsListenerCostTest
         stream.maxEventGapNanos = 250_000;
         stream.at(Stage.FIRST_EVENT, 1_020);
         stream.usage = new Usage(30, 11, 0, 0, 0);
+        stream.exchange = new TestExchange("gpt-4o-mini").attempts(TestAttempt.answered(1, "south"));
 
         TestCompletion upstreamError = TestCompletion.served();
         upstreamError.status = 500;
@@ -125,6 +130,14 @@ class MetricsListenerCostTest
         noEndpoint.status = 404;
         noEndpoint.errorKind = ErrorKind.NOT_FOUND;
 
-        return new TestCompletion[]{answer, demo, stream, upstreamError, refused, junk, cacheHit, noEndpoint};
+        TestCompletion fallback = TestCompletion.served();
+        fallback.model = new String("gpt-4o".toCharArray());
+        fallback.route = "south_b";
+        fallback.usage = new Usage(120, 40, 0, 0, 0);
+        TestAttempt failed = TestAttempt.failed(1, "south_a", 200, ErrorKind.UNAVAILABLE);
+        failed.usage = new Usage(120, 1, 0, 0, 0);
+        fallback.exchange = new TestExchange("gpt-4o").attempts(failed, TestAttempt.answered(2, "south_b"));
+
+        return new TestCompletion[]{answer, demo, stream, upstreamError, refused, junk, cacheHit, noEndpoint, fallback};
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.plugin.otel;
 
 import dev.sluice.api.ErrorKind;
+import dev.sluice.api.exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.EventStream;
@@ -17,7 +18,10 @@ import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
 
 import java.util.List;
 import java.util.Locale;
@@ -32,6 +36,17 @@ import java.util.concurrent.TimeUnit;
  * <p>Times are the exchange's {@link System#nanoTime()} stages turned into epoch nanoseconds with one offset, taken
  * when the span started, so durations on the span are the gateway's own measurements.
  *
+ * <p><b>Attempts.</b> When the exchange made several attempts (retries, fallbacks), or its only attempt did not end
+ * {@link Attempt.Result#ANSWERED} (it failed, or was abandoned), each attempt becomes a {@link SpanKind#CLIENT} child
+ * span {@code attempt <target>} from its start to its end (the same offset), with {@code sluice.attempt.number},
+ * {@code sluice.attempt.target}, {@code sluice.attempt.result}, {@code gen_ai.request.model} (the model that attempt
+ * asked for), {@code http.response.status_code} when a response head arrived, {@code server.address} and
+ * {@code server.port} of the target's upstream, the tokens reported to it, its upstream send and first-byte events, and
+ * {@code error.type} with status ERROR when it has an error kind; the exchange's span gets {@code sluice.attempts} and,
+ * when a router did not retry for its retry budget, {@code sluice.retry_refused}. An exchange answered by its one
+ * attempt — nearly all traffic — gets no child: its span already says all that attempt would, and the export stays
+ * one span per exchange. Deciding costs one reference read and two field reads.
+ *
  * <p>The reply observer ({@link #observe}) learns what only a canonical answer carries — the model that answered, its
  * id, why it stopped — from a {@link Reply.Message}, or from the canonical events of a stream as they pass; raw bytes
  * relayed in the client's dialect are not parsed for it. Its fields are written by the thread that reads the reply and
@@ -39,7 +54,21 @@ import java.util.concurrent.TimeUnit;
  */
 final class ExchangeSpan implements CompletionListener
 {
+    /**
+     * The exchange attribute a router sets to {@code "budget"} when a retry was not made because the failed target's
+     * retry budget was spent (the {@code router} plugin's).
+     */
+    static final String RETRY_REFUSED = "router.retry_refused";
+    private static final String[] RESULTS = new String[Attempt.Result.values().length];
+
+    static
+    {
+        for (Attempt.Result r : Attempt.Result.values())
+            RESULTS[r.ordinal()] = r.name().toLowerCase(Locale.ROOT);
+    }
+
     private final Span span;
+    private final Tracer tracer;
     private final long epochOffsetNanos;
     private final Map<String, Origin> origins;
     private volatile String responseModel;
@@ -53,12 +82,14 @@ final class ExchangeSpan implements CompletionListener
 
     /**
      * @param span             the started span
+     * @param tracer           the tracer that started it, for the attempts' spans
      * @param epochOffsetNanos what to add to a {@link System#nanoTime()} value to get epoch nanoseconds
      * @param origins          the upstream of each client binding by binding name (empty if not known yet)
      */
-    ExchangeSpan(Span span, long epochOffsetNanos, Map<String, Origin> origins)
+    ExchangeSpan(Span span, Tracer tracer, long epochOffsetNanos, Map<String, Origin> origins)
     {
         this.span = span;
+        this.tracer = tracer;
         this.epochOffsetNanos = epochOffsetNanos;
         this.origins = origins;
     }
@@ -140,7 +171,65 @@ final class ExchangeSpan implements CompletionListener
         event(SpanAttributes.EVENT_UPSTREAM_SEND, completion.nanos(Stage.UPSTREAM_SEND));
         event(SpanAttributes.EVENT_UPSTREAM_FIRST_BYTE, completion.nanos(Stage.UPSTREAM_HEADERS));
         event(SpanAttributes.EVENT_FIRST_TOKEN, completion.nanos(Stage.FIRST_EVENT));
+        if (exchange != null)
+            attempts(exchange, end);
+        // The children end first: they reach the export queue before their parent.
         span.end(epochOffsetNanos + end, TimeUnit.NANOSECONDS);
+    }
+
+    /** A child span per attempt, unless the exchange's one attempt answered (see the class comment). */
+    private void attempts(Exchange exchange, long end)
+    {
+        Attempt last = exchange.attempt();
+        if (last == null || last.number() == 1 && last.result() == Attempt.Result.ANSWERED)
+            return;
+        List<Attempt> attempts = exchange.attempts();
+        span.setAttribute(SpanAttributes.ATTEMPTS, attempts.size());
+        if (exchange.attribute(RETRY_REFUSED) instanceof String refused)
+            span.setAttribute(SpanAttributes.RETRY_REFUSED, refused);
+        Context parent = Context.root().with(span);
+        for (Attempt a : attempts)
+            attemptSpan(a, parent, end);
+    }
+
+    private void attemptSpan(Attempt a, Context parent, long exchangeEnd)
+    {
+        String target = a.target();
+        Span child = tracer.spanBuilder(target == null ? SpanAttributes.ATTEMPT : SpanAttributes.ATTEMPT + " " + target)
+            .setParent(parent)
+            .setSpanKind(SpanKind.CLIENT)
+            .setStartTimestamp(epochOffsetNanos + a.startNanos(), TimeUnit.NANOSECONDS)
+            .startSpan();
+        child.setAttribute(SpanAttributes.ATTEMPT_NUMBER, a.number());
+        setIfPresent(child, SpanAttributes.ATTEMPT_TARGET, target);
+        child.setAttribute(SpanAttributes.ATTEMPT_RESULT, RESULTS[a.result().ordinal()]);
+        setIfPresent(child, SpanAttributes.REQUEST_MODEL, a.targetModel());
+        if (a.status() > 0)
+            child.setAttribute(SpanAttributes.HTTP_STATUS, a.status());
+        Origin origin = target == null ? null : origins.get(target);
+        if (origin != null)
+        {
+            child.setAttribute(SpanAttributes.SERVER_ADDRESS, origin.host());
+            child.setAttribute(SpanAttributes.SERVER_PORT, origin.port());
+        }
+        Usage usage = a.usage();
+        if (usage != null)
+        {
+            child.setAttribute(SpanAttributes.USAGE_INPUT_TOKENS, usage.inputTokens());
+            child.setAttribute(SpanAttributes.USAGE_OUTPUT_TOKENS, usage.outputTokens());
+        }
+        ErrorKind error = a.errorKind();
+        if (error != null)
+        {
+            String type = error.name().toLowerCase(Locale.ROOT);
+            child.setAttribute(SpanAttributes.ERROR_TYPE, type);
+            child.setStatus(StatusCode.ERROR, type);
+        }
+        event(child, SpanAttributes.EVENT_UPSTREAM_SEND, a.nanos(Stage.UPSTREAM_SEND));
+        event(child, SpanAttributes.EVENT_UPSTREAM_FIRST_BYTE, a.nanos(Stage.UPSTREAM_HEADERS));
+        // The attempt that answered ends when the exchange does, its clock read a moment after the exchange's end.
+        long end = a.endNanos() != 0 && a.endNanos() - exchangeEnd < 0 ? a.endNanos() : exchangeEnd;
+        child.end(epochOffsetNanos + end, TimeUnit.NANOSECONDS);
     }
 
     /** Sampling parameters, only from a request some binding decoded anyway: tracing never decodes a body. */
@@ -161,14 +250,24 @@ final class ExchangeSpan implements CompletionListener
 
     private void setIfPresent(AttributeKey<String> key, String value)
     {
+        setIfPresent(span, key, value);
+    }
+
+    private static void setIfPresent(Span on, AttributeKey<String> key, String value)
+    {
         if (value != null && !value.isEmpty())
-            span.setAttribute(key, value);
+            on.setAttribute(key, value);
     }
 
     private void event(String name, long nanos)
     {
+        event(span, name, nanos);
+    }
+
+    private void event(Span on, String name, long nanos)
+    {
         if (nanos != 0)
-            span.addEvent(name, epochOffsetNanos + nanos, TimeUnit.NANOSECONDS);
+            on.addEvent(name, epochOffsetNanos + nanos, TimeUnit.NANOSECONDS);
     }
 
     /** The provider's own value when the decoder kept it, else the canonical reason in OpenAI's words. */

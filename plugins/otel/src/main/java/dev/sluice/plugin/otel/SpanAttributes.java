@@ -34,9 +34,16 @@ final class SpanAttributes
     static final AttributeKey<String> KEY_ID = AttributeKey.stringKey("sluice.key_id");
     static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("sluice.outcome");
     static final AttributeKey<Boolean> STREAM = AttributeKey.booleanKey("sluice.stream");
+    static final AttributeKey<Long> ATTEMPTS = AttributeKey.longKey("sluice.attempts");
+    static final AttributeKey<String> RETRY_REFUSED = AttributeKey.stringKey("sluice.retry_refused");
+    static final AttributeKey<Long> ATTEMPT_NUMBER = AttributeKey.longKey("sluice.attempt.number");
+    static final AttributeKey<String> ATTEMPT_TARGET = AttributeKey.stringKey("sluice.attempt.target");
+    static final AttributeKey<String> ATTEMPT_RESULT = AttributeKey.stringKey("sluice.attempt.result");
 
     /** The operation every chat exchange is. */
     static final String CHAT = "chat";
+    /** The name of an attempt's span, followed by its target. */
+    static final String ATTEMPT = "attempt";
 
     /** Event: the upstream request was handed to the HTTP client. */
     static final String EVENT_UPSTREAM_SEND = "sluice.upstream.send";

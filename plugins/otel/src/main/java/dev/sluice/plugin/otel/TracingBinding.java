@@ -42,8 +42,10 @@ import java.util.function.Supplier;
  * exit, observing a canonical reply for what only it carries.
  *
  * <p>Cost per exchange: the span (ids, a start) and the attribute on the way in; attributes, three events and a
- * lock-free queue insert at the end; an unsampled span gets none of the end's work. Export happens later, off the
- * request path ({@link ExportQueue}). Under {@code sluice check} the binding holds no tracer and passes exchanges on.
+ * lock-free queue insert at the end; an unsampled span gets none of the end's work. An exchange with several
+ * attempts, or whose one attempt did not answer, also gets a child span per attempt ({@link ExchangeSpan}). Export
+ * happens later, off the request path ({@link ExportQueue}). Under {@code sluice check} the binding holds no tracer and
+ * passes exchanges on.
  */
 final class TracingBinding implements ProxyBinding
 {
@@ -125,7 +127,7 @@ final class TracingBinding implements ProxyBinding
         // The span inherited the caller's trace state; W3C wants it passed on with the gateway's traceparent.
         if (!context.getTraceState().isEmpty())
             W3CTraceContextPropagator.getInstance().inject(Context.root().with(span), exchange, TRACESTATE);
-        ExchangeSpan traced = new ExchangeSpan(span, offset, origins);
+        ExchangeSpan traced = new ExchangeSpan(span, tracer, offset, origins);
         exchange.onComplete(traced);
         if (!span.isRecording())
             return next.handle(exchange);
