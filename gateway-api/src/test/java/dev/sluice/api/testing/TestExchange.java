@@ -67,10 +67,9 @@ public final class TestExchange implements Exchange
     private RuntimeException decodeFailure;
     private boolean modified;
     private Usage usage;
-    private List<Attempt> attempts = List.of();
     private int decodes;
     private Throwable abortCause;
-    private final List<TestAttempt> attempts = new ArrayList<>();
+    private final List<Attempt> attempts = new ArrayList<>();
     private String routedModel;
 
     /**
@@ -138,14 +137,14 @@ public final class TestExchange implements Exchange
 
     /**
      * Sets what {@link #attempts()} lists, in order, and so {@link #attempt()} (the last): what a listener of a
-     * completion reads after retries or fallbacks ({@link TestAttempt}). {@link #startAttempt(String)} still throws:
-     * this exchange keeps no attempts of its own.
+     * completion reads after retries or fallbacks ({@link TestAttempt}). {@link #startAttempt(String)} adds to them.
      *
      * @return this exchange
      */
     public TestExchange attempts(Attempt... list)
     {
-        this.attempts = List.of(list);
+        attempts.clear();
+        attempts.addAll(List.of(list));
         return this;
     }
 
@@ -275,8 +274,9 @@ public final class TestExchange implements Exchange
 
     /**
      * Starts an attempt as the runtime does: a pending previous one fails, the target model goes back to the one the
-     * first attempt started from, the usage is cleared. The attempt records what it is told ({@code fail},
-     * {@code cancel}); it learns no status or upstream times (there is no upstream).
+     * first attempt started from, the usage is cleared. The attempt is a {@link TestAttempt} whose target model follows
+     * {@link #targetModel(String)} while it is the current one; it records what it is told ({@code fail},
+     * {@code cancel}) and learns no status or upstream times (there is no upstream).
      */
     @Override
     public Attempt startAttempt(String target)
@@ -285,145 +285,38 @@ public final class TestExchange implements Exchange
             routedModel = targetModel;
         targetModel = routedModel;
         usage = null;
-        if (!attempts.isEmpty())
-            attempts.get(attempts.size() - 1).end(Attempt.Result.FAILED, null);
-        TestAttempt attempt = new TestAttempt(attempts.size() + 1, Objects.requireNonNull(target, "target"));
+        Attempt previous = attempt();
+        if (previous != null && previous.result() == Attempt.Result.PENDING)
+            previous.fail(new dev.sluice.api.GatewayException(dev.sluice.api.ErrorKind.UPSTREAM_ERROR,
+                "superseded by a later attempt"));
+        TestAttempt attempt = new TestAttempt();
+        attempt.number = attempts.size() + 1;
+        attempt.target = Objects.requireNonNull(target, "target");
+        attempt.targetModel = targetModel;
         attempts.add(attempt);
         return attempt;
     }
 
+    /** @return the last attempt, started or set with {@link #attempts(Attempt...)}, or {@code null} */
     @Override
     public Attempt attempt()
     {
         return attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
     }
 
+    /** @return the attempts, started or set, as a read-only view */
     @Override
     public List<Attempt> attempts()
     {
-        return List.copyOf(attempts);
-    }
-
-    /** An attempt of a test exchange: what it was told, and the target model when it was last read. */
-    private final class TestAttempt implements Attempt
-    {
-        private final int number;
-        private final String target;
-        private final long startNanos = System.nanoTime();
-        private Result result = Result.PENDING;
-        private dev.sluice.api.ErrorKind errorKind;
-        private String errorMessage;
-        private long endNanos;
-
-        TestAttempt(int number, String target)
-        {
-            this.number = number;
-            this.target = target;
-        }
-
-        void end(Result how, Throwable failure)
-        {
-            if (result != Result.PENDING)
-                return;
-            result = how;
-            endNanos = System.nanoTime();
-            if (failure != null)
-            {
-                dev.sluice.api.GatewayException e = dev.sluice.api.GatewayException.of(failure);
-                errorKind = e.kind();
-                errorMessage = e.getMessage();
-            }
-        }
-
-        @Override
-        public int number()
-        {
-            return number;
-        }
-
-        @Override
-        public String target()
-        {
-            return target;
-        }
-
-        @Override
-        public String targetModel()
-        {
-            return targetModel;
-        }
-
-        @Override
-        public long startEpochMillis()
-        {
-            return System.currentTimeMillis() - (System.nanoTime() - startNanos) / 1_000_000;
-        }
-
-        @Override
-        public long startNanos()
-        {
-            return startNanos;
-        }
-
-        @Override
-        public long endNanos()
-        {
-            return endNanos;
-        }
-
-        @Override
-        public long nanos(Stage stage)
-        {
-            return 0;
-        }
-
-        @Override
-        public Result result()
-        {
-            return result;
-        }
-
-        @Override
-        public int status()
-        {
-            return 0;
-        }
-
-        @Override
-        public dev.sluice.api.ErrorKind errorKind()
-        {
-            return errorKind;
-        }
-
-        @Override
-        public String errorMessage()
-        {
-            return errorMessage;
-        }
-
-        @Override
-        public Usage usage()
-        {
-            return null;
-        }
-
-        @Override
-        public void fail(Throwable failure)
-        {
-            end(Result.FAILED, failure);
-        }
-
-        @Override
-        public void cancel(Throwable cause)
-        {
-            end(Result.CANCELLED, null);
-        }
+        return java.util.Collections.unmodifiableList(attempts);
     }
 
     @Override
     public void targetModel(String newModel)
     {
         this.targetModel = Objects.requireNonNull(newModel, "model");
+        if (attempt() instanceof TestAttempt current && current.result == Attempt.Result.PENDING)
+            current.targetModel = newModel;
     }
 
     @Override
@@ -473,20 +366,6 @@ public final class TestExchange implements Exchange
     public void usage(Usage newUsage)
     {
         this.usage = newUsage;
-    }
-
-    /** @return the last of the attempts set with {@link #attempts(Attempt...)}, or {@code null}; allocates nothing */
-    @Override
-    public Attempt attempt()
-    {
-        return attempts.isEmpty() ? null : attempts.get(attempts.size() - 1);
-    }
-
-    /** @return the attempts set with {@link #attempts(Attempt...)}, the same list each time; allocates nothing */
-    @Override
-    public List<Attempt> attempts()
-    {
-        return attempts;
     }
 
     @Override

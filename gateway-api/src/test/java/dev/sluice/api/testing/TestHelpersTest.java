@@ -126,7 +126,6 @@ class TestHelpersTest
         TestExchange exchange = new TestExchange("demo");
         assertThat(exchange.attempt()).isNull();
         assertThat(exchange.attempts()).isEmpty();
-        assertThatThrownBy(() -> exchange.startAttempt("south")).isInstanceOf(UnsupportedOperationException.class);
 
         TestAttempt failed = TestAttempt.failed(1, "south_a", 500, ErrorKind.UPSTREAM_ERROR);
         TestAttempt answered = TestAttempt.answered(2, "south_b");
@@ -147,6 +146,24 @@ class TestHelpersTest
         assertThat(pending.result()).isEqualTo(Attempt.Result.FAILED);
         assertThat(pending.errorKind()).isEqualTo(ErrorKind.UPSTREAM_TIMEOUT);
         assertThat(pending.endNanos()).isPositive();
+    }
+
+    @Test
+    void startingAnAttemptFailsThePendingOneAndResetsTheTargetModelAndUsage()
+    {
+        TestExchange exchange = new TestExchange("gpt-4o");
+        Attempt first = exchange.startAttempt("south_a");
+        exchange.targetModel("alias-a");
+        exchange.usage(new dev.sluice.api.model.Usage(3, 1, 0, 0, 0));
+
+        Attempt second = exchange.startAttempt("south_b");
+
+        assertThat(first.result()).isEqualTo(Attempt.Result.FAILED);
+        assertThat(first.targetModel()).isEqualTo("alias-a");
+        assertThat(exchange.targetModel()).as("back to the model the route matched").isEqualTo("gpt-4o");
+        assertThat(exchange.usage()).isNull();
+        assertThat(second.number()).isEqualTo(2);
+        assertThat(exchange.attempts()).extracting(Attempt::target).containsExactly("south_a", "south_b");
     }
 
     @Test
