@@ -40,10 +40,12 @@ import java.util.Set;
  *       with: { model: "gpt-4o-mini" }
  * }</pre>
  *
- * <p>The router takes no {@code options}. Each {@code when} entry is an object whose only key is {@code model}
- * (see {@link ModelCondition}); {@code with} may hold {@code model} (see {@link RouteRewrite}). Both are checked
- * strictly at startup: unknown keys and blank values are {@link dev.sluice.api.config.ConfigException}s naming the
- * exact path, e.g. {@code bindings.router.routes[1].when[0].modle: unknown key (expected one of: model)}.
+ * <p>Its {@code options} are {@link RouterOptions}; a route with {@code targets} instead of an {@code exit} takes the
+ * keys of {@link RouteSettings} and becomes a {@link FailoverRoute}. Each {@code when} entry is an object whose only
+ * key is {@code model} (see {@link ModelCondition}); {@code with} may hold {@code model} (see {@link RouteRewrite}).
+ * Both are checked strictly at startup: unknown keys and blank values are
+ * {@link dev.sluice.api.config.ConfigException}s naming the exact path, e.g.
+ * {@code bindings.router.routes[1].when[0].modle: unknown key (expected one of: model)}.
  *
  * <p>Stateless, as every factory: all state lives in the binding it returns.
  */

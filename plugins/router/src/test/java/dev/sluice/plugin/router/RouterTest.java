@@ -251,7 +251,7 @@ class RouterTest
     }
 
     @Test
-    void rejectsAnyOptionWithItsPath()
+    void rejectsAnUnknownOptionWithItsPath()
     {
         BindingConfig config = new BindingConfig("router", "router", BindingKind.PROXY, json("{\"routes\":[]}"), null,
             List.of(route(0, "a", null, "gpt-*")));
@@ -259,7 +259,7 @@ class RouterTest
         assertThatThrownBy(() -> factory.create(config, new TestBindingContext("a")))
             .isInstanceOf(ConfigException.class)
             .hasMessage("bindings.router.options.routes: "
-                + "unknown key (expected: no options; the router takes routes and an exit)");
+                + "unknown key (expected one of: admin_path, attempt_headers, retry_budget)");
     }
 
     private static BindingConfig config(String exit, RouteConfig... routes)
