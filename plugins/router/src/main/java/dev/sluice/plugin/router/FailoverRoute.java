@@ -359,7 +359,6 @@ final class FailoverRoute
             GatewayException error = GatewayException.of(failure);
             long now = System.nanoTime();
             TargetState target = targets[current];
-            attempt.fail(error);
             FailureClass kind = FailureClass.of(error, attempt.status());
             long retryAfter = kind == FailureClass.RATE_LIMITED ? retryAfterNanos(error) : 0;
             if (timedOut || deadline != 0 && deadline - now <= 0)
@@ -404,6 +403,9 @@ final class FailoverRoute
                 finish(error);
                 return;
             }
+            // Failed only when the exchange moves on: the attempt whose error the client gets ends with the exchange,
+            // as the one the answer came from (ANSWERED).
+            attempt.fail(error);
             if (delay <= 0)
             {
                 send(next, now);
