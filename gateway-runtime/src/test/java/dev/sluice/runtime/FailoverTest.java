@@ -30,6 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -157,8 +158,11 @@ class FailoverTest
             routes.append(twoTargets(route(failure, (Boolean)a.get()[1], (String)a.get()[2]), failure.exit, failure.model,
                 (String)a.get()[2]));
         });
-        for (String to : FALLBACKS)
-            routes.append(twoTargets("cut-after-content-to-" + to, "a_openai", MockModels.cut(2), to));
+        for (String from : FALLBACKS)
+        {
+            for (String to : FALLBACKS)
+                routes.append(twoTargets("cut-after-content-" + from + "-to-" + to, "a_" + from, MockModels.cut(2), to));
+        }
         routes.append(twoTargets("bad-request", "a_openai", MockModels.ECHO_KEY, "openai"));
         routes.append(twoTargets("sdk-openai", "a_openai", MockModels.ERROR_500, "anthropic"));
         routes.append(twoTargets("sdk-claude", "a_anthropic", MockModels.ERROR_529, "openai"));
@@ -167,7 +171,12 @@ class FailoverTest
                     targets: [ { exit: a_openai, with: { model: "%s" } } ]
                     retry: { attempts: 3 }
                     eject: { consecutive: 1000 }
-            """.formatted(MockModels.ERROR_429));
+                  - when: [ { model: "deadline" } ]
+                    targets:
+                      - { exit: a_openai, with: { model: "%s" } }
+                      - { exit: b_openai, priority: 1 }
+                    timeout: 200ms
+            """.formatted(MockModels.ERROR_429, MockModels.HANG));
         // A short first-byte timeout on the primary only: its answers are immediate but for mock-hang.
         String primaryHttp = "{ version: http/1.1, first_byte_timeout: 500ms, idle_timeout: 10s }";
         String fallbackHttp = "{ version: http/1.1, first_byte_timeout: 15s, idle_timeout: 15s }";
@@ -293,11 +302,16 @@ class FailoverTest
             "2 b_" + to + " " + fallbackModel(to) + " ANSWERED 200");
     }
 
-    @ParameterizedTest(name = "fallback: {0}")
-    @ValueSource(strings = {"openai", "anthropic"})
-    void aStreamCutAfterItsFirstContentEndsWithAnErrorEventAndIsNotRetried(String to) throws Exception
+    static Stream<Arguments> primariesAndFallbacks()
     {
-        ChatAnswer answer = ChatAnswer.openAi(gateway, "cut-after-content-to-" + to, true);
+        return Stream.of(FALLBACKS).flatMap(from -> Stream.of(FALLBACKS).map(to -> Arguments.of(from, to)));
+    }
+
+    @ParameterizedTest(name = "primary: {0}, fallback: {1}")
+    @MethodSource("primariesAndFallbacks")
+    void aStreamCutAfterItsFirstContentEndsWithAnErrorEventAndIsNotRetried(String from, String to) throws Exception
+    {
+        ChatAnswer answer = ChatAnswer.openAi(gateway, "cut-after-content-" + from + "-to-" + to, true);
 
         assertThat(answer.status()).isEqualTo(200);
         assertThat(answer.failure()).as("an abnormal end: " + answer).isNotNull();
@@ -307,10 +321,11 @@ class FailoverTest
         assertThat(answer.openAiText()).isNotEmpty().isNotEqualTo(TEXT);
         assertThat(TEXT).startsWith(answer.openAiText());
         assertThat(answer.attempts()).isEqualTo("1");
-        assertThat(answer.target()).isEqualTo("a_openai");
-        assertThat(models(primary)).containsExactly("openai " + MockModels.cut(2));
+        assertThat(answer.target()).isEqualTo("a_" + from);
+        assertThat(models(primary)).containsExactly(from + " " + MockModels.cut(2));
         assertThat(fallback.requestCount()).as("requests at the fallback").isZero();
-        assertThat(attempts(gateway, answer)).containsExactly("1 a_openai " + MockModels.cut(2) + " FAILED 200");
+        // The exchange failed after its answer started: the attempt it failed on ends FAILED.
+        assertThat(attempts(gateway, answer)).containsExactly("1 a_" + from + " " + MockModels.cut(2) + " FAILED 200");
     }
 
     @ParameterizedTest(name = "streamed: {0}")
@@ -350,6 +365,23 @@ class FailoverTest
             "1 a_openai mock-error-429 FAILED 429",
             "2 a_openai mock-error-429 FAILED 429",
             "3 a_openai mock-error-429 ANSWERED 429");
+    }
+
+    @Test
+    void theRoutesTimeoutEndsAnAttemptStillWaitingWithA504AndMakesNoOther() throws Exception
+    {
+        long sent = System.nanoTime();
+        ChatAnswer answer = ChatAnswer.openAi(gateway, "deadline", false);
+
+        assertThat(answer.status()).as(answer.toString()).isEqualTo(504);
+        assertThat(answer.json().path("error").path("message").asText()).contains("the route's timeout of 200 ms passed");
+        assertThat(System.nanoTime() - sent).as("not before the timeout").isGreaterThanOrEqualTo(200_000_000L);
+        assertThat(answer.attempts()).isEqualTo("1");
+        assertThat(models(primary)).containsExactly("openai " + MockModels.HANG);
+        assertThat(fallback.requestCount()).as("requests at the fallback").isZero();
+        // The hanging request is abandoned upstream, not left open.
+        assertThat(primary.awaitAborted(1, Duration.ofSeconds(10))).as("the mock saw the request aborted").isTrue();
+        assertThat(attempts(gateway, answer)).containsExactly("1 a_openai " + MockModels.HANG + " CANCELLED 0");
     }
 
     // The official SDKs through a fallback to the other dialect.
