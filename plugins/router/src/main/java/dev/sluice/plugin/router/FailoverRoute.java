@@ -85,8 +85,8 @@ final class FailoverRoute
         RouteSettings.Retry retry = settings.retry();
         this.attempts = retry.attempts() != null ? retry.attempts() : Math.min(3, this.targets.length);
         this.retryOn = EnumSet.noneOf(FailureClass.class);
-        for (Object on : retry.on())
-            retryOn.add(FailureClass.parse((String)on, "on"));
+        for (String on : retry.on())
+            retryOn.add(FailureClass.parse(on, "on"));
         this.backoffInitial = retry.backoff().initial().toNanos();
         this.backoffMax = retry.backoff().max().toNanos();
         this.maxRetryAfter = retry.maxRetryAfter().toNanos();
@@ -359,7 +359,6 @@ final class FailoverRoute
             GatewayException error = GatewayException.of(failure);
             long now = System.nanoTime();
             TargetState target = targets[current];
-            attempt.fail(error);
             FailureClass kind = FailureClass.of(error, attempt.status());
             long retryAfter = kind == FailureClass.RATE_LIMITED ? retryAfterNanos(error) : 0;
             if (timedOut || deadline != 0 && deadline - now <= 0)
@@ -405,6 +404,9 @@ final class FailoverRoute
                 finish(error);
                 return;
             }
+            // Failed only when the exchange moves on: the attempt whose error the client gets ends with the exchange,
+            // as the one the answer came from (ANSWERED).
+            attempt.fail(error);
             if (delay <= 0)
             {
                 send(next, now);

@@ -64,18 +64,16 @@ public record RouteSettings(String balance, Retry retry, Hold stream, Eject ejec
      * @param backoff        the wait before trying the same target again; none before trying another target
      * @param maxRetryAfter  the longest provider {@code retry-after} waited for on the same target; default 10 s
      */
-    public record Retry(Integer attempts, List<Object> on, Backoff backoff, Duration maxRetryAfter)
+    public record Retry(Integer attempts, List<String> on, Backoff backoff, Duration maxRetryAfter)
     {
         /** Validates and fills the defaults (attempts stays {@code null}: it depends on the targets). */
         public Retry
         {
             if (attempts != null && (attempts < 1 || attempts > 10))
                 throw new IllegalArgumentException("attempts: value: " + attempts + " (expected: 1..10)");
-            // YAML reads a bare 429 as a number: the names are compared as text.
-            on = on == null ? List.of("connect", "timeout", "429", "5xx") : on.stream().map(String::valueOf)
-                .map(Object.class::cast).toList();
+            on = on == null ? List.of("connect", "timeout", "429", "5xx") : List.copyOf(on);
             for (int i = 0; i < on.size(); i++)
-                FailureClass.parse((String)on.get(i), "on[" + i + "]");
+                FailureClass.parse(on.get(i), "on[" + i + "]");
             backoff = backoff == null ? new Backoff(null, null) : backoff;
             maxRetryAfter = maxRetryAfter == null ? Duration.ofSeconds(10) : maxRetryAfter;
         }

@@ -17,9 +17,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Picks the exit of an exchange by its model; a route with {@code targets} hands it to its {@link FailoverRoute}. Routes are tried in config order and the first whose {@code when}
- * list matches wins; a route with an empty {@code when} matches every model. A route with {@code with.model}
- * sets the exchange's {@linkplain Exchange#targetModel(String) target model} (an alias) before taking its exit.
+ * Picks the exit of an exchange by its model; a route with {@code targets} hands it to its {@link FailoverRoute}.
+ * Routes are tried in config order and the first whose {@code when} list matches wins; a route with an empty
+ * {@code when} matches every model. A route with {@code with.model} sets the exchange's
+ * {@linkplain Exchange#targetModel(String) target model} (an alias) before taking its exit.
  * When no route matches, the binding's own {@code exit} is the fallback; without one the exchange fails with
  * {@link ErrorKind#NOT_FOUND} and no upstream is called.
  *

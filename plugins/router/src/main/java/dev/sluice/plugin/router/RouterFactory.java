@@ -2,6 +2,9 @@ package dev.sluice.plugin.router;
 
 import dev.sluice.api.config.ModelGlob;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
@@ -127,7 +130,7 @@ public final class RouterFactory implements ProxyBindingFactory
         if (route.with() != null)
             throw new ConfigException(route.path() + ".with", "unknown key (expected: with on each target of a route "
                 + "with targets)");
-        RouteSettings settings = Options.bind(route.settings(), RouteSettings.class, route.path());
+        RouteSettings settings = Options.bind(retryOnAsText(route.settings()), RouteSettings.class, route.path());
         if (route.targets().size() > 64)
             throw new ConfigException(route.path() + ".targets", "value: " + route.targets().size()
                 + " targets (expected: at most 64)");
@@ -143,6 +146,28 @@ public final class RouterFactory implements ProxyBindingFactory
         }
         states.sort(Comparator.comparingInt(s -> s.priority));
         return new FailoverRoute(route.path(), states, settings, options.attemptHeaders(), context.scheduler());
+    }
+
+    /**
+     * YAML reads the {@code 429} of {@code retry: { on: [ connect, 429 ] }} as a number, which names the failure as
+     * {@code "429"} does: integers there are taken as their text. Everything else is left to the strict binding.
+     */
+    private static JsonNode retryOnAsText(JsonNode settings)
+    {
+        JsonNode on = settings.path("retry").path("on");
+        boolean numbers = false;
+        for (JsonNode value : on)
+            numbers |= value.isIntegralNumber();
+        if (!numbers)
+            return settings;
+        ObjectNode copy = settings.deepCopy();
+        ArrayNode list = (ArrayNode)copy.get("retry").get("on");
+        for (int i = 0; i < list.size(); i++)
+        {
+            if (list.get(i).isIntegralNumber())
+                list.set(i, TextNode.valueOf(list.get(i).asText()));
+        }
+        return copy;
     }
 
     private static RouterOptions bindOptions(BindingConfig config)
