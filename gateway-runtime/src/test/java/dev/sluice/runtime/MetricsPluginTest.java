@@ -607,7 +607,9 @@ class MetricsPluginTest
         Exposition e = awaitRequests(6);
 
         assertThat(e.value("sluice_upstream_attempts_total", "route", "south_openai", "result", "answered")).isEqualTo(4);
-        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_failing", "result", "failed")).isEqualTo(3);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_failing", "result", "failed")).isEqualTo(2);
+        assertThat(e.value("sluice_upstream_attempts_total", "route", "south_failing", "result", "answered"))
+            .as("the retry the budget refused: the client's answer is this attempt's error").isEqualTo(1);
         assertThat(e.value("sluice_upstream_attempts_total", "route", "south_anthropic", "result", "failed")).isEqualTo(1);
         assertThat(e.sum("sluice_upstream_attempts_total")).as("one per upstream request").isEqualTo(8);
         assertThat(e.labelValues("sluice_upstream_attempts_total", "result")).containsExactlyInAnyOrder("answered", "failed");

@@ -447,22 +447,20 @@ class TracingPluginTest
     }
 
     @Test
-    void aRetryRefusedByTheBudgetMarksTheSpanAndExportsItsOneFailedAttempt() throws Exception
+    void aRetryRefusedByTheBudgetMarksTheSpanWhoseOneAttemptIsTheAnswer() throws Exception
     {
         ContentResponse r = chat("/v1/chat/completions", "strict/gpt-4o", null);
         assertThat(r.getStatus()).isEqualTo(500);
 
         Received exchange = receiver.await(r.getHeaders().get("x-request-id"));
 
-        assertThat(exchange.attributes()).containsEntry("sluice.attempts", 1L)
-            .containsEntry("sluice.retry_refused", "budget")
-            .containsEntry("error.type", "upstream_error");
-        List<Received> attempts = receiver.childrenOf(exchange);
-        assertThat(attempts).hasSize(1);
-        assertThat(attempts.get(0).attributes()).containsEntry("sluice.attempt.result", "failed")
-            .containsEntry("sluice.attempt.target", "south_failing")
-            .containsEntry("http.response.status_code", 500L);
-        assertThat(receiver.spans()).hasSize(2);
+        // The client's answer is the one attempt's error: the exchange's span says it all, with the refusal.
+        assertThat(exchange.attributes()).containsEntry("sluice.retry_refused", "budget")
+            .containsEntry("error.type", "upstream_error")
+            .containsEntry("sluice.route", "south_failing")
+            .doesNotContainKey("sluice.attempts");
+        assertThat(receiver.childrenOf(exchange)).isEmpty();
+        assertThat(receiver.spans()).hasSize(1);
     }
 
     private static ContentResponse chat(String path, String model, String traceparent) throws Exception

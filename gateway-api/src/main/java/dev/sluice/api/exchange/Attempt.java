@@ -78,7 +78,10 @@ public interface Attempt
     /** @return the HTTP status the upstream answered this attempt with, or 0 if no response head arrived */
     int status();
 
-    /** @return what went wrong, or {@code null} for a success or while pending */
+    /**
+     * @return what went wrong, or {@code null}: a success, while pending, and a {@link Result#CANCELLED} attempt
+     *         (given up, not failed: its message says why)
+     */
     ErrorKind errorKind();
 
     /** @return the client-safe message of its failure, or {@code null} */

@@ -187,7 +187,7 @@ public final class TestAttempt implements Attempt
     @Override
     public void cancel(Throwable cause)
     {
-        end(Result.CANCELLED, ErrorKind.UPSTREAM_UNAVAILABLE, "attempt cancelled");
+        end(Result.CANCELLED, null, "cancelled: " + (cause == null ? null : cause.getMessage()));
     }
 
     private void end(Result how, ErrorKind kind, String message)

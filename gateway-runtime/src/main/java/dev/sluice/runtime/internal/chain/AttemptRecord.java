@@ -149,7 +149,7 @@ final class AttemptRecord implements Attempt
     public void fail(Throwable failure)
     {
         GatewayException error = GatewayException.of(failure);
-        end(Result.FAILED, error.kind(), error.getMessage());
+        end(Result.FAILED, error.kind(), error.getMessage(), System.nanoTime());
     }
 
     @Override
@@ -157,7 +157,8 @@ final class AttemptRecord implements Attempt
     {
         Throwable why = cause == null ? new IllegalStateException("attempt cancelled") : cause;
         List<Consumer<Throwable>> toRun = exchange.takeAbortListeners(this);
-        if (!end(Result.CANCELLED, ErrorKind.UPSTREAM_UNAVAILABLE, "attempt cancelled"))
+        // Nothing went wrong upstream: the attempt was given up (the result says so), so it has no error kind.
+        if (!end(Result.CANCELLED, null, "cancelled: " + why.getMessage(), System.nanoTime()))
             return;
         if (toRun != null)
         {
@@ -166,12 +167,15 @@ final class AttemptRecord implements Attempt
         }
     }
 
-    /** @return whether this call ended the attempt (the first end wins) */
-    boolean end(Result result, ErrorKind kind, String message)
+    /**
+     * @param nanos when it ended ({@link System#nanoTime()})
+     * @return whether this call ended the attempt (the first end wins)
+     */
+    boolean end(Result result, ErrorKind kind, String message, long nanos)
     {
         if (!STATE.compareAndSet(this, PENDING, ENDING))
             return false;
-        endNanos = System.nanoTime();
+        endNanos = nanos;
         errorKind = kind;
         errorMessage = message;
         state = result.ordinal();

@@ -267,7 +267,7 @@ public final class DefaultExchange implements Exchange
         AttemptRecord previous = current();
         if (previous != null && previous.pending())
             previous.end(Attempt.Result.FAILED, previous.status() == 0 ? ErrorKind.UPSTREAM_UNAVAILABLE
-                : ErrorKind.UPSTREAM_ERROR, "superseded by a later attempt");
+                : ErrorKind.UPSTREAM_ERROR, "superseded by a later attempt", System.nanoTime());
         AttemptRecord a;
         synchronized (abortLock)
         {
@@ -339,19 +339,19 @@ public final class DefaultExchange implements Exchange
     }
 
     /**
-     * The exchange is over: its last attempt, if still pending, ends with it — answered when the answer was written,
-     * failed when it failed, cancelled when the client left.
+     * The exchange is over: its last attempt, if still pending, ends with it (at {@code endNanos}, the exchange's end) —
+     * answered when the answer was written, failed when it failed, cancelled when the client left.
      */
-    public void endAttempts(Completion.Outcome outcome, ErrorKind kind, String message)
+    public void endAttempts(Completion.Outcome outcome, ErrorKind kind, String message, long endNanos)
     {
         AttemptRecord a = current();
         if (a == null || !a.pending())
             return;
         switch (outcome)
         {
-            case COMPLETED -> a.end(Attempt.Result.ANSWERED, kind, message);
-            case FAILED -> a.end(Attempt.Result.FAILED, kind, message);
-            case CLIENT_GONE -> a.cancel(new IllegalStateException("client gone"));
+            case COMPLETED -> a.end(Attempt.Result.ANSWERED, kind, message, endNanos);
+            case FAILED -> a.end(Attempt.Result.FAILED, kind, message, endNanos);
+            case CLIENT_GONE -> a.cancel(new IllegalStateException("the client went away"));
         }
     }
 

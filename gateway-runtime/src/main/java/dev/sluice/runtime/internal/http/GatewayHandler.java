@@ -546,7 +546,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             if (e != null)
             {
                 e.mark(Stage.RESPONSE_END, end);
-                e.endAttempts(how, errorKind(), errorMessage());
+                e.endAttempts(how, errorKind(), errorMessage(), end);
                 if (stageStats != null && how == Outcome.COMPLETED)
                     stageStats.record(e);
                 e.completed(this);

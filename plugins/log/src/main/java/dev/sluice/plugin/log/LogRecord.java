@@ -134,11 +134,10 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
             Attempt last = exchange.attempt();
             // The last attempt's number is how many there were: one that answered alone is the line's own fields.
             if (last != null && (last.number() > 1 || last.result() != Attempt.Result.ANSWERED))
-            {
                 attempts = attempts(exchange.attempts(), arrival, arrivalMillis, end);
-                if (exchange.attribute(RETRY_REFUSED) instanceof String refused)
-                    retryRefused = refused;
-            }
+            // A refused retry leaves the one attempt as the answer: the refusal is said whatever the attempts.
+            if (last != null && exchange.attribute(RETRY_REFUSED) instanceof String refused)
+                retryRefused = refused;
             if (bodies)
             {
                 request = Body.of(exchange.body(), maxBody);
@@ -211,9 +210,9 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
 
     /**
      * Writes this record as one JSON object, without the line's end. Every field is always there (null when unknown),
-     * except the body fields, present only for exchanges whose route logs bodies, and {@code attempts} and
-     * {@code retry_refused}, present only for exchanges with several attempts or one that did not answer (see the class
-     * comment); README "Request log" defines each.
+     * except the body fields, present only for exchanges whose route logs bodies, {@code attempts}, present only for
+     * exchanges with several attempts or one that did not answer (see the class comment), and {@code retry_refused},
+     * present only when a router refused a retry; README "Request log" defines each.
      *
      * <p>{@code attempts} is an array with one object per attempt, in order: {@code target}, {@code model},
      * {@code start} (ISO-8601 UTC, as {@code time}), {@code duration_us}, {@code status} (absent when no response head

@@ -215,7 +215,7 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
             if (last.result() == Attempt.Result.ANSWERED && first != null && !first.equals(last.target()))
                 attemptSeries(last.target()).fallbacks().inc();
         }
-        if (last.result() != Attempt.Result.ANSWERED && "budget".equals(exchange.attribute(RETRY_REFUSED)))
+        if ("budget".equals(exchange.attribute(RETRY_REFUSED)))
             metrics.retryBudgetRefusals.inc();
     }
 

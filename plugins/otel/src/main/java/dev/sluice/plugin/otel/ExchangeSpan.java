@@ -181,12 +181,15 @@ final class ExchangeSpan implements CompletionListener
     private void attempts(Exchange exchange, long end)
     {
         Attempt last = exchange.attempt();
-        if (last == null || last.number() == 1 && last.result() == Attempt.Result.ANSWERED)
+        if (last == null)
+            return;
+        // A refused retry leaves the one attempt as the answer: the refusal is said whatever the attempts.
+        if (exchange.attribute(RETRY_REFUSED) instanceof String refused)
+            span.setAttribute(SpanAttributes.RETRY_REFUSED, refused);
+        if (last.number() == 1 && last.result() == Attempt.Result.ANSWERED)
             return;
         List<Attempt> attempts = exchange.attempts();
         span.setAttribute(SpanAttributes.ATTEMPTS, attempts.size());
-        if (exchange.attribute(RETRY_REFUSED) instanceof String refused)
-            span.setAttribute(SpanAttributes.RETRY_REFUSED, refused);
         Context parent = Context.root().with(span);
         for (Attempt a : attempts)
             attemptSpan(a, parent, end);
