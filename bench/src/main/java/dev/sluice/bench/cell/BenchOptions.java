@@ -52,8 +52,10 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
     /** The usage text. */
     public static final String USAGE = """
         usage: bench/run [CELL ...|all] [options]        (bench/run builds first; --no-build skips that)
-          CELL              S1-1k S1-5k S1-h2c S3-stream S2-large X1-cross X1-cross-rev X1-cross-stream X1-cross-stream-rev
-                    R404 R401 L1500-inflight C64 SAT IDLE, or all (default)
+          CELL              S1-1k S1-5k S1-5k-guard S1-5k-obs S1-5k-cache-miss S1-5k-cache-hit S1-5k-targets
+                            S1-5k-ejected S1-h2c S3-stream S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev
+                            X1-cross-stream X1-cross-stream-rev R404 R401 L1500-inflight C64 SAT IDLE, or all (default);
+                            --list describes each
           --reps N          repetitions per cell, medians reported (default 3)
           --quick           smoke test: 2 s warm-up + 5 s window (ladder steps 1 s + 3 s)
           --warmup S        warm-up seconds of an ordinary run (default 5)
@@ -76,11 +78,12 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           --nginx-workers N nginx worker_processes (default 1 when pinned, else auto = one per core)
           --no-haproxy      do not measure the HAProxy byte pipe
           --no-jetty-proxy  do not measure the bare Jetty 12 reverse proxy
-          --pair            the plugin cells (S1-5k-obs, S1-5k-cache-miss, S1-5k-cache-hit, S1-5k-guard) run paired:
-                            each repetition starts the cell's gateway and a baseline gateway with S1-5k's config (both on
-                            core 1), loads both in the same window at half the rate each, requests alternating, and
-                            reports the paired cost = gateway − baseline (p50, p90, p99, CPU/req); no evidence spans
-                            for them; other cells run as usual
+          --pair            the cells with a baseline run paired: the plugin cells (S1-5k-obs, S1-5k-cache-miss,
+                            S1-5k-cache-hit, S1-5k-guard) and the route cells S1-5k-targets and S1-5k-ejected against
+                            S1-5k's config, S3-stream-targets against S3-stream's: each repetition starts the cell's
+                            gateway and a baseline gateway (both on core 1), loads both in the same window at half the
+                            rate each, requests alternating, and reports the paired cost = gateway − baseline (p50, p90,
+                            p99, CPU/req; streams also TTFT); no evidence spans for them; other cells run as usual
           --stages off|on|auto  the gateway's per-stage table (default off: it is a diagnostic the gateway does not
                             run by default, and recording it costs CPU; auto = on if the config key is accepted)
           --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)

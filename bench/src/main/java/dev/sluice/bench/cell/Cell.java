@@ -83,10 +83,43 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
         return "S1-5k-obs".equals(name);
     }
 
+    /**
+     * @return how the router reaches the mock in this cell: one exit, or a route with targets whose cost the cell
+     *         measures (S1-5k-targets, S3-stream-targets: two weighted targets; S1-5k-ejected: an ejected primary)
+     */
+    Route route()
+    {
+        return switch (name)
+        {
+            case "S1-5k-targets", "S3-stream-targets" -> Route.WEIGHTED_TARGETS;
+            case "S1-5k-ejected" -> Route.EJECTED_PRIMARY;
+            default -> Route.EXIT;
+        };
+    }
+
     /** @return whether the gateway translates between two dialects in this cell */
     boolean translates()
     {
         return !client.equals(provider);
+    }
+
+    /** How the router reaches the mock. */
+    enum Route
+    {
+        /** {@code exit: south}: the route's one client binding. */
+        EXIT,
+        /**
+         * {@code targets}: {@code south} (weight 3) and {@code south_b} (weight 1), two client bindings with the same
+         * options, both to the mock; a stream is held until its first content (the default).
+         */
+        WEIGHTED_TARGETS,
+        /**
+         * {@code targets}: {@code south_down} at priority 0, a client binding to {@link Ports#refused()}, and
+         * {@code south} at priority 1; {@code eject: { consecutive: 1, base: 5m, max: 5m }} and
+         * {@code retry: { attempts: 2 }}, so that the first request's refused connection ejects the primary for five
+         * minutes and every later request skips it without a connection attempt.
+         */
+        EJECTED_PRIMARY
     }
 
     /** How a cell is run. */

@@ -256,6 +256,7 @@ final class CellRunner implements AutoCloseable
         if (cell.upstreamMaxConnections() != 512)
             notes.add("the gateway's upstream pool is " + cell.upstreamMaxConnections() + " connections (not 512): " +
                 "every request in flight needs its own HTTP/1.1 connection to the mock");
+        routeNotes(cell, notes);
         if (cell.kind() == Cell.Kind.REFUSAL)
             notes.add("success = a " + cell.refusalStatus() + " answer (" + (cell.virtualKeys()
                 ? "the unknown key is rejected by a keys binding holding one key, in front of the router"
@@ -270,6 +271,27 @@ final class CellRunner implements AutoCloseable
             notes.add("closed loop: latencies are per request with no schedule (lateness does not apply)");
         if (o.pair())
             pairNotes(cell, notes);
+    }
+
+    private static void routeNotes(Cell cell, List<String> notes)
+    {
+        switch (cell.route())
+        {
+            case WEIGHTED_TARGETS -> notes.add("route: two targets, `south` (weight 3) and `south_b` (weight 1), client " +
+                "bindings with the same options to the mock, each with its own upstream pool of " +
+                cell.upstreamMaxConnections() + " connections" + (cell.stream() ? "; each stream held until its first " +
+                "content (`stream: { commit: first_content }`)" : ""));
+            case EJECTED_PRIMARY -> notes.add("route: `south_down` (priority 0) to 127.0.0.1:" + Ports.refused() +
+                ", a port the bench holds bound and never listens on (every connection refused), and `south` " +
+                "(priority 1) to the mock; `eject: { consecutive: 1, base: 5m, max: 5m }`, `retry: { attempts: 2 }`: " +
+                "the priming's first requests eject the primary (those sent before the first refusal came back try " +
+                "it too), and every later request skips it without a connection attempt. A gateway living longer than " +
+                "5 minutes (a --jvm-warmup of about 4 minutes or more) would let one request probe it again");
+            default ->
+            {
+                // One exit: nothing to say.
+            }
+        }
     }
 
     private void pairNotes(Cell cell, List<String> notes)

@@ -52,12 +52,22 @@ final class Cells
             false, null));
         add(new Cell("S1-5k-cache-hit", Cell.Kind.OPEN, "S1-5k through a cache binding, every request the same: hits",
             5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
+        // What a route with targets costs over one exit: a weighted pick between two client bindings to the same mock,
+        // and a primary ejected for the whole run, skipped on every request for its priority-1 fallback.
+        add(new Cell("S1-5k-targets", Cell.Kind.OPEN, "S1-5k through a route with two weighted targets (3:1), both to the "
+            + "mock", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
+        add(new Cell("S1-5k-ejected", Cell.Kind.OPEN, "S1-5k through a route whose primary (a refused port) is ejected "
+            + "after the first request: every request skips it for the fallback, the mock", 5000, l0, SMALL_BODY, false,
+            false, 512, 0, 512, false, null));
         add(new Cell("S1-h2c", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, h2c on both sides (4 connections)", 5000,
             l0, SMALL_BODY, false, true, 4, 0, 512, true, null));
         add(new Cell("S3-stream", Cell.Kind.OPEN, "500 streams/s, LS (first event 200 ms, then 10 × 20 ms), HTTP/1.1",
             500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, true, null));
         add(new Cell("S3-stream-cache", Cell.Kind.OPEN, "S3-stream through a cache binding, every stream recorded and "
             + "stored (Cache-Control: no-cache)", 500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, false, null));
+        add(new Cell("S3-stream-targets", Cell.Kind.OPEN, "S3-stream through a route with two weighted targets (3:1), "
+            + "both to the mock, each stream held until its first content", 500, MockProfile.LS, SMALL_BODY, true, false,
+            1024, 0, 512, false, null));
         add(new Cell("S2-large", Cell.Kind.OPEN, "100 KB prompts, 500 req/s, L0, HTTP/1.1", 500, l0, LARGE_BODY, false,
             false, 256, 0, 512, false, null));
         // Issue 4's translation cells: the direct run speaks the provider's dialect to the mock.
@@ -138,9 +148,10 @@ final class Cells
     }
 
     /**
-     * The cell whose gateway config is {@code cell}'s without its plugins: what {@code --pair} runs next to it, in the
-     * same window, to measure what the plugins cost. The four S1-5k plugin cells have S1-5k (no cache, no log or
-     * metrics, no keys, limits or guard; the same load, mock and upstream pool).
+     * The cell whose gateway config is {@code cell}'s without what the cell measures: what {@code --pair} runs next to
+     * it, in the same window, to measure what that costs. The S1-5k plugin cells and the S1-5k route cells have S1-5k
+     * (no cache, no log or metrics, no keys, limits or guard, one exit instead of targets; the same load, mock and
+     * upstream pool); S3-stream-targets has S3-stream.
      *
      * @param cell a cell
      * @return its baseline, or null when it has none (it then runs as usual under {@code --pair})
@@ -149,7 +160,9 @@ final class Cells
     {
         return switch (cell.name())
         {
-            case "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard" -> ALL.get("S1-5k");
+            case "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard", "S1-5k-targets", "S1-5k-ejected" ->
+                ALL.get("S1-5k");
+            case "S3-stream-targets" -> ALL.get("S3-stream");
             default -> null;
         };
     }

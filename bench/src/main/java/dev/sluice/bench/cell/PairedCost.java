@@ -4,17 +4,19 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What a cell's plugins cost, measured paired ({@code --pair}): the cell's gateway minus a baseline gateway with the
- * same chain but the plugins ({@link Cells#baseline(Cell)}), two processes loaded in the same window, half the rate
- * each, their requests alternating. Both meet the same machine at the same moment, so the noise that moves one
- * repetition against the next (the machine, the mock, the generator) largely cancels out of the difference, where
- * comparing two cells run minutes apart keeps all of it.
+ * What a cell's plugins or route cost, measured paired ({@code --pair}): the cell's gateway minus a baseline gateway
+ * with the same chain but what the cell measures ({@link Cells#baseline(Cell)}), two processes loaded in the same
+ * window, half the rate each, their requests alternating. Both meet the same machine at the same moment, so the noise
+ * that moves one repetition against the next (the machine, the mock, the generator) largely cancels out of the
+ * difference, where comparing two cells run minutes apart keeps all of it.
  *
  * @param latency         gateway − baseline, percentile by percentile (µs); a negative value is a plugin that saves
  *                        time (a cache hit) or a difference below the noise, shown as it is
+ * @param ttft            streams: gateway − baseline time to first event, percentile by percentile (µs); null when the
+ *                        cell does not stream
  * @param cpuUsPerRequest gateway − baseline CPU per request (µs), or null when either process' CPU is unknown
  */
-record PairedCost(Percentiles latency, Double cpuUsPerRequest)
+record PairedCost(Percentiles latency, Percentiles ttft, Double cpuUsPerRequest)
 {
     /**
      * @param gateway the cell's gateway run
@@ -28,7 +30,8 @@ record PairedCost(Percentiles latency, Double cpuUsPerRequest)
             return null;
         Double cpu = gateway.cpuUsPerRequest() == null || baseline.cpuUsPerRequest() == null ? null :
             gateway.cpuUsPerRequest() - baseline.cpuUsPerRequest();
-        return new PairedCost(gateway.latency().minus(baseline.latency()), cpu);
+        Percentiles ttft = gateway.ttft() == null ? null : gateway.ttft().minus(baseline.ttft());
+        return new PairedCost(gateway.latency().minus(baseline.latency()), ttft, cpu);
     }
 
     /**
@@ -38,16 +41,18 @@ record PairedCost(Percentiles latency, Double cpuUsPerRequest)
     static PairedCost median(List<PairedCost> all)
     {
         List<Percentiles> latencies = new ArrayList<>();
+        List<Percentiles> ttfts = new ArrayList<>();
         List<Double> cpus = new ArrayList<>();
         for (PairedCost p : all)
         {
             if (p == null)
                 continue;
             latencies.add(p.latency());
+            ttfts.add(p.ttft());
             cpus.add(p.cpuUsPerRequest());
         }
         if (latencies.isEmpty())
             return null;
-        return new PairedCost(Percentiles.median(latencies), Stats.median(cpus));
+        return new PairedCost(Percentiles.median(latencies), Percentiles.median(ttfts), Stats.median(cpus));
     }
 }

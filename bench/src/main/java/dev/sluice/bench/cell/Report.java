@@ -27,12 +27,12 @@ public final class Report
     /** How {@code --pair} measures, as the report says it. */
     static final String PAIRED_METHOD = "Paired cost (`--pair`) = gateway − baseline, per repetition, then the median " +
         "over repetitions. Each repetition starts two gateway processes from the same distribution, `gateway` (the " +
-        "cell's config) and `baseline` (the same chain without the cell's plugins: S1-5k's config), both on the " +
-        "gateway's core, primes each in turn, then loads both in the same window, each at half the cell's rate and " +
-        "half its connections, with the same request, the baseline's schedule offset by half an interval so that " +
-        "their requests alternate (gateway, baseline, gateway, …) and never arrive at the same instant. Each process' " +
-        "CPU, RSS and GC are its own, over the same window. The direct run follows at the cell's full rate; both " +
-        "processes' overheads are over it.";
+        "cell's config) and `baseline` (the same chain without what the cell measures, its plugins or its route's " +
+        "targets: S1-5k's or S3-stream's config), both on the gateway's core, primes each in turn, then loads both " +
+        "in the same window, each at half the cell's rate and half its connections, with the same request, the " +
+        "baseline's schedule offset by half an interval so that their requests alternate (gateway, baseline, gateway, " +
+        "…) and never arrive at the same instant. Each process' CPU, RSS and GC are its own, over the same window. The " +
+        "direct run follows at the cell's full rate; both processes' overheads are over it.";
 
     private Report()
     {
@@ -197,10 +197,16 @@ public final class Report
         return md.toString();
     }
 
-    /** @return e.g. {@code 12 µs / 9 µs}: a paired cost's p50 and CPU per request, or {@link Fmt#NONE} */
+    /**
+     * @return e.g. {@code 12 µs / 9 µs}: a paired cost's p50 and CPU per request, or {@link Fmt#NONE}; for a stream,
+     *         whose answer takes the mock's scripted time, the p50 of its time to first event ({@code TTFT 3 µs / 2 µs})
+     */
     private static String pairedP50AndCpu(PairedCost p)
     {
-        return p == null ? Fmt.NONE : Fmt.us(p.latency().p50()) + " / " + Fmt.us(p.cpuUsPerRequest());
+        if (p == null)
+            return Fmt.NONE;
+        String p50 = p.ttft() == null ? Fmt.us(p.latency().p50()) : "TTFT " + Fmt.us(p.ttft().p50());
+        return p50 + " / " + Fmt.us(p.cpuUsPerRequest());
     }
 
     private static String flagNames(CellResult c)
@@ -473,27 +479,43 @@ public final class Report
         overheadTable(md, c, Overhead::gaps);
     }
 
-    /** The paired cost of each repetition and their median, with how it was measured. */
+    /**
+     * The paired cost of each repetition and their median, with how it was measured; a streamed cell also has its time
+     * to first event's.
+     */
     private static void paired(StringBuilder md, CellResult c)
     {
-        md.append("Paired cost: what the cell's plugins cost, gateway − baseline per repetition and the median (two " +
-            "processes, same window, interleaved schedules, half the rate each; the method is described at the top):\n\n");
-        md.append("| rep | p50 | p90 | p99 | CPU/req |\n|---|---:|---:|---:|---:|\n");
+        boolean stream = c.reps().stream().anyMatch(r -> r.steps().stream()
+            .anyMatch(s -> s.paired() != null && s.paired().ttft() != null));
+        md.append("Paired cost: what the cell's plugins or route cost, gateway − baseline per repetition and the median " +
+            "(two processes, same window, interleaved schedules, half the rate each; the method is described at the " +
+            "top):\n\n");
+        md.append("| rep | p50 | p90 | p99 | CPU/req |").append(stream ? " TTFT p50 | TTFT p99 |" : "")
+            .append("\n|---|---:|---:|---:|---:|").append(stream ? "---:|---:|" : "").append("\n");
         for (Rep rep : c.reps())
         {
             Step step = rep.headlineStep("gateway");
-            md.append("| r").append(rep.rep()).append(" | ").append(pairedRow(step == null ? null : step.paired()))
+            md.append("| r").append(rep.rep()).append(" | ").append(pairedRow(step == null ? null : step.paired(), stream))
                 .append(" |\n");
         }
-        md.append("| **median** | ").append(pairedRow(c.paired())).append(" |\n\n");
+        md.append("| **median** | ").append(pairedRow(c.paired(), stream)).append(" |\n\n");
     }
 
-    private static String pairedRow(PairedCost p)
+    private static String pairedRow(PairedCost p, boolean stream)
     {
-        if (p == null)
-            return String.join(" | ", List.of(Fmt.NONE, Fmt.NONE, Fmt.NONE, Fmt.NONE));
-        Percentiles l = p.latency();
-        return Fmt.us(l.p50()) + " | " + Fmt.us(l.p90()) + " | " + Fmt.us(l.p99()) + " | " + Fmt.us(p.cpuUsPerRequest());
+        List<String> cells = new ArrayList<>();
+        Percentiles l = p == null ? null : p.latency();
+        Percentiles ttft = p == null ? null : p.ttft();
+        cells.add(l == null ? Fmt.NONE : Fmt.us(l.p50()));
+        cells.add(l == null ? Fmt.NONE : Fmt.us(l.p90()));
+        cells.add(l == null ? Fmt.NONE : Fmt.us(l.p99()));
+        cells.add(p == null ? Fmt.NONE : Fmt.us(p.cpuUsPerRequest()));
+        if (stream)
+        {
+            cells.add(ttft == null ? Fmt.NONE : Fmt.us(ttft.p50()));
+            cells.add(ttft == null ? Fmt.NONE : Fmt.us(ttft.p99()));
+        }
+        return String.join(" | ", cells);
     }
 
     private static void overheadTable(StringBuilder md, CellResult c, Function<Overhead, Percentiles> which)

@@ -16,11 +16,16 @@ final class Targets
     /** A stop reason of SAT's ladder that starts like this means the direct run failed first. */
     static final String HARNESS_LIMIT = "harness limit";
     /**
-     * The plugin cells' targets (issues 10 and 11) on the paired cost's p50, µs over the baseline in the same window:
-     * judged when the cell ran paired ({@code --pair}).
+     * The plugin cells' targets (issues 10 and 11) and the route cells' on the paired cost's p50, µs over the baseline
+     * in the same window: judged when the cell ran paired ({@code --pair}). S1-5k-targets: a weighted pick between two
+     * targets; S1-5k-ejected: the fallback's answer within a direct route's to it + 20 µs, the ejected primary skipped.
      */
     static final Map<String, Double> PAIRED_P50_MICROS = Map.of("S1-5k-guard", 10.0, "S1-5k-obs", 10.0,
-        "S1-5k-cache-miss", 15.0);
+        "S1-5k-cache-miss", 15.0, "S1-5k-targets", 5.0, "S1-5k-ejected", 20.0);
+    /** The route cells' targets on the paired cost's CPU per request, µs over the baseline: judged when paired. */
+    static final Map<String, Double> PAIRED_CPU_MICROS = Map.of("S1-5k-targets", 5.0, "S1-5k-ejected", 5.0);
+    /** The streamed route cell's target on the paired cost's time to first event at p50, µs: judged when paired. */
+    static final Map<String, Double> PAIRED_TTFT_P50_MICROS = Map.of("S3-stream-targets", 20.0);
 
     private Targets()
     {
@@ -91,6 +96,20 @@ final class Targets
                     + Fmt.us(limit) + ")"), Fmt.us(over == null ? null : over.p50()),
                     over == null || limit == null ? null : over.p50() <= limit));
             }
+            case "S1-5k-targets", "S1-5k-ejected" ->
+            {
+                // Every request answered: a failover that failed would show as 502s here.
+                checks.add(zeroErrors(gw));
+                if (!c.ranPaired())
+                    overS15k(c, others.get("S1-5k"), PAIRED_P50_MICROS.get(c.cell()), PAIRED_CPU_MICROS.get(c.cell()),
+                        checks);
+            }
+            case "S3-stream-targets" ->
+            {
+                checks.add(zeroErrors(gw));
+                if (!c.ranPaired())
+                    overS3Stream(c, others.get("S3-stream"), PAIRED_TTFT_P50_MICROS.get(c.cell()), checks);
+            }
             case "R404", "R401" -> checkR404(c, gw, checks);
             case "L1500-inflight" ->
             {
@@ -157,14 +176,59 @@ final class Targets
                 // Cells without a target.
             }
         }
-        Double pairedLimit = PAIRED_P50_MICROS.get(c.cell());
-        if (pairedLimit != null && c.ranPaired())
-        {
-            Double p50 = c.paired() == null ? null : c.paired().latency().p50();
-            checks.add(new Check("paired cost p50 (gateway − baseline, same window)", "≤ " + Fmt.us(pairedLimit),
-                Fmt.us(p50), p50 == null ? null : p50 <= pairedLimit));
-        }
+        if (c.ranPaired())
+            checkPaired(c, checks);
         return checks;
+    }
+
+    /** The paired cost's targets of a cell that ran paired: p50, time to first event at p50, CPU per request. */
+    private static void checkPaired(CellResult c, List<Check> checks)
+    {
+        PairedCost paired = c.paired();
+        Double p50Limit = PAIRED_P50_MICROS.get(c.cell());
+        if (p50Limit != null)
+            checks.add(atMost("paired cost p50 (gateway − baseline, same window)", p50Limit,
+                paired == null ? null : paired.latency().p50()));
+        Double ttftLimit = PAIRED_TTFT_P50_MICROS.get(c.cell());
+        if (ttftLimit != null)
+            checks.add(atMost("paired cost TTFT p50 (gateway − baseline, same window)", ttftLimit,
+                paired == null || paired.ttft() == null ? null : paired.ttft().p50()));
+        Double cpuLimit = PAIRED_CPU_MICROS.get(c.cell());
+        if (cpuLimit != null)
+            checks.add(atMost("paired cost CPU per request (gateway − baseline, same window)", cpuLimit,
+                paired == null ? null : paired.cpuUsPerRequest()));
+    }
+
+    /**
+     * A route cell run without {@code --pair}: its overhead p50 and CPU per request against S1-5k's of the same session,
+     * the paired targets' margins over S1-5k's figures (two cells minutes apart: the noise is in the comparison).
+     */
+    private static void overS15k(CellResult c, CellResult s1, double p50Margin, double cpuMargin, List<Check> checks)
+    {
+        Percentiles over = c.latencyOverhead("gateway");
+        Percentiles s1Over = s1 == null ? null : s1.latencyOverhead("gateway");
+        Double limit = s1Over == null ? null : s1Over.p50() + p50Margin;
+        checks.add(new Check("overhead p50", "≤ S1-5k's + " + Fmt.us(p50Margin) + (s1 == null ? " (S1-5k not run)" :
+            " (" + Fmt.us(limit) + ")"), Fmt.us(over == null ? null : over.p50()),
+            over == null || limit == null ? null : over.p50() <= limit));
+        Double cpu = c.gateway() == null ? null : c.gateway().cpuUsPerRequest();
+        Double s1Cpu = s1 == null || s1.gateway() == null ? null : s1.gateway().cpuUsPerRequest();
+        Double cpuLimit = s1Cpu == null ? null : s1Cpu + cpuMargin;
+        checks.add(new Check("gateway CPU per request", "≤ S1-5k's + " + Fmt.us(cpuMargin) + (s1 == null ?
+            " (S1-5k not run)" : " (" + Fmt.us(cpuLimit) + ")"), Fmt.us(cpu),
+            cpu == null || cpuLimit == null ? null : cpu <= cpuLimit));
+    }
+
+    /** S3-stream-targets run without {@code --pair}: its TTFT overhead p50 against S3-stream's of the same session. */
+    private static void overS3Stream(CellResult c, CellResult s3, double margin, List<Check> checks)
+    {
+        Overhead o = c.overhead().get("gateway");
+        Percentiles ttft = o == null ? null : o.ttft();
+        Overhead s3Over = s3 == null ? null : s3.overhead().get("gateway");
+        Double limit = s3Over == null || s3Over.ttft() == null ? null : s3Over.ttft().p50() + margin;
+        checks.add(new Check("TTFT overhead p50", "≤ S3-stream's + " + Fmt.us(margin) + (s3 == null ?
+            " (S3-stream not run)" : " (" + Fmt.us(limit) + ")"), Fmt.us(ttft == null ? null : ttft.p50()),
+            ttft == null || limit == null ? null : ttft.p50() <= limit));
     }
 
     private static void checkR404(CellResult c, TargetSummary gw, List<Check> checks)

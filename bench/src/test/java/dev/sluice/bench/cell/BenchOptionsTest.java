@@ -24,7 +24,18 @@ class BenchOptionsTest
         assertThat(o.nginx()).isTrue();
         assertThat(o.mockPort()).isZero();
         assertThat(o.dist().endsWith(Path.of("gateway-runtime/target/sluice"))).isTrue();
-        assertThat(Cells.select(o.cells())).hasSize(20);
+        assertThat(Cells.select(o.cells())).hasSize(23);
+    }
+
+    @Test
+    void theHelpNamesEveryCell()
+    {
+        String cellsHelp = BenchOptions.USAGE.substring(BenchOptions.USAGE.indexOf("CELL"),
+            BenchOptions.USAGE.indexOf("--reps"));
+        for (Cell cell : Cells.all())
+        {
+            assertThat(cellsHelp).as(cell.name()).containsPattern("(?<![\\w-])" + cell.name() + "(?![\\w-])");
+        }
     }
 
     @Test
@@ -46,7 +57,8 @@ class BenchOptionsTest
         assertThat(o.pair()).isTrue();
         assertThat(o.cells()).containsExactly("S1-5k-cache-miss");
         assertThat(o.quick()).isTrue();
-        assertThat(BenchOptions.USAGE).contains("--pair").contains("paired cost = gateway − baseline");
+        assertThat(BenchOptions.USAGE).contains("--pair").contains("paired cost = gateway − baseline")
+            .contains("S1-5k-targets and S1-5k-ejected").contains("S3-stream-targets against S3-stream's");
     }
 
     @Test

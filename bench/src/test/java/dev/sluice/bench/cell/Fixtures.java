@@ -41,6 +41,18 @@ final class Fixtures
             cpuUs == null ? null : new GcLog.GcStats(2, 3.5, 2.0), 0.3, 0.6, null, null, flags, null, null);
     }
 
+    /**
+     * @return a successful open-loop stream run at 500/s over 10 s: time to first event {@code ttftP50} (p99 = p50 +
+     *         300 µs), the last event 200 ms after it, gaps of 20 ms
+     */
+    static TargetRun streamRun(String target, double ttftP50, Double cpuUs)
+    {
+        return new TargetRun(target, "http://127.0.0.1:1/v1/chat/completions", "HTTP/1.1", 500, 5_000, 5_000, 5_000, 10,
+            500, 1.0, errors(0), pcts(ttftP50 + 200_000, ttftP50 + 200_300), pcts(ttftP50, ttftP50 + 300),
+            pcts(20_000, 20_400), pcts(5, 40), 0, cpuUs, cpuUs == null ? null : 0.1, null, null, null, null, 0.3, 0.6, null,
+            null, List.of(), null, null);
+    }
+
     /** @return every error class with {@code n} in status */
     static Map<String, Long> errors(long n)
     {

@@ -92,6 +92,73 @@ class PairedCostTest
     }
 
     @Test
+    void routeCellsAreJudgedOnThePairedP50AndCpuPerRequest()
+    {
+        // The fixture's paired cost: 12 µs at p50, 8 µs of CPU per request.
+        CellResult weighted = pairedCell("S1-5k-targets", 0);
+        Map<String, Check> checks = TargetsTest.byWhat(weighted.checks());
+        // Run paired, the cell is judged on the paired cost only, not against an S1-5k of another window.
+        assertThat(checks).containsOnlyKeys("errors (sum over reps)", "paired cost p50 (gateway − baseline, same window)",
+            "paired cost CPU per request (gateway − baseline, same window)");
+        assertThat(checks.get("paired cost p50 (gateway − baseline, same window)").target()).isEqualTo("≤ 5 µs");
+        assertThat(checks.get("paired cost p50 (gateway − baseline, same window)").met()).isFalse();
+        assertThat(checks.get("paired cost CPU per request (gateway − baseline, same window)").target()).isEqualTo("≤ 5 µs");
+        assertThat(checks.get("paired cost CPU per request (gateway − baseline, same window)").measured()).isEqualTo("8 µs");
+        assertThat(checks.get("paired cost CPU per request (gateway − baseline, same window)").met()).isFalse();
+
+        Map<String, Check> ejected = TargetsTest.byWhat(pairedCell("S1-5k-ejected", 0).checks());
+        assertThat(ejected.get("paired cost p50 (gateway − baseline, same window)").target()).isEqualTo("≤ 20 µs");
+        assertThat(ejected.get("paired cost p50 (gateway − baseline, same window)").met()).isTrue();
+        assertThat(ejected.get("paired cost CPU per request (gateway − baseline, same window)").met()).isFalse();
+        // A pair whose baseline failed cannot be judged.
+        assertThat(TargetsTest.byWhat(pairedCell("S1-5k-ejected", 1).checks()).values()).filteredOn(
+            check -> check.what().startsWith("paired cost")).extracting(Check::met).containsOnlyNulls();
+    }
+
+    @Test
+    void aStreamedCellPairsOnItsTimeToFirstEventToo(@TempDir Path dir) throws Exception
+    {
+        // Gateway TTFT over the baseline's in the same window: 15, 10, 25 µs; the direct run is not part of it.
+        double[] over = {15, 10, 25};
+        List<Rep> reps = new ArrayList<>();
+        for (int i = 0; i < over.length; i++)
+        {
+            TargetRun gateway = Fixtures.streamRun("gateway", 200_100 + over[i], 32.0);
+            TargetRun baseline = Fixtures.streamRun("baseline", 200_100, 30.0);
+            reps.add(new Rep(i + 1, List.of(Fixtures.pairedStep(gateway, baseline, Fixtures.streamRun("direct", 200_000,
+                null))), Map.of(), Map.of(), null, null));
+        }
+        CellResult c = Summaries.summarize(Fixtures.cell("S3-stream-targets"), "ok", List.of(), Map.of(), reps);
+        c = c.withChecks(Targets.check(c, Map.of()));
+        assertThat(c.paired().ttft().p50()).isEqualTo(15);
+        assertThat(c.paired().ttft().p99()).isEqualTo(15);
+        assertThat(c.paired().cpuUsPerRequest()).isEqualTo(2);
+        Map<String, Check> checks = TargetsTest.byWhat(c.checks());
+        assertThat(checks).containsOnlyKeys("errors (sum over reps)",
+            "paired cost TTFT p50 (gateway − baseline, same window)");
+        assertThat(checks.get("paired cost TTFT p50 (gateway − baseline, same window)").target()).isEqualTo("≤ 20 µs");
+        assertThat(checks.get("paired cost TTFT p50 (gateway − baseline, same window)").met()).isTrue();
+        // A cell that does not stream has no TTFT to pair.
+        assertThat(pairedCell().paired().ttft()).isNull();
+
+        // The headline shows a stream's TTFT; its section has TTFT columns, an S1 cell's table keeps its four.
+        List<String> rows = Report.headline(List.of(c, pairedCell())).lines().toList();
+        assertThat(rows.get(2)).startsWith("| S3-stream-targets |").endsWith("| TTFT 15 µs / 2 µs |");
+        assertThat(rows.get(3)).endsWith("| 12 µs / 8 µs |");
+        String md = Report.markdown(new RunInfo("a", "b", "vm", 2, 1, "17", "6", "c", "d", "e", Map.of(), "f", "g", 100, "h",
+            List.of()), List.of(c, pairedCell()));
+        assertThat(md).contains("| rep | p50 | p90 | p99 | CPU/req | TTFT p50 | TTFT p99 |")
+            .contains("| r3 | 25 µs |")
+            .containsPattern("\\| \\*\\*median\\*\\* \\| 15 µs \\| [^|]+ \\| 15 µs \\| 2 µs \\| 15 µs \\| 15 µs \\|")
+            .contains("| **median** | 12 µs | 18 µs | 70 µs | 8 µs |\n");
+
+        Report.write(dir, new RunInfo("a", "b", "vm", 2, 1, "17", "6", "c", "d", "e", Map.of(), "f", "g", 100, "h", List.of()),
+            List.of(c));
+        JsonNode cell = new ObjectMapper().readTree(Files.readString(dir.resolve("report.json"))).path("cells").get(0);
+        assertThat(cell.path("paired").path("ttft").path("p50").asDouble()).isEqualTo(15);
+    }
+
+    @Test
     void theReportShowsBothProcessesThePairedCostAndHowItWasMeasured(@TempDir Path dir) throws Exception
     {
         List<CellResult> cells = List.of(pairedCell(), Summaries.summarize(Fixtures.cell("S1-5k"), "ok", List.of(), Map.of(),

@@ -1,5 +1,11 @@
 package dev.sluice.bench.cell;
 
+import java.net.BindException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -158,6 +164,103 @@ class PiecesTest
     }
 
     @Test
+    void routeCellsGiveTheRouterTargetsToTheMock()
+    {
+        String mockOptions = "    type: openai\n    kind: client\n    options:\n      url: \"http://127.0.0.1:9001/v1\"\n" +
+            "      http: { version: http/1.1, max_connections: 512 }\n";
+        String weighted = yaml("S1-5k-targets");
+        assertThat(Fixtures.cell("S1-5k-targets").route()).isEqualTo(Cell.Route.WEIGHTED_TARGETS);
+        assertThat(weighted).contains("      - when: [ { model: \"*\" } ]\n        targets:\n" +
+                "          - { exit: south, weight: 3 }\n          - { exit: south_b, weight: 1 }\n  south:\n")
+            .contains("  south:\n" + mockOptions).contains("  south_b:\n" + mockOptions)
+            .doesNotContain("        exit: south\n").doesNotContain("stream:").doesNotContain("south_down")
+            .doesNotContain("retry:").doesNotContain("eject:");
+
+        // The primary refuses every connection; one refusal ejects it for longer than a repetition's gateway lives.
+        String ejected = yaml("S1-5k-ejected");
+        assertThat(Fixtures.cell("S1-5k-ejected").route()).isEqualTo(Cell.Route.EJECTED_PRIMARY);
+        assertThat(ejected).contains("        targets:\n          - { exit: south_down, priority: 0 }\n" +
+                "          - { exit: south, priority: 1 }\n        retry: { attempts: 2 }\n" +
+                "        eject: { consecutive: 1, base: 5m, max: 5m }\n  south:\n")
+            .contains("  south:\n" + mockOptions)
+            .contains("  south_down:\n    type: openai\n    kind: client\n    options:\n      url: \"http://127.0.0.1:" +
+                Ports.refused() + "/v1\"\n      http: { version: http/1.1, max_connections: 512 }\n")
+            .doesNotContain("south_b").doesNotContain("stream:");
+
+        // The streamed cell names the hold it measures (the default) in its config.
+        String streamed = yaml("S3-stream-targets");
+        assertThat(Fixtures.cell("S3-stream-targets").route()).isEqualTo(Cell.Route.WEIGHTED_TARGETS);
+        assertThat(streamed).contains("          - { exit: south, weight: 3 }\n          - { exit: south_b, weight: 1 }\n" +
+                "        stream: { commit: first_content }\n  south:\n")
+            .contains("  south:\n" + mockOptions).contains("  south_b:\n" + mockOptions);
+
+        for (String name : List.of("S1-5k", "S3-stream", "S1-5k-obs", "R404"))
+        {
+            assertThat(Fixtures.cell(name).route()).as(name).isEqualTo(Cell.Route.EXIT);
+            assertThat(yaml(name)).as(name).contains("        exit: south\n").doesNotContain("targets:")
+                .doesNotContain("south_b").doesNotContain("south_down");
+        }
+    }
+
+    @Test
+    void routeCellsPairWithTheirOneExitCellAndDifferFromItOnlyInTheRoute()
+    {
+        Map<String, String> baselines = Map.of("S1-5k-targets", "S1-5k", "S1-5k-ejected", "S1-5k", "S3-stream-targets",
+            "S3-stream");
+        baselines.forEach((name, baselineName) ->
+        {
+            Cell cell = Fixtures.cell(name);
+            Cell baseline = Cells.baseline(cell);
+            assertThat(baseline).as(name).isNotNull();
+            assertThat(baseline.name()).as(name).isEqualTo(baselineName);
+            assertThat(baseline.route()).as(name).isEqualTo(Cell.Route.EXIT);
+            // The same listener, server binding and chain in front of the router; only the route and its clients differ.
+            String own = yaml(name);
+            String base = yaml(baselineName);
+            assertThat(own.substring(0, own.indexOf("  router:\n"))).as(name)
+                .isEqualTo(base.substring(0, base.indexOf("  router:\n")));
+            assertThat(own).as(name).isNotEqualTo(base);
+            assertThat(List.of(cell.kind(), cell.rate(), cell.connections(), cell.bodyBytes(), cell.upstreamMaxConnections(),
+                cell.h2c(), cell.stream(), cell.mock(), cell.client(), cell.provider(), cell.workers())).as(name)
+                .isEqualTo(List.of(baseline.kind(), baseline.rate(), baseline.connections(), baseline.bodyBytes(),
+                    baseline.upstreamMaxConnections(), baseline.h2c(), baseline.stream(), baseline.mock(), baseline.client(),
+                    baseline.provider(), baseline.workers()));
+            // The same mock server too: the nginx mock when S1-5k has it, the Java mock for streams.
+            assertThat(MockProcess.usesNginx(cell, MockProcess.AUTO, true)).as(name)
+                .isEqualTo(MockProcess.usesNginx(baseline, MockProcess.AUTO, true));
+        });
+        // A stream cell pairs as an S1 cell does: half the rate and half the connections each.
+        Cell streamed = Fixtures.cell("S3-stream-targets");
+        LoadSpec half = CellRunner.halfLoad(CellRunner.loadSpec(streamed, streamed.rate(), Cells.MODEL,
+            URI.create("http://127.0.0.1:8081/v1/chat/completions"), false, streamed.connections(), Duration.ofSeconds(5),
+            Duration.ofSeconds(10)));
+        assertThat(half.rate()).isEqualTo(250);
+        assertThat(half.connections()).isEqualTo(512);
+        assertThat(half.stream()).isTrue();
+    }
+
+    @Test
+    void theRefusedPortRefusesEveryConnectionAndNoOneElseCanListenOnIt() throws Exception
+    {
+        int port = Ports.refused();
+        assertThat(port).isPositive().isEqualTo(Ports.refused());
+        for (int i = 0; i < 3; i++)
+        {
+            try (Socket socket = new Socket())
+            {
+                assertThatThrownBy(() -> socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1_000))
+                    .isInstanceOf(ConnectException.class);
+            }
+        }
+        try (ServerSocket listener = new ServerSocket())
+        {
+            listener.setReuseAddress(true);
+            assertThatThrownBy(() -> listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port)))
+                .isInstanceOf(BindException.class);
+        }
+    }
+
+    @Test
     void eachPairedProcessGetsHalfTheRateAndHalfTheConnections()
     {
         Cell cell = Fixtures.cell("S1-5k-cache-miss");
@@ -312,6 +415,12 @@ class PiecesTest
         assertThat(((Histogram)first).getValueAtPercentile(50)).isEqualTo(250);
         assertThat(second.getTag()).isEqualTo("lateness");
         assertThat(latency.getTag()).isNull();
+    }
+
+    /** @return the config of {@code name}'s gateway on port 8081, the mock on 9001 */
+    private static String yaml(String name)
+    {
+        return GatewayConfigs.yaml(Fixtures.cell(name), 8081, 9001, !"R404".equals(name), -1, "/tmp/requests.jsonl");
     }
 
     private static LoadSpec spec()

@@ -105,6 +105,68 @@ class TargetsTest
         assertThat(checks).extracting(Check::met).containsExactly(true, true);
     }
 
+    @Test
+    void routeCellsRunUnpairedAreJudgedAgainstTheirOneExitCellOfTheSameSession()
+    {
+        CellResult s15k = s1("S1-5k", 40, 300, 50.0, null);
+        // Two weighted targets: 4 µs more at p50, 4 µs more CPU: within S1-5k's + 5 µs.
+        Map<String, Check> weighted = byWhat(Targets.check(s1("S1-5k-targets", 44, 300, 54.0, null), Map.of("S1-5k", s15k)));
+        assertThat(weighted).containsOnlyKeys("errors (sum over reps)", "overhead p50", "gateway CPU per request");
+        assertThat(weighted.values()).extracting(Check::met).containsOnly(true);
+        assertThat(weighted.get("overhead p50").target()).isEqualTo("≤ S1-5k's + 5 µs (45 µs)");
+        assertThat(weighted.get("gateway CPU per request").target()).isEqualTo("≤ S1-5k's + 5 µs (55 µs)");
+
+        // An ejected primary: 30 µs more at p50 (over S1-5k's + 20 µs), 6 µs more CPU (over + 5 µs).
+        Map<String, Check> ejected = byWhat(Targets.check(s1("S1-5k-ejected", 70, 300, 56.0, null), Map.of("S1-5k", s15k)));
+        assertThat(ejected.get("overhead p50").target()).isEqualTo("≤ S1-5k's + 20 µs (60 µs)");
+        assertThat(ejected.get("overhead p50").met()).isFalse();
+        assertThat(ejected.get("gateway CPU per request").met()).isFalse();
+        assertThat(ejected.get("errors (sum over reps)").met()).isTrue();
+        // Without S1-5k in the session there is nothing to compare with.
+        Map<String, Check> alone = byWhat(Targets.check(s1("S1-5k-ejected", 70, 300, 56.0, null), Map.of()));
+        assertThat(alone.get("overhead p50").target()).contains("(S1-5k not run)");
+        assertThat(alone.get("overhead p50").met()).isNull();
+        assertThat(alone.get("gateway CPU per request").met()).isNull();
+    }
+
+    @Test
+    void theStreamedRouteCellRunUnpairedComparesItsTimeToFirstEventWithS3StreamsOfTheSameSession()
+    {
+        CellResult s3 = stream("S3-stream", 150);
+        Map<String, Check> within = byWhat(Targets.check(stream("S3-stream-targets", 165), Map.of("S3-stream", s3)));
+        assertThat(within).containsOnlyKeys("errors (sum over reps)", "TTFT overhead p50");
+        assertThat(within.get("TTFT overhead p50").target()).isEqualTo("≤ S3-stream's + 20 µs (170 µs)");
+        assertThat(within.get("TTFT overhead p50").measured()).isEqualTo("165 µs");
+        assertThat(within.values()).extracting(Check::met).containsOnly(true);
+        assertThat(byWhat(Targets.check(stream("S3-stream-targets", 175), Map.of("S3-stream", s3)))
+            .get("TTFT overhead p50").met()).isFalse();
+        assertThat(byWhat(Targets.check(stream("S3-stream-targets", 165), Map.of())).get("TTFT overhead p50").target())
+            .contains("(S3-stream not run)");
+    }
+
+    /** @return the checks by what they check */
+    static Map<String, Check> byWhat(List<Check> checks)
+    {
+        Map<String, Check> byWhat = new LinkedHashMap<>();
+        for (Check check : checks)
+        {
+            byWhat.put(check.what(), check);
+        }
+        return byWhat;
+    }
+
+    /** A streamed cell: gateway and direct over three identical reps, the gateway's TTFT {@code ttftOver} µs later. */
+    static CellResult stream(String name, double ttftOver)
+    {
+        List<Rep> reps = new ArrayList<>();
+        for (int i = 1; i <= 3; i++)
+        {
+            reps.add(new Rep(i, List.of(Fixtures.step(Fixtures.streamRun("gateway", 200_000 + ttftOver, 30.0),
+                Fixtures.streamRun("direct", 200_000, null), null)), Map.of(), Map.of(), null, null));
+        }
+        return Summaries.summarize(Fixtures.cell(name), "ok", List.of(), Map.of(), reps);
+    }
+
     /** An S1-like cell: gateway and direct (and nginx) over three identical reps. */
     static CellResult s1(String name, double overP50, double overP99, Double cpu, Integer nginxOverP50)
     {
