@@ -34,7 +34,7 @@ class PluginJarsTest
     {
         assertThat(jars()).extracting(p -> p.getFileName().toString())
             .contains("openai.jar", "router.jar", "guard.jar", "keys.jar", "limits.jar", "mock.jar", "deny-words.jar",
-                "exchange-tap.jar");
+                "exchange-tap.jar", "cost-balancer.jar");
     }
 
     @Test
