@@ -23,7 +23,7 @@ import java.util.jar.Manifest;
 import java.util.stream.Collectors;
 
 /**
- * A tiny test binding of type {@code test-attempts}, packaged by {@link #pluginJar} into a plugin jar of its own: it
+ * A tiny test binding of type {@code test-attempt-headers}, packaged by {@link #pluginJar} into a plugin jar of its own: it
  * passes every exchange on and writes the exchange's attempts, {@code TARGET=RESULT[/ERROR_KIND]} comma-separated
  * ({@code none} if there are none), where a test can read them. As they stand when the answer or the error comes back,
  * into an {@code x-test-attempts} response header, e.g. {@code south_offline=FAILED/UPSTREAM_UNAVAILABLE,south_big=PENDING}
@@ -97,7 +97,7 @@ public final class TestAttemptHeadersFactory implements ProxyBindingFactory
         main.putValue("Plugin-Requires", ">=0.5.0");
         main.putValue("Plugin-Provider", "Sluice tests");
         main.putValue("Plugin-Description", "The exchange's attempts in a response header");
-        Path jar = pluginsDir.resolve("test-attempts.jar");
+        Path jar = pluginsDir.resolve("test-attempt-headers.jar");
         try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest);
              InputStream in = TestAttemptHeadersFactory.class.getClassLoader().getResourceAsStream(classFile))
         {
