@@ -51,12 +51,8 @@ final class AnthropicClient implements ClientBinding
     private final Upstream upstream;
     private final String path;
     private final int defaultMaxTokens;
-    /** The headers with the one key ({@code api_key}), or with none; unused with a pool. */
-    private final UpstreamHeaders headers;
-    /** The {@code api_keys} of a pool of two or more, or {@code null}. */
-    private final KeyPool keys;
-    /** With a pool, the headers of each of its keys, by index; else {@code null}. */
-    private final UpstreamHeaders[] keyHeaders;
+    /** The request headers of each key (one set with one key or none), and the pool that picks among them. */
+    private final KeyPool.Keyed<UpstreamHeaders> credentials;
     private final Set<String> droppable;
 
     AnthropicClient(AnthropicClientOptions options, Upstream upstream)
@@ -64,19 +60,7 @@ final class AnthropicClient implements ClientBinding
         this.upstream = upstream;
         this.path = options.path();
         this.defaultMaxTokens = options.defaultMaxTokens();
-        List<String> apiKeys = options.apiKeys();
-        this.keys = apiKeys.size() > 1 ? new KeyPool(apiKeys) : null;
-        this.headers = headers(options, apiKeys.size() == 1 ? apiKeys.get(0) : options.apiKey());
-        if (keys == null)
-        {
-            this.keyHeaders = null;
-        }
-        else
-        {
-            this.keyHeaders = new UpstreamHeaders[keys.size()];
-            for (int i = 0; i < keyHeaders.length; i++)
-                keyHeaders[i] = headers(options, keys.key(i));
-        }
+        this.credentials = KeyPool.Keyed.of(options.apiKey(), options.apiKeys(), key -> headers(options, key));
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 
@@ -127,24 +111,13 @@ final class AnthropicClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
-        if (keys != null)
-            return sendWithPooledKey(exchange, body, stream, sameDialect);
-        UpstreamRequest request = new UpstreamRequest("POST", path, headers.of(stream, exchange), body,
-            "application/json");
-        return upstream.send(request, exchange)
-            .thenCompose(response ->
-                UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, AnthropicRawStream::new));
-    }
-
-    /** Sends with the pool's next key, and tells the pool how the provider answered it before the reply is built. */
-    private CompletionStage<Reply> sendWithPooledKey(Exchange exchange, byte[] body, boolean stream, boolean sameDialect)
-    {
-        int key = keys.pick();
-        UpstreamRequest request = new UpstreamRequest("POST", path, keyHeaders[key].of(stream, exchange), body,
+        int key = credentials.pick();
+        UpstreamRequest request = new UpstreamRequest("POST", path, credentials.get(key).of(stream, exchange), body,
             "application/json");
         return upstream.send(request, exchange).thenCompose(response ->
         {
-            keys.report(key, response);
+            // Before the reply is built: a key the provider refused rests from the next request on.
+            credentials.report(key, response);
             return UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, AnthropicRawStream::new);
         });
     }

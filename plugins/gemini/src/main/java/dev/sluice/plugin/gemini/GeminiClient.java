@@ -53,30 +53,14 @@ final class GeminiClient implements ClientBinding
 
     private final GeminiCodec codec = GeminiCodec.INSTANCE;
     private final Upstream upstream;
-    /** The headers with the one key ({@code api_key}), or with none; unused with a pool. */
-    private final UpstreamHeaders headers;
-    /** The {@code api_keys} of a pool of two or more, or {@code null}. */
-    private final KeyPool keys;
-    /** With a pool, the headers of each of its keys, by index; else {@code null}. */
-    private final UpstreamHeaders[] keyHeaders;
+    /** The request headers of each key (one set with one key or none), and the pool that picks among them. */
+    private final KeyPool.Keyed<UpstreamHeaders> credentials;
     private final Set<String> droppable;
 
     GeminiClient(GeminiClientOptions options, Upstream upstream)
     {
         this.upstream = upstream;
-        List<String> apiKeys = options.apiKeys();
-        this.keys = apiKeys.size() > 1 ? new KeyPool(apiKeys) : null;
-        this.headers = headers(options, apiKeys.size() == 1 ? apiKeys.get(0) : options.apiKey());
-        if (keys == null)
-        {
-            this.keyHeaders = null;
-        }
-        else
-        {
-            this.keyHeaders = new UpstreamHeaders[keys.size()];
-            for (int i = 0; i < keyHeaders.length; i++)
-                keyHeaders[i] = headers(options, keys.key(i));
-        }
+        this.credentials = KeyPool.Keyed.of(options.apiKey(), options.apiKeys(), key -> headers(options, key));
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 
@@ -132,34 +116,19 @@ final class GeminiClient implements ClientBinding
         {
             return CompletableFuture.failedFuture(e);
         }
-        if (keys != null)
-            return sendWithPooledKey(exchange, body, stream, sameDialect);
+        int key = credentials.pick();
         UpstreamRequest request = new UpstreamRequest("POST", path(exchange.targetModel(), stream),
-            headers.of(stream, exchange), body, "application/json");
-        return upstream.send(request, exchange)
-            .thenCompose(response ->
-                UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, GeminiRawStream::new));
-    }
-
-    /**
-     * Sends with the pool's next key, and tells the pool how the provider answered it: by status before the reply is
-     * built, then, for a 400 or 429, by what the error body said, since Gemini puts there what other providers put in
-     * the status and headers: a rejected key ({@code API_KEY_INVALID}, a 400) rests like a 401, and a 429's
-     * {@code RetryInfo} (which {@link GeminiErrors} turns into {@code retry-after}) sets its rest.
-     */
-    private CompletionStage<Reply> sendWithPooledKey(Exchange exchange, byte[] body, boolean stream, boolean sameDialect)
-    {
-        int key = keys.pick();
-        UpstreamRequest request = new UpstreamRequest("POST", path(exchange.targetModel(), stream),
-            keyHeaders[key].of(stream, exchange), body, "application/json");
+            credentials.get(key).of(stream, exchange), body, "application/json");
         return upstream.send(request, exchange).thenCompose(response ->
         {
             int status = response.status();
-            keys.report(key, response);
+            credentials.report(key, response);
             CompletionStage<Reply> reply = UpstreamReplies.reply(exchange, response, codec, stream, sameDialect,
                 GeminiRawStream::new);
-            if (status != 400 && status != 429)
+            if (!credentials.pooled() || status != 400 && status != 429)
                 return reply;
+            // Gemini puts in the error body what other providers put in the status and headers: a rejected key
+            // (API_KEY_INVALID, a 400) rests like a 401, and a 429's RetryInfo (a retry-after once decoded) sets its rest.
             return reply.whenComplete((ignored, failure) ->
             {
                 if (failure != null)
@@ -172,9 +141,9 @@ final class GeminiClient implements ClientBinding
     private void reportDecoded(int key, int status, GatewayException error)
     {
         if (status == 400 && GeminiErrors.CREDENTIALS_REJECTED.equals(error.getMessage()))
-            keys.report(key, 401, null, null);
+            credentials.report(key, 401, null, null);
         else if (status == 429 && error.headers().get("retry-after") != null)
-            keys.report(key, 429, null, error.headers().get("retry-after"));
+            credentials.report(key, 429, null, error.headers().get("retry-after"));
     }
 
     /** @return the request path below the base URL for {@code model} */
