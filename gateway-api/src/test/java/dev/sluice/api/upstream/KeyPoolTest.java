@@ -229,4 +229,24 @@ class KeyPoolTest
         assertThat(new KeyPool(List.of("sk-secret-1", "sk-secret-2")).toString())
             .isEqualTo("KeyPool[2 keys, 0 resting]").doesNotContain("sk-secret");
     }
+
+    @Test
+    void keyedValuesAreOnePerKeyWithAPoolOnlyForTwoKeysOrMore()
+    {
+        KeyPool.Keyed<String> none = KeyPool.Keyed.of(null, List.of(), key -> "headers:" + key);
+        assertThat(none.pooled()).isFalse();
+        assertThat(none.get(none.pick())).isEqualTo("headers:null");
+
+        KeyPool.Keyed<String> one = KeyPool.Keyed.of(null, List.of("k1"), key -> "headers:" + key);
+        assertThat(one.pooled()).isFalse();
+        assertThat(one.get(one.pick())).isEqualTo("headers:k1");
+        one.report(0, 401, null, null);
+        assertThat(one.get(one.pick())).as("one key is used whatever the provider says").isEqualTo("headers:k1");
+
+        KeyPool.Keyed<String> two = KeyPool.Keyed.of(null, List.of("k1", "k2"), key -> "headers:" + key);
+        assertThat(two.pooled()).isTrue();
+        assertThat(List.of(two.get(two.pick()), two.get(two.pick()))).containsExactly("headers:k1", "headers:k2");
+        two.report(0, 401, null, null);
+        assertThat(List.of(two.get(two.pick()), two.get(two.pick()))).containsExactly("headers:k2", "headers:k2");
+    }
 }

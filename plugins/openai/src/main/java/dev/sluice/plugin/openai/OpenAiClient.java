@@ -4,10 +4,13 @@ package dev.sluice.plugin.openai;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
 import dev.sluice.api.codec.Translation;
+import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.KeyPool;
 import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;
@@ -22,6 +25,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
 
 /**
  * Speaks OpenAI Chat Completions to one upstream.
@@ -140,12 +145,13 @@ final class OpenAiClient implements ClientBinding
         int key = credentials.pick();
         UpstreamRequest request = new UpstreamRequest("POST", path, credentials.get(key).of(stream, exchange), body,
             "application/json");
+        BiFunction<BodySource, Consumer<Usage>, EventStream> relay =
+            hideUsage ? OpenAiRawStream::hidingUsage : OpenAiRawStream::new;
         return upstream.send(request, exchange).thenCompose(response ->
         {
             // Before the reply is built: a key the provider refused rests from the next request on.
             credentials.report(key, response);
-            return UpstreamReplies.reply(exchange, response, codec, stream, sameDialect,
-                hideUsage ? OpenAiRawStream::hidingUsage : OpenAiRawStream::new);
+            return UpstreamReplies.reply(exchange, response, codec, stream, sameDialect, relay);
         });
     }
 
