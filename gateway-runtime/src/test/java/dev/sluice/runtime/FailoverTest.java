@@ -166,11 +166,16 @@ class FailoverTest
         routes.append(twoTargets("bad-request", "a_openai", MockModels.ECHO_KEY, "openai"));
         routes.append(twoTargets("sdk-openai", "a_openai", MockModels.ERROR_500, "anthropic"));
         routes.append(twoTargets("sdk-claude", "a_anthropic", MockModels.ERROR_529, "openai"));
+        routes.append(twoTargets("sdk-gemini", "a_openai", MockModels.ERROR_503, "anthropic"));
         routes.append("""
                   - when: [ { model: "retry-after" } ]
                     targets: [ { exit: a_openai, with: { model: "%s" } } ]
                     retry: { attempts: 3 }
                     eject: { consecutive: 1000 }
+                  - when: [ { model: "no-retry-after" } ]
+                    targets:
+                      - { exit: m_429 }
+                      - { exit: b_openai, priority: 1 }
                   - when: [ { model: "deadline" } ]
                     targets:
                       - { exit: a_openai, with: { model: "%s" } }
@@ -186,6 +191,7 @@ class FailoverTest
             bindings:
               north_openai: { type: openai, kind: server, exit: attempts }
               north_anthropic: { type: anthropic, kind: server, exit: attempts }
+              north_gemini: { type: gemini, kind: server, exit: attempts }
               attempts: { type: test-attempts, kind: proxy, exit: router }
               router:
                 type: router
@@ -198,6 +204,7 @@ class FailoverTest
               dead_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%4$d/v1", http: %5$s } }
               b_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%6$d/v1", http: %5$s } }
               b_anthropic: { type: anthropic, kind: client, options: { url: "http://127.0.0.1:%6$d/v1", http: %5$s } }
+              m_429: { type: mock, kind: client, options: { fail_status: 429 } }
             """.formatted(routes.toString().stripTrailing(), primaryPort, primaryHttp, deadPort, fallbackHttp, fallbackPort);
     }
 
@@ -368,6 +375,21 @@ class FailoverTest
     }
 
     @Test
+    void a429WithoutRetryAfterMovesToTheNextTargetAtOnce() throws Exception
+    {
+        for (int i = 0; i < 3; i++)
+        {
+            ChatAnswer answer = ChatAnswer.openAi(gateway, "no-retry-after", false);
+
+            assertThat(answer.status()).as(answer.toString()).isEqualTo(200);
+            assertThat(answer.attempts()).as("a 429 without retry-after rests nothing: tried first again").isEqualTo("2");
+            assertThat(attempts(gateway, answer)).containsExactly("1 m_429 no-retry-after FAILED 0",
+                "2 b_openai no-retry-after ANSWERED 200");
+        }
+        assertThat(fallback.requestCount()).isEqualTo(3);
+    }
+
+    @Test
     void theRoutesTimeoutEndsAnAttemptStillWaitingWithA504AndMakesNoOther() throws Exception
     {
         long sent = System.nanoTime();
@@ -429,6 +451,30 @@ class FailoverTest
 
         assertThat(models(primary)).containsExactly("anthropic mock-error-529", "anthropic mock-error-529");
         assertThat(models(fallback)).containsExactly("openai gpt-fallback", "openai gpt-fallback");
+    }
+
+    @Test
+    void theGeminiSdkGetsAnAnthropicFallbacksAnswerWhenItsOpenAiProviderIsUnavailable() throws Exception
+    {
+        try (com.google.genai.Client genai = SdkClients.genai(gateway.url(""), "gemini-client-key"))
+        {
+            assertThat(genai.models.generateContent("sdk-gemini", "Say hello", null).text()).isEqualTo(TEXT);
+
+            StringBuilder streamed = new StringBuilder();
+            try (com.google.genai.ResponseStream<com.google.genai.types.GenerateContentResponse> stream =
+                     genai.models.generateContentStream("sdk-gemini", "Say hello", null))
+            {
+                for (com.google.genai.types.GenerateContentResponse chunk : stream)
+                {
+                    if (chunk.text() != null)
+                        streamed.append(chunk.text());
+                }
+            }
+            assertThat(streamed.toString()).isEqualTo(TEXT);
+        }
+
+        assertThat(models(primary)).containsExactly("openai mock-error-503", "openai mock-error-503");
+        assertThat(models(fallback)).containsExactly("anthropic claude-fallback", "anthropic claude-fallback");
     }
 
     private static List<String> texts(Message message)

@@ -252,11 +252,8 @@ public final class DefaultExchange implements Exchange
     public Attempt startAttempt(String target)
     {
         java.util.Objects.requireNonNull(target, "target");
-        synchronized (abortLock)
-        {
-            if (routedModel == null)
-                routedModel = targetModel;
-        }
+        if (routedModel == null)
+            routedModel = targetModel;
         targetModel = routedModel;
         return newAttempt(target);
     }
