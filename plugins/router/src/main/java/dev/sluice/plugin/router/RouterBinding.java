@@ -133,6 +133,54 @@ final class RouterBinding implements ProxyBinding
         return root.toString();
     }
 
+    /**
+     * @param binding the router binding's name, a label value
+     * @return what {@code GET /routes/metrics} shows: the routes' targets in the Prometheus text format — a gauge of
+     *         each target's state (1 for the state it is in, 0 for the others) and counters of its ejections and of the
+     *         retries its budget refused. Labels: {@code router}, {@code route} (the route's index), {@code target}
+     *         (its binding), {@code state}: all from the config, so the series are bounded
+     */
+    String prometheus(String binding)
+    {
+        long now = System.nanoTime();
+        StringBuilder state = new StringBuilder("# HELP sluice_route_target_state Each target's state: 1 for the one it "
+            + "is in\n# TYPE sluice_route_target_state gauge\n");
+        StringBuilder ejections = new StringBuilder("# HELP sluice_route_target_ejections_total Ejections of the target by "
+            + "its route's outlier detection\n# TYPE sluice_route_target_ejections_total counter\n");
+        StringBuilder refused = new StringBuilder("# HELP sluice_route_target_retries_refused_total Retries not made for "
+            + "the target's retry budget\n# TYPE sluice_route_target_retries_refused_total counter\n");
+        int index = -1;
+        for (Route route : routes)
+        {
+            index++;
+            if (route.failover == null)
+                continue;
+            for (TargetState t : route.failover.targets())
+            {
+                String labels = "router=\"" + label(binding) + "\",route=\"" + index + "\",target=\"" + label(t.name())
+                    + "\"";
+                TargetState.Health health = t.health(now);
+                for (TargetState.Health h : TargetState.Health.values())
+                {
+                    state.append("sluice_route_target_state{").append(labels).append(",state=\"")
+                        .append(h.name().toLowerCase(java.util.Locale.ROOT)).append("\"} ").append(h == health ? 1 : 0)
+                        .append('\n');
+                }
+                ejections.append("sluice_route_target_ejections_total{").append(labels).append("} ").append(t.ejections())
+                    .append('\n');
+                refused.append("sluice_route_target_retries_refused_total{").append(labels).append("} ")
+                    .append(t.budget.refused()).append('\n');
+            }
+        }
+        return state.append(ejections).append(refused).toString();
+    }
+
+    /** @return {@code value} escaped for a label value of the text format (a backslash, a quote, a line break) */
+    private static String label(String value)
+    {
+        return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
     private static GatewayException notFound(String model)
     {
         String shown = model.length() > MAX_ECHOED_MODEL ? model.substring(0, MAX_ECHOED_MODEL) + "..." : model;

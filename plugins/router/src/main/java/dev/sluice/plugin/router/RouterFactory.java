@@ -118,8 +118,13 @@ public final class RouterFactory implements ProxyBindingFactory
         }
         RouterBinding binding = new RouterBinding(routes, config.exit() != null, new ArrayList<>(advertised));
         if (anyFailover && !context.checkOnly())
+        {
             context.admin().add("GET", options.adminPath(),
                 request -> CompletableFuture.completedFuture(AdminResponse.json(200, binding.snapshot())));
+            String name = context.bindingName();
+            context.admin().add("GET", options.adminPath() + "/metrics", request -> CompletableFuture.completedFuture(
+                AdminResponse.text(200, "text/plain; version=0.0.4; charset=utf-8", binding.prometheus(name))));
+        }
         return binding;
     }
 

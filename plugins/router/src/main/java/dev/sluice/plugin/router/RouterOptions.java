@@ -13,7 +13,8 @@ package dev.sluice.plugin.router;
  * @param retryBudget    how many retries a target's failures may cause; {@code null} for the default
  * @param attemptHeaders whether answers carry {@code x-sluice-attempts} (how many attempts were made) and
  *                       {@code x-sluice-target} (the binding that answered); {@code null} for false
- * @param adminPath      where the admin listener shows the routes' targets and their state; default {@code /routes}
+ * @param adminPath      where the admin listener shows the routes' targets and their state, as JSON; default
+ *                       {@code /routes}; the same in the Prometheus text format at this path + {@code /metrics}
  */
 public record RouterOptions(RetryBudgetOptions retryBudget, Boolean attemptHeaders, String adminPath)
 {

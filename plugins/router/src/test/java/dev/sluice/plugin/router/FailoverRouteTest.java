@@ -183,10 +183,33 @@ class FailoverRouteTest
     @Test
     void aRouteWithTargetsRegistersItsAdminEndpoint()
     {
-        TestBindingContext context = new TestBindingContext("a", "b");
+        TestBindingContext context = new TestBindingContext("a", "b").bindingName("router");
         router(context, "{}", target("a", "{}"), target("b", "{}"));
 
         assertThat(context.adminRoutes()).containsKey("GET /routes");
+    }
+
+    @Test
+    void theAdminListenerShowsTheTargetsAsJsonAndAsPrometheusGauges() throws Exception
+    {
+        TestBindingContext context = new TestBindingContext("a", "b").bindingName("router");
+        context.recorder("a").failNext(DOWN, 1);
+        ProxyBinding router = router(context, "{ eject: { consecutive: 1 } }", target("a", "{}"),
+            target("b", "{ priority: 1 }"));
+        router.handle(new TestExchange("gpt-4o"), null).toCompletableFuture().join();
+
+        String json = new String(context.adminRoutes().get("GET /routes").handle(null).toCompletableFuture().join().body(),
+            StandardCharsets.UTF_8);
+        String text = new String(context.adminRoutes().get("GET /routes/metrics").handle(null).toCompletableFuture().join()
+            .body(), StandardCharsets.UTF_8);
+
+        assertThat(Json.MAPPER.readTree(json).at("/routes/0/targets/0/state").asText()).isEqualTo("ejected");
+        assertThat(text)
+            .contains("sluice_route_target_state{router=\"router\",route=\"0\",target=\"a\",state=\"ejected\"} 1\n")
+            .contains("sluice_route_target_state{router=\"router\",route=\"0\",target=\"a\",state=\"healthy\"} 0\n")
+            .contains("sluice_route_target_state{router=\"router\",route=\"0\",target=\"b\",state=\"healthy\"} 1\n")
+            .contains("sluice_route_target_ejections_total{router=\"router\",route=\"0\",target=\"a\"} 1\n")
+            .contains("sluice_route_target_retries_refused_total{router=\"router\",route=\"0\",target=\"a\"} 0\n");
     }
 
     @Test
