@@ -121,7 +121,7 @@ public final class RouterFactory implements ProxyBindingFactory
         {
             context.admin().add("GET", options.adminPath(),
                 request -> CompletableFuture.completedFuture(AdminResponse.json(200, binding.snapshot())));
-            String name = context.bindingName();
+            String name = config.name();
             context.admin().add("GET", options.adminPath() + "/metrics", request -> CompletableFuture.completedFuture(
                 AdminResponse.text(200, "text/plain; version=0.0.4; charset=utf-8", binding.prometheus(name))));
         }
