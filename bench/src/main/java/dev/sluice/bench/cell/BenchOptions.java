@@ -83,7 +83,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             S1-5k's config, S3-stream-targets against S3-stream's: each repetition starts the cell's
                             gateway and a baseline gateway (both on core 1), loads both in the same window at half the
                             rate each, requests alternating, and reports the paired cost = gateway − baseline (p50, p90,
-                            p99, CPU/req; streams also TTFT); no evidence spans for them; other cells run as usual
+                            p99, CPU/req; streams also TTFT, TTFC); no evidence spans for them; other cells run as usual
           --stages off|on|auto  the gateway's per-stage table (default off: it is a diagnostic the gateway does not
                             run by default, and recording it costs CPU; auto = on if the config key is accepted)
           --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)

@@ -1207,10 +1207,11 @@ final class CellRunner implements AutoCloseable
         Double generatorCores = seconds > 0 && result.generatorCpuNanos() > 0 ? result.generatorCpuNanos() / 1e9 / seconds : null;
         return new TargetRun(target, spec.target().toString(), protocol, spec.closedLoopWorkers() > 0 ? 0 : spec.rate(),
             result.offered(), result.completed(), succeeded, seconds, achieved, success, Map.copyOf(errors),
-            Percentiles.of(result.latency()), Percentiles.of(result.ttft()), Percentiles.of(result.gaps()),
-            Percentiles.of(result.lateness()), Stats.fractionAbove(result.lateness(), Flags.LATE_MICROS), cpuPerRequest,
-            cpuCores, kib(probe.rssIdleKiB()), kib(probe.rssPeakKiB()), kib(probe.rssHwmKiB()), probe.gc(), mockCores,
-            generatorCores, null, probe.stages(), List.of(), null, null);
+            Percentiles.of(result.latency()), Percentiles.of(result.ttft()), Percentiles.of(result.ttfc()),
+            Percentiles.of(result.gaps()), Percentiles.of(result.lateness()),
+            Stats.fractionAbove(result.lateness(), Flags.LATE_MICROS), cpuPerRequest, cpuCores, kib(probe.rssIdleKiB()),
+            kib(probe.rssPeakKiB()), kib(probe.rssHwmKiB()), probe.gc(), mockCores, generatorCores, null,
+            probe.stages(), List.of(), null, null);
     }
 
     private static Long kib(long v)

@@ -14,7 +14,8 @@ import org.HdrHistogram.HistogramLogWriter;
 
 /**
  * Writes a run's raw histograms as an HdrHistogram log ({@code HistogramLogWriter}, compressed and base64-encoded,
- * one tagged interval per histogram: {@code latency}, {@code ttft}, {@code gaps}, {@code lateness}; values in µs).
+ * one tagged interval per histogram: {@code latency}, {@code ttft}, {@code ttfc},
+ * {@code gaps}, {@code lateness}; values in µs).
  * Read them back with {@code HistogramLogReader} or plot them with HdrHistogram's log tools.
  */
 final class HistogramLogs
@@ -37,6 +38,7 @@ final class HistogramLogs
         Map<String, Histogram> tagged = new LinkedHashMap<>();
         tagged.put("latency", result.latency());
         tagged.put("ttft", result.ttft());
+        tagged.put("ttfc", result.ttfc());
         tagged.put("gaps", result.gaps());
         tagged.put("lateness", result.lateness());
         try (PrintStream out = new PrintStream(Files.newOutputStream(file), false, StandardCharsets.UTF_8))

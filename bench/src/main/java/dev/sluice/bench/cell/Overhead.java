@@ -7,9 +7,10 @@ import java.util.List;
  *
  * @param latency end-to-end latency overhead (µs)
  * @param ttft    time-to-first-event overhead (streams)
+ * @param ttfc    time-to-first-content overhead (streams)
  * @param gaps    inter-event gap overhead (streams)
  */
-record Overhead(Percentiles latency, Percentiles ttft, Percentiles gaps)
+record Overhead(Percentiles latency, Percentiles ttft, Percentiles ttfc, Percentiles gaps)
 {
     /**
      * @param target the gateway or nginx run
@@ -21,7 +22,7 @@ record Overhead(Percentiles latency, Percentiles ttft, Percentiles gaps)
         if (target == null || direct == null || !target.ok() || !direct.ok() || target.latency() == null)
             return null;
         return new Overhead(diff(target.latency(), direct.latency()), diff(target.ttft(), direct.ttft()),
-            diff(target.gaps(), direct.gaps()));
+            diff(target.ttfc(), direct.ttfc()), diff(target.gaps(), direct.gaps()));
     }
 
     private static Percentiles diff(Percentiles a, Percentiles b)
@@ -40,6 +41,7 @@ record Overhead(Percentiles latency, Percentiles ttft, Percentiles gaps)
             return null;
         return new Overhead(Percentiles.median(present.stream().map(Overhead::latency).toList()),
             Percentiles.median(present.stream().map(Overhead::ttft).toList()),
+            Percentiles.median(present.stream().map(Overhead::ttfc).toList()),
             Percentiles.median(present.stream().map(Overhead::gaps).toList()));
     }
 }

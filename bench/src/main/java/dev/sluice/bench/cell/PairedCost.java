@@ -14,9 +14,12 @@ import java.util.List;
  *                        time (a cache hit) or a difference below the noise, shown as it is
  * @param ttft            streams: gateway − baseline time to first event, percentile by percentile (µs); null when the
  *                        cell does not stream
+ * @param ttfc            streams: gateway − baseline time to first content (the end of the first event that carries
+ *                        text, reasoning or a tool call), percentile by percentile (µs); null when the cell does not
+ *                        stream or either run saw no content
  * @param cpuUsPerRequest gateway − baseline CPU per request (µs), or null when either process' CPU is unknown
  */
-record PairedCost(Percentiles latency, Percentiles ttft, Double cpuUsPerRequest)
+record PairedCost(Percentiles latency, Percentiles ttft, Percentiles ttfc, Double cpuUsPerRequest)
 {
     /**
      * @param gateway the cell's gateway run
@@ -31,7 +34,8 @@ record PairedCost(Percentiles latency, Percentiles ttft, Double cpuUsPerRequest)
         Double cpu = gateway.cpuUsPerRequest() == null || baseline.cpuUsPerRequest() == null ? null :
             gateway.cpuUsPerRequest() - baseline.cpuUsPerRequest();
         Percentiles ttft = gateway.ttft() == null ? null : gateway.ttft().minus(baseline.ttft());
-        return new PairedCost(gateway.latency().minus(baseline.latency()), ttft, cpu);
+        Percentiles ttfc = gateway.ttfc() == null ? null : gateway.ttfc().minus(baseline.ttfc());
+        return new PairedCost(gateway.latency().minus(baseline.latency()), ttft, ttfc, cpu);
     }
 
     /**
@@ -42,6 +46,7 @@ record PairedCost(Percentiles latency, Percentiles ttft, Double cpuUsPerRequest)
     {
         List<Percentiles> latencies = new ArrayList<>();
         List<Percentiles> ttfts = new ArrayList<>();
+        List<Percentiles> ttfcs = new ArrayList<>();
         List<Double> cpus = new ArrayList<>();
         for (PairedCost p : all)
         {
@@ -49,10 +54,12 @@ record PairedCost(Percentiles latency, Percentiles ttft, Double cpuUsPerRequest)
                 continue;
             latencies.add(p.latency());
             ttfts.add(p.ttft());
+            ttfcs.add(p.ttfc());
             cpus.add(p.cpuUsPerRequest());
         }
         if (latencies.isEmpty())
             return null;
-        return new PairedCost(Percentiles.median(latencies), Percentiles.median(ttfts), Stats.median(cpus));
+        return new PairedCost(Percentiles.median(latencies), Percentiles.median(ttfts), Percentiles.median(ttfcs),
+            Stats.median(cpus));
     }
 }

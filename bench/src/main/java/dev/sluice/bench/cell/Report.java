@@ -199,13 +199,15 @@ public final class Report
 
     /**
      * @return e.g. {@code 12 µs / 9 µs}: a paired cost's p50 and CPU per request, or {@link Fmt#NONE}; for a stream,
-     *         whose answer takes the mock's scripted time, the p50 of its time to first event ({@code TTFT 3 µs / 2 µs})
+     *         whose answer takes the mock's scripted time, the p50 of its time to first content and to first event
+     *         ({@code TTFC 3 µs, TTFT 24 µs / 2 µs})
      */
     private static String pairedP50AndCpu(PairedCost p)
     {
         if (p == null)
             return Fmt.NONE;
-        String p50 = p.ttft() == null ? Fmt.us(p.latency().p50()) : "TTFT " + Fmt.us(p.ttft().p50());
+        Double ttfc = p.ttfc() == null ? null : p.ttfc().p50();
+        String p50 = p.ttft() == null ? Fmt.us(p.latency().p50()) : "TTFC " + Fmt.us(ttfc) + ", TTFT " + Fmt.us(p.ttft().p50());
         return p50 + " / " + Fmt.us(p.cpuUsPerRequest());
     }
 
@@ -467,21 +469,23 @@ public final class Report
         boolean any = c.targets().values().stream().anyMatch(t -> t.ttft() != null);
         if (!any)
             return;
-        md.append("Streams: time to first event and gaps between events (medians):\n\n");
-        md.append("| target | TTFT p50 | p90 | p99 | p99.9 | max | gap p50 | p90 | p99 | p99.9 | max |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("Streams: time to first event (TTFT), time to first content (TTFC) and gaps between events (medians):\n\n");
+        md.append("| target | TTFT p50 | p90 | p99 | p99.9 | max | TTFC p50 | p99 | gap p50 | p90 | p99 | p99.9 | max |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         c.targets().forEach((name, t) -> md.append("| ").append(name).append(" | ").append(pcts(t.ttft())).append(" | ")
-            .append(pcts(t.gaps())).append(" |\n"));
+            .append(p50AndP99(t.ttfc())).append(" | ").append(pcts(t.gaps())).append(" |\n"));
         md.append("\n");
         md.append("TTFT overhead over direct:\n\n");
         overheadTable(md, c, Overhead::ttft);
+        md.append("TTFC overhead over direct:\n\n");
+        overheadTable(md, c, Overhead::ttfc);
         md.append("Inter-event gap overhead over direct:\n\n");
         overheadTable(md, c, Overhead::gaps);
     }
 
     /**
      * The paired cost of each repetition and their median, with how it was measured; a streamed cell also has its time
-     * to first event's.
+     * to first event's and to first content's.
      */
     private static void paired(StringBuilder md, CellResult c)
     {
@@ -490,8 +494,8 @@ public final class Report
         md.append("Paired cost: what the cell's plugins or route cost, gateway − baseline per repetition and the median " +
             "(two processes, same window, interleaved schedules, half the rate each; the method is described at the " +
             "top):\n\n");
-        md.append("| rep | p50 | p90 | p99 | CPU/req |").append(stream ? " TTFT p50 | TTFT p99 |" : "")
-            .append("\n|---|---:|---:|---:|---:|").append(stream ? "---:|---:|" : "").append("\n");
+        md.append("| rep | p50 | p90 | p99 | CPU/req |").append(stream ? " TTFT p50 | TTFT p99 | TTFC p50 | TTFC p99 |" : "")
+            .append("\n|---|---:|---:|---:|---:|").append(stream ? "---:|---:|---:|---:|" : "").append("\n");
         for (Rep rep : c.reps())
         {
             Step step = rep.headlineStep("gateway");
@@ -506,6 +510,7 @@ public final class Report
         List<String> cells = new ArrayList<>();
         Percentiles l = p == null ? null : p.latency();
         Percentiles ttft = p == null ? null : p.ttft();
+        Percentiles ttfc = p == null ? null : p.ttfc();
         cells.add(l == null ? Fmt.NONE : Fmt.us(l.p50()));
         cells.add(l == null ? Fmt.NONE : Fmt.us(l.p90()));
         cells.add(l == null ? Fmt.NONE : Fmt.us(l.p99()));
@@ -514,6 +519,8 @@ public final class Report
         {
             cells.add(ttft == null ? Fmt.NONE : Fmt.us(ttft.p50()));
             cells.add(ttft == null ? Fmt.NONE : Fmt.us(ttft.p99()));
+            cells.add(ttfc == null ? Fmt.NONE : Fmt.us(ttfc.p50()));
+            cells.add(ttfc == null ? Fmt.NONE : Fmt.us(ttfc.p99()));
         }
         return String.join(" | ", cells);
     }
@@ -523,6 +530,11 @@ public final class Report
         md.append("| target | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|\n");
         c.overhead().forEach((name, o) -> md.append("| ").append(name).append(" | ").append(pcts(which.apply(o))).append(" |\n"));
         md.append("\n");
+    }
+
+    private static String p50AndP99(Percentiles p)
+    {
+        return p == null ? Fmt.NONE + " | " + Fmt.NONE : Fmt.us(p.p50()) + " | " + Fmt.us(p.p99());
     }
 
     private static String pcts(Percentiles p)

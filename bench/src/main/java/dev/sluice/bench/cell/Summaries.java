@@ -102,6 +102,7 @@ final class Summaries
         return new TargetSummary(runs.size(), median(runs, TargetRun::achievedRate), median(runs, TargetRun::successFraction),
             errors, byClass, Percentiles.median(runs.stream().map(TargetRun::latency).toList()),
             Percentiles.median(runs.stream().map(TargetRun::ttft).toList()),
+            Percentiles.median(runs.stream().map(TargetRun::ttfc).toList()),
             Percentiles.median(runs.stream().map(TargetRun::gaps).toList()), median(runs, TargetRun::cpuUsPerRequest),
             Stats.medianLong(runs.stream().map(TargetRun::rssIdleKiB).toList()),
             Stats.medianLong(runs.stream().map(TargetRun::rssPeakKiB).toList()),

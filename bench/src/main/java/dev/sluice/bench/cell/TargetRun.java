@@ -22,6 +22,7 @@ import dev.sluice.bench.load.LoadSpec;
  * @param errors       error class (and {@code status_NNN}) to count
  * @param latency      scheduled send to last byte
  * @param ttft         scheduled send to first event (streams)
+ * @param ttfc         scheduled send to the end of the first event that carries content (streams)
  * @param gaps         between consecutive events (streams)
  * @param lateness     how late requests left
  * @param lateFraction the fraction of requests that left more than 1 ms late
@@ -41,8 +42,8 @@ import dev.sluice.bench.load.LoadSpec;
  */
 record TargetRun(String target, String url, String protocol, double offeredRate, long offered, long completed,
                  long succeeded, double seconds, double achievedRate, double successFraction, Map<String, Long> errors,
-                 Percentiles latency, Percentiles ttft, Percentiles gaps, Percentiles lateness, double lateFraction,
-                 Double cpuUsPerRequest, Double cpuCores, Long rssIdleKiB, Long rssPeakKiB, Long rssHwmKiB,
+                 Percentiles latency, Percentiles ttft, Percentiles ttfc, Percentiles gaps, Percentiles lateness,
+                 double lateFraction, Double cpuUsPerRequest, Double cpuCores, Long rssIdleKiB, Long rssPeakKiB, Long rssHwmKiB,
                  GcLog.GcStats gc, Double mockCpuCores, Double generatorCpuCores, Long upstreamCalls, Stages stages,
                  List<String> flags, String failure, Evidence evidence)
 {
@@ -55,7 +56,7 @@ record TargetRun(String target, String url, String protocol, double offeredRate,
      */
     static TargetRun failed(String target, String url, String protocol, String failure)
     {
-        return new TargetRun(target, url, protocol, 0, 0, 0, 0, 0, 0, 0, Map.of(), null, null, null, null, 0, null, null,
+        return new TargetRun(target, url, protocol, 0, 0, 0, 0, 0, 0, 0, Map.of(), null, null, null, null, null, 0, null, null,
             null, null, null, null, null, null, null, null, List.of(), failure, null);
     }
 
@@ -84,7 +85,7 @@ record TargetRun(String target, String url, String protocol, double offeredRate,
     TargetRun withFlags(List<String> newFlags)
     {
         return new TargetRun(target, url, protocol, offeredRate, offered, completed, succeeded, seconds, achievedRate,
-            successFraction, errors, latency, ttft, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
+            successFraction, errors, latency, ttft, ttfc, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
             rssPeakKiB, rssHwmKiB, gc, mockCpuCores, generatorCpuCores, upstreamCalls, stages, List.copyOf(newFlags),
             failure, evidence);
     }
@@ -96,7 +97,7 @@ record TargetRun(String target, String url, String protocol, double offeredRate,
     TargetRun withUpstreamCalls(long calls)
     {
         return new TargetRun(target, url, protocol, offeredRate, offered, completed, succeeded, seconds, achievedRate,
-            successFraction, errors, latency, ttft, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
+            successFraction, errors, latency, ttft, ttfc, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
             rssPeakKiB, rssHwmKiB, gc, mockCpuCores, generatorCpuCores, calls, stages, flags, failure, evidence);
     }
 
@@ -107,7 +108,7 @@ record TargetRun(String target, String url, String protocol, double offeredRate,
     TargetRun withEvidence(Evidence newEvidence)
     {
         return new TargetRun(target, url, protocol, offeredRate, offered, completed, succeeded, seconds, achievedRate,
-            successFraction, errors, latency, ttft, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
+            successFraction, errors, latency, ttft, ttfc, gaps, lateness, lateFraction, cpuUsPerRequest, cpuCores, rssIdleKiB,
             rssPeakKiB, rssHwmKiB, gc, mockCpuCores, generatorCpuCores, upstreamCalls, stages, flags, failure, newEvidence);
     }
 

@@ -13,6 +13,7 @@ import java.util.Map;
  * @param errorsByClass     the same by class (and status)
  * @param latency           median of each percentile
  * @param ttft              median TTFT percentiles (streams)
+ * @param ttfc              median TTFC (time to first content) percentiles (streams)
  * @param gaps              median gap percentiles (streams)
  * @param cpuUsPerRequest   median CPU µs per request of the target process tree
  * @param rssIdleKiB        median RSS before load
@@ -26,8 +27,8 @@ import java.util.Map;
  * @param upstreamCalls     total requests the mock saw (R404), or null
  */
 record TargetSummary(int reps, Double achievedRate, Double successFraction, long errors, Map<String, Long> errorsByClass,
-                     Percentiles latency, Percentiles ttft, Percentiles gaps, Double cpuUsPerRequest, Long rssIdleKiB,
-                     Long rssPeakKiB, Long rssHwmKiB, Double gcCount, Double gcTotalMs, Double gcMaxMs,
+                     Percentiles latency, Percentiles ttft, Percentiles ttfc, Percentiles gaps, Double cpuUsPerRequest,
+                     Long rssIdleKiB, Long rssPeakKiB, Long rssHwmKiB, Double gcCount, Double gcTotalMs, Double gcMaxMs,
                      Double mockCpuCores, Double generatorCpuCores, Long upstreamCalls)
 {
 }

@@ -24,8 +24,12 @@ final class Targets
         "S1-5k-cache-miss", 15.0, "S1-5k-targets", 5.0, "S1-5k-ejected", 20.0);
     /** The route cells' targets on the paired cost's CPU per request, µs over the baseline: judged when paired. */
     static final Map<String, Double> PAIRED_CPU_MICROS = Map.of("S1-5k-targets", 5.0, "S1-5k-ejected", 5.0);
-    /** The streamed route cell's target on the paired cost's time to first event at p50, µs: judged when paired. */
-    static final Map<String, Double> PAIRED_TTFT_P50_MICROS = Map.of("S3-stream-targets", 20.0);
+    /**
+     * The streamed route cell's target on the paired cost's time to first content at p50, µs: judged when paired. On
+     * time to first content, not to first event: a gateway that can still fail over holds the lifecycle events before
+     * the first content and releases them with it, which moves the first event, not the first token.
+     */
+    static final Map<String, Double> PAIRED_TTFC_P50_MICROS = Map.of("S3-stream-targets", 20.0);
 
     private Targets()
     {
@@ -108,7 +112,7 @@ final class Targets
             {
                 checks.add(zeroErrors(gw));
                 if (!c.ranPaired())
-                    overS3Stream(c, others.get("S3-stream"), PAIRED_TTFT_P50_MICROS.get(c.cell()), checks);
+                    overS3Stream(c, others.get("S3-stream"), PAIRED_TTFC_P50_MICROS.get(c.cell()), checks);
             }
             case "R404", "R401" -> checkR404(c, gw, checks);
             case "L1500-inflight" ->
@@ -181,7 +185,7 @@ final class Targets
         return checks;
     }
 
-    /** The paired cost's targets of a cell that ran paired: p50, time to first event at p50, CPU per request. */
+    /** The paired cost's targets of a cell that ran paired: p50, time to first content at p50, CPU per request. */
     private static void checkPaired(CellResult c, List<Check> checks)
     {
         PairedCost paired = c.paired();
@@ -189,10 +193,10 @@ final class Targets
         if (p50Limit != null)
             checks.add(atMost("paired cost p50 (gateway − baseline, same window)", p50Limit,
                 paired == null ? null : paired.latency().p50()));
-        Double ttftLimit = PAIRED_TTFT_P50_MICROS.get(c.cell());
-        if (ttftLimit != null)
-            checks.add(atMost("paired cost TTFT p50 (gateway − baseline, same window)", ttftLimit,
-                paired == null || paired.ttft() == null ? null : paired.ttft().p50()));
+        Double ttfcLimit = PAIRED_TTFC_P50_MICROS.get(c.cell());
+        if (ttfcLimit != null)
+            checks.add(atMost("paired cost time to first content p50 (TTFC, gateway − baseline, same window)", ttfcLimit,
+                paired == null || paired.ttfc() == null ? null : paired.ttfc().p50()));
         Double cpuLimit = PAIRED_CPU_MICROS.get(c.cell());
         if (cpuLimit != null)
             checks.add(atMost("paired cost CPU per request (gateway − baseline, same window)", cpuLimit,
@@ -219,16 +223,19 @@ final class Targets
             cpu == null || cpuLimit == null ? null : cpu <= cpuLimit));
     }
 
-    /** S3-stream-targets run without {@code --pair}: its TTFT overhead p50 against S3-stream's of the same session. */
+    /**
+     * S3-stream-targets run without {@code --pair}: its time-to-first-content overhead p50 against S3-stream's of the
+     * same session.
+     */
     private static void overS3Stream(CellResult c, CellResult s3, double margin, List<Check> checks)
     {
         Overhead o = c.overhead().get("gateway");
-        Percentiles ttft = o == null ? null : o.ttft();
+        Percentiles ttfc = o == null ? null : o.ttfc();
         Overhead s3Over = s3 == null ? null : s3.overhead().get("gateway");
-        Double limit = s3Over == null || s3Over.ttft() == null ? null : s3Over.ttft().p50() + margin;
-        checks.add(new Check("TTFT overhead p50", "≤ S3-stream's + " + Fmt.us(margin) + (s3 == null ?
-            " (S3-stream not run)" : " (" + Fmt.us(limit) + ")"), Fmt.us(ttft == null ? null : ttft.p50()),
-            ttft == null || limit == null ? null : ttft.p50() <= limit));
+        Double limit = s3Over == null || s3Over.ttfc() == null ? null : s3Over.ttfc().p50() + margin;
+        checks.add(new Check("time to first content overhead p50 (TTFC)", "≤ S3-stream's + " + Fmt.us(margin) +
+            (s3 == null ? " (S3-stream not run)" : " (" + Fmt.us(limit) + ")"), Fmt.us(ttfc == null ? null : ttfc.p50()),
+            ttfc == null || limit == null ? null : ttfc.p50() <= limit));
     }
 
     private static void checkR404(CellResult c, TargetSummary gw, List<Check> checks)

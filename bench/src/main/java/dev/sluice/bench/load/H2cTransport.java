@@ -471,7 +471,7 @@ final class H2cTransport implements Transport
                 {
                     int ended = sse.scan(frame.getByteBuffer());
                     if (ended > 0 && measured)
-                        run.recordEvents(events, ended, scheduledNanos);
+                        run.recordEvents(events, sse, ended, scheduledNanos);
                 }
                 boolean last = frame.isEndStream();
                 data.release();

@@ -639,7 +639,7 @@ final class Http11Transport implements Transport, Runnable
             {
                 int ended = sse.scan(content);
                 if (ended > 0 && measured)
-                    run.recordEvents(events, ended, scheduledNanos);
+                    run.recordEvents(events, sse, ended, scheduledNanos);
             }
             return false;
         }

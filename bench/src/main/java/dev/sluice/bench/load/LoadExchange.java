@@ -51,7 +51,7 @@ final class LoadExchange implements Response.Listener
             return;
         int ended = sse.scan(content);
         if (ended > 0 && measured)
-            run.recordEvents(events, ended, scheduledNanos);
+            run.recordEvents(events, sse, ended, scheduledNanos);
     }
 
     @Override

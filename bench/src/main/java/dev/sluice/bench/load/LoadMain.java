@@ -151,6 +151,7 @@ public final class LoadMain
         if (spec.stream())
         {
             out.println("ttft       " + percentiles(result.ttft()));
+            out.println("ttfc       " + percentiles(result.ttfc()));
             out.println("gaps       " + percentiles(result.gaps()));
         }
         if (spec.closedLoopWorkers() == 0)

@@ -24,6 +24,9 @@ import java.util.Map;
  * @param latency         scheduled send to last byte, µs, of every request whose response was read to the end,
  *                        whatever its status (a 404 flood has latencies); transport failures are not in it
  * @param ttft            scheduled send to first body byte (streams: the first event), µs; empty for non-streams
+ * @param ttfc            streams: scheduled send to the end of the first event that carries content (text, reasoning,
+ *                        a tool call; see {@link ContentEvents}), µs; empty for non-streams and for streams without
+ *                        content
  * @param gaps            time between consecutive events of a stream, µs; empty for non-streams
  * @param lateness        how late each request actually left versus its schedule, µs (the generator's health);
  *                        empty for a closed loop
@@ -31,7 +34,8 @@ import java.util.Map;
  *                        JVM) used during the window
  */
 public record LoadResult(long offered, long completed, long succeeded, Map<String, Long> errors, double seconds,
-                         Histogram latency, Histogram ttft, Histogram gaps, Histogram lateness, long generatorCpuNanos)
+                         Histogram latency, Histogram ttft, Histogram ttfc, Histogram gaps, Histogram lateness,
+                         long generatorCpuNanos)
 {
     /** @return achieved rate of successful requests per second */
     public double achievedRate()

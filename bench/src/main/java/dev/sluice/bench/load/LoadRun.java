@@ -392,15 +392,23 @@ final class LoadRun
      * Times the events that ended in one chunk of a measured stream: all of them arrived now, so those after the
      * first are 0 µs apart, as observed.
      *
+     * The first chunk in which an event that carries content ended gives the stream's time to first content.
+     *
      * @param clock the stream's own clock
+     * @param sse the stream's scanner, which scanned the chunk
      * @param ended how many events ended
      * @param scheduledNanos the stream's schedule
      */
-    void recordEvents(EventClock clock, int ended, long scheduledNanos)
+    void recordEvents(EventClock clock, SseScanner sse, int ended, long scheduledNanos)
     {
         if (closed)
             return;
         long now = System.nanoTime();
+        if (!clock.contentSeen && sse.contentSeen())
+        {
+            clock.contentSeen = true;
+            tally.ttfc.recordValue(Tally.micros(now - scheduledNanos));
+        }
         for (int i = 0; i < ended; i++)
         {
             if (!clock.seen)
@@ -477,10 +485,14 @@ final class LoadRun
         return sum;
     }
 
-    /** When a stream's previous event arrived; used by the one thread that reads that stream at a time. */
+    /**
+     * When a stream's previous event arrived, and whether its first content was timed; used by the one thread that
+     * reads that stream at a time.
+     */
     static final class EventClock
     {
         private boolean seen;
+        private boolean contentSeen;
         private long lastNanos;
     }
 

@@ -14,7 +14,7 @@ import java.util.Objects;
  * @param method      the HTTP method
  * @param headers     request headers
  * @param body        the request body (sent as is for every request)
- * @param stream      whether responses are SSE streams (TTFT and inter-event gaps are measured)
+ * @param stream      whether responses are SSE streams (TTFT, TTFC and inter-event gaps are measured)
  * @param h2c         HTTP/2 in clear text (prior knowledge) instead of HTTP/1.1
  * @param connections HTTP/1.1: the most connections opened, as the schedule needs them (requests beyond wait in
  *                    the client's queue, and their latency still counts from their schedule); h2c: the number of

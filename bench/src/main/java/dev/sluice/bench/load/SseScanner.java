@@ -9,7 +9,8 @@ import java.nio.charset.StandardCharsets;
  * <p>An event ends at a blank line ({@code \n\n}, {@code \r\n\r\n} or {@code \r\r}). Comment lines (starting with
  * {@code :}, e.g. keep-alive pings) do not make an event, as in the SSE specification. The first
  * {@value #CAPTURE} bytes of the most recent event are kept so that the end of a stream can be checked against
- * its end marker; nothing else is copied. Not thread-safe: one response's chunks arrive one after the other.</p>
+ * its end marker and the first event that carries content can be told ({@link ContentEvents}); nothing else is
+ * copied. Not thread-safe: one response's chunks arrive one after the other.</p>
  */
 final class SseScanner
 {
@@ -25,6 +26,7 @@ final class SseScanner
     private boolean previousCr;
     private boolean hasField;
     private long events;
+    private boolean contentSeen;
 
     /**
      * Scans one chunk; the buffer's position is left untouched.
@@ -81,6 +83,12 @@ final class SseScanner
         return events;
     }
 
+    /** @return whether an event that carries content has ended, in this chunk or an earlier one */
+    boolean contentSeen()
+    {
+        return contentSeen;
+    }
+
     /** @return the start of the last complete event, decoded as UTF-8; empty if there was none */
     String lastEvent()
     {
@@ -104,6 +112,9 @@ final class SseScanner
     {
         events++;
         hasField = false;
+        // Judged on the captured start, once: every event after the first content one is left alone.
+        if (!contentSeen)
+            contentSeen = ContentEvents.isContent(current, currentLength);
         // Swap instead of copying: the old last event's array becomes the next event's buffer.
         byte[] previous = last;
         last = current;

@@ -26,6 +26,7 @@ final class Tally
 
     final ConcurrentHistogram latency = new ConcurrentHistogram(HIGHEST_MICROS, SIGNIFICANT_DIGITS);
     final ConcurrentHistogram ttft = new ConcurrentHistogram(HIGHEST_MICROS, SIGNIFICANT_DIGITS);
+    final ConcurrentHistogram ttfc = new ConcurrentHistogram(HIGHEST_MICROS, SIGNIFICANT_DIGITS);
     final ConcurrentHistogram gaps = new ConcurrentHistogram(HIGHEST_MICROS, SIGNIFICANT_DIGITS);
     final Histogram lateness = new Histogram(HIGHEST_MICROS, SIGNIFICANT_DIGITS);
     private final LongAdder offered = new LongAdder();
@@ -114,7 +115,7 @@ final class Tally
             errorCounts.put(error.key(), errors[error.ordinal()].sum());
         new TreeMap<>(statuses).forEach((status, count) -> errorCounts.put("status_" + status, count.sum()));
         return new LoadResult(offered.sum(), completed.sum(), succeeded.sum(), Collections.unmodifiableMap(errorCounts), seconds,
-            copy(latency), copy(ttft), copy(gaps), copy(lateness), cpuNanos);
+            copy(latency), copy(ttft), copy(ttfc), copy(gaps), copy(lateness), cpuNanos);
     }
 
     private static Histogram copy(Histogram source)

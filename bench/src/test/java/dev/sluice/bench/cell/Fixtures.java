@@ -36,21 +36,31 @@ final class Fixtures
     static TargetRun run(String target, double p50, double p99, Double cpuUs, List<String> flags)
     {
         return new TargetRun(target, "http://127.0.0.1:1/v1/chat/completions", "HTTP/1.1", 5000, 50_000, 50_000, 50_000, 10,
-            5000, 1.0, errors(0), pcts(p50, p99), null, null, pcts(5, 40), 0, cpuUs, cpuUs == null ? null : 0.25,
+            5000, 1.0, errors(0), pcts(p50, p99), null, null, null, pcts(5, 40), 0, cpuUs, cpuUs == null ? null : 0.25,
             cpuUs == null ? null : 60_000L, cpuUs == null ? null : 90_000L, cpuUs == null ? null : 95_000L,
             cpuUs == null ? null : new GcLog.GcStats(2, 3.5, 2.0), 0.3, 0.6, null, null, flags, null, null);
     }
 
     /**
      * @return a successful open-loop stream run at 500/s over 10 s: time to first event {@code ttftP50} (p99 = p50 +
-     *         300 µs), the last event 200 ms after it, gaps of 20 ms
+     *         300 µs), the first content 20 ms after it, the last event 200 ms after the first, gaps of 20 ms
      */
     static TargetRun streamRun(String target, double ttftP50, Double cpuUs)
     {
+        return streamRun(target, ttftP50, ttftP50 + 20_000, cpuUs);
+    }
+
+    /**
+     * @return a successful open-loop stream run at 500/s over 10 s: time to first event {@code ttftP50} and to first
+     *         content {@code ttfcP50} (p99 = p50 + 300 µs each), the last event 180 ms after the first content, gaps of
+     *         20 ms
+     */
+    static TargetRun streamRun(String target, double ttftP50, double ttfcP50, Double cpuUs)
+    {
         return new TargetRun(target, "http://127.0.0.1:1/v1/chat/completions", "HTTP/1.1", 500, 5_000, 5_000, 5_000, 10,
-            500, 1.0, errors(0), pcts(ttftP50 + 200_000, ttftP50 + 200_300), pcts(ttftP50, ttftP50 + 300),
-            pcts(20_000, 20_400), pcts(5, 40), 0, cpuUs, cpuUs == null ? null : 0.1, null, null, null, null, 0.3, 0.6, null,
-            null, List.of(), null, null);
+            500, 1.0, errors(0), pcts(ttfcP50 + 180_000, ttfcP50 + 180_300), pcts(ttftP50, ttftP50 + 300),
+            pcts(ttfcP50, ttfcP50 + 300), pcts(20_000, 20_400), pcts(5, 40), 0, cpuUs, cpuUs == null ? null : 0.1, null, null,
+            null, null, 0.3, 0.6, null, null, List.of(), null, null);
     }
 
     /** @return every error class with {@code n} in status */

@@ -99,7 +99,7 @@ class FlagsTest
     private static TargetRun withErrors(TargetRun r, Map<String, Long> errors)
     {
         return new TargetRun(r.target(), r.url(), r.protocol(), r.offeredRate(), r.offered(), r.completed(), r.succeeded(),
-            r.seconds(), r.achievedRate(), r.successFraction(), errors, r.latency(), r.ttft(), r.gaps(), r.lateness(),
+            r.seconds(), r.achievedRate(), r.successFraction(), errors, r.latency(), r.ttft(), r.ttfc(), r.gaps(), r.lateness(),
             r.lateFraction(), r.cpuUsPerRequest(), r.cpuCores(), r.rssIdleKiB(), r.rssPeakKiB(), r.rssHwmKiB(), r.gc(),
             r.mockCpuCores(), r.generatorCpuCores(), r.upstreamCalls(), r.stages(), r.flags(), r.failure(), r.evidence());
     }
@@ -126,7 +126,7 @@ class FlagsTest
     {
         return new TargetRun(r.target(), r.url(), r.protocol(), r.offeredRate(), r.offered(), r.completed(),
             Math.round(r.offered() * success), r.seconds(), r.achievedRate() * success, success, r.errors(), r.latency(),
-            r.ttft(), r.gaps(), r.lateness(), late, r.cpuUsPerRequest(), r.cpuCores(), r.rssIdleKiB(), r.rssPeakKiB(),
+            r.ttft(), r.ttfc(), r.gaps(), r.lateness(), late, r.cpuUsPerRequest(), r.cpuCores(), r.rssIdleKiB(), r.rssPeakKiB(),
             r.rssHwmKiB(), r.gc(), mock, generator, r.upstreamCalls(), r.stages(), r.flags(), r.failure(), null);
     }
 }

@@ -60,14 +60,17 @@ class OverheadMathTest
     }
 
     @Test
-    void streamOverheadCoversTtftAndGaps()
+    void streamOverheadCoversTtftTtfcAndGaps()
     {
-        TargetRun g = withStreams(Fixtures.run("gateway", 400_500, 401_000, 10.0, List.of()), 200_300, 20_050);
-        TargetRun d = withStreams(Fixtures.run("direct", 400_200, 400_600, null, List.of()), 200_100, 20_020);
+        TargetRun g = withStreams(Fixtures.run("gateway", 400_500, 401_000, 10.0, List.of()), 200_300, 220_040, 20_050);
+        TargetRun d = withStreams(Fixtures.run("direct", 400_200, 400_600, null, List.of()), 200_100, 220_000, 20_020);
         Overhead o = Overhead.of(g, d);
         assertThat(o.latency().p50()).isEqualTo(300);
         assertThat(o.ttft().p50()).isEqualTo(200);
+        assertThat(o.ttfc().p50()).isEqualTo(40);
         assertThat(o.gaps().p50()).isEqualTo(30);
+        Overhead m = Overhead.median(Arrays.asList(o, Overhead.of(g, withStreams(d, 200_100, 220_020, 20_020)), null));
+        assertThat(m.ttfc().p50()).isEqualTo(30);
     }
 
     @Test
@@ -92,13 +95,14 @@ class OverheadMathTest
     @Test
     void overheadMedianIsTheMedianOfPerRepetitionDifferences()
     {
-        Overhead a = new Overhead(Fixtures.pcts(10, 100), null, null);
-        Overhead b = new Overhead(Fixtures.pcts(30, 300), null, null);
-        Overhead c = new Overhead(Fixtures.pcts(20, 900), null, null);
+        Overhead a = new Overhead(Fixtures.pcts(10, 100), null, null, null);
+        Overhead b = new Overhead(Fixtures.pcts(30, 300), null, null, null);
+        Overhead c = new Overhead(Fixtures.pcts(20, 900), null, null, null);
         Overhead m = Overhead.median(Arrays.asList(a, b, null, c));
         assertThat(m.latency().p50()).isEqualTo(20);
         assertThat(m.latency().p99()).isEqualTo(300);
         assertThat(m.ttft()).isNull();
+        assertThat(m.ttfc()).isNull();
     }
 
     @Test
@@ -112,12 +116,12 @@ class OverheadMathTest
         assertThat(Stats.fractionAbove(null, 1_000)).isZero();
     }
 
-    private static TargetRun withStreams(TargetRun r, double ttftP50, double gapP50)
+    private static TargetRun withStreams(TargetRun r, double ttftP50, double ttfcP50, double gapP50)
     {
         return new TargetRun(r.target(), r.url(), r.protocol(), r.offeredRate(), r.offered(), r.completed(), r.succeeded(),
             r.seconds(), r.achievedRate(), r.successFraction(), r.errors(), r.latency(), Fixtures.pcts(ttftP50, ttftP50 + 500),
-            Fixtures.pcts(gapP50, gapP50 + 200), r.lateness(), r.lateFraction(), r.cpuUsPerRequest(), r.cpuCores(),
-            r.rssIdleKiB(), r.rssPeakKiB(), r.rssHwmKiB(), r.gc(), r.mockCpuCores(), r.generatorCpuCores(), r.upstreamCalls(),
-            r.stages(), r.flags(), r.failure(), null);
+            Fixtures.pcts(ttfcP50, ttfcP50 + 500), Fixtures.pcts(gapP50, gapP50 + 200), r.lateness(), r.lateFraction(),
+            r.cpuUsPerRequest(), r.cpuCores(), r.rssIdleKiB(), r.rssPeakKiB(), r.rssHwmKiB(), r.gc(), r.mockCpuCores(),
+            r.generatorCpuCores(), r.upstreamCalls(), r.stages(), r.flags(), r.failure(), null);
     }
 }

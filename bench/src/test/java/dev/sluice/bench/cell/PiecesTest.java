@@ -9,6 +9,7 @@ import java.net.Socket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -285,7 +286,7 @@ class PiecesTest
     {
         Map<String, Long> errors = Fixtures.errors(10_000);
         errors.put("status_401", 10_000L);
-        LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(10_000, 300), null, null,
+        LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(10_000, 300), null, null, null,
             Fixtures.histogram(10_000, 10), 400_000_000L);
         TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 401);
         assertThat(run.succeeded()).isEqualTo(10_000);
@@ -297,7 +298,8 @@ class PiecesTest
         half.put("status_401", 5_000L);
         half.put("status_200", 5_000L);
         TargetRun short401 = CellRunner.toRun("gateway", spec(), "HTTP/1.1", new LoadResult(10_000, 10_000, 0, half, 1.0,
-            Fixtures.histogram(10_000, 300), null, null, Fixtures.histogram(10_000, 10), 400_000_000L),
+            Fixtures.histogram(10_000, 300), null, null, null, Fixtures.histogram(10_000, 10),
+            400_000_000L),
             new RunProbe(null, null, null, null), 401);
         assertThat(CellRunner.refusalFailure(short401.withUpstreamCalls(5_000L), none, 401))
             .contains("401s 50.00% of offered").contains("5000 upstream calls");
@@ -351,7 +353,7 @@ class PiecesTest
         Map<String, Long> errors = Fixtures.errors(9_990);
         errors.put("status_404", 9_980L);
         errors.put("status_500", 10L);
-        LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(9_990, 300), null, null,
+        LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(9_990, 300), null, null, null,
             Fixtures.histogram(10_000, 10), 400_000_000L);
         TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 404);
         assertThat(run.succeeded()).isEqualTo(9_980);
@@ -402,7 +404,7 @@ class PiecesTest
     void rawHistogramLogsRoundTrip(@TempDir Path dir) throws Exception
     {
         Histogram latency = Fixtures.histogram(100, 250);
-        LoadResult result = new LoadResult(100, 100, 100, Fixtures.errors(0), 1.0, latency, new Histogram(3), null,
+        LoadResult result = new LoadResult(100, 100, 100, Fixtures.errors(0), 1.0, latency, new Histogram(3), null, null,
             Fixtures.histogram(100, 3), 1);
         Path file = dir.resolve("S1-1k/r1-gateway.hlog");
         HistogramLogs.write(file, result, "S1-1k r1 gateway", 1_700_000_000_000L, 1_700_000_010_000L);
@@ -415,6 +417,28 @@ class PiecesTest
         assertThat(((Histogram)first).getValueAtPercentile(50)).isEqualTo(250);
         assertThat(second.getTag()).isEqualTo("lateness");
         assertThat(latency.getTag()).isNull();
+    }
+
+    @Test
+    void aStreamsHistogramLogHasItsTimeToFirstContentTaggedTtfc(@TempDir Path dir) throws Exception
+    {
+        LoadResult result = new LoadResult(100, 100, 100, Fixtures.errors(0), 1.0, Fixtures.histogram(100, 400_000),
+            Fixtures.histogram(100, 200_000), Fixtures.histogram(100, 220_000), Fixtures.histogram(700, 20_000),
+            Fixtures.histogram(100, 3), 1);
+        Path file = dir.resolve("S3-stream/r1-gateway.hlog");
+        HistogramLogs.write(file, result, "S3-stream r1 gateway", 1_700_000_000_000L, 1_700_000_010_000L);
+        HistogramLogReader reader = new HistogramLogReader(file.toFile());
+        List<String> tags = new ArrayList<>();
+        Histogram ttfc = null;
+        for (EncodableHistogram h = reader.nextIntervalHistogram(); h != null; h = reader.nextIntervalHistogram())
+        {
+            tags.add(h.getTag());
+            if ("ttfc".equals(h.getTag()))
+                ttfc = (Histogram)h;
+        }
+        assertThat(tags).containsExactly("latency", "ttft", "ttfc", "gaps", "lateness");
+        assertThat(ttfc.getTotalCount()).isEqualTo(100);
+        assertThat(ttfc.getValueAtPercentile(50)).isEqualTo(ttfc.highestEquivalentValue(220_000));
     }
 
     /** @return the config of {@code name}'s gateway on port 8081, the mock on 9001 */

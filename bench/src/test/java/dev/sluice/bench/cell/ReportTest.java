@@ -76,6 +76,31 @@ class ReportTest
         assertThat(Files.readString(dir.resolve("report.md"))).contains("## Headline");
     }
 
+    @Test
+    void streamTablesShowTimeToFirstContentBesideTimeToFirstEvent(@TempDir Path dir) throws Exception
+    {
+        // The gateway's first event 20 ms late (held for the first content), its first content 40 µs late.
+        CellResult stream = TargetsTest.stream("S3-stream", 20_000, 40);
+        String md = Report.markdown(INFO, List.of(stream));
+        assertThat(md).contains("| target | TTFT p50 | p90 | p99 | p99.9 | max | TTFC p50 | p99 | gap p50 | p90 | p99 | " +
+                "p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+            .contains("| gateway | 220.00 ms | 330.00 ms | 220.30 ms | 440.60 ms | 660.90 ms | 220.04 ms | 220.34 ms | " +
+                "20.00 ms |")
+            .contains("| direct | 200.00 ms | 300.00 ms | 200.30 ms | 400.60 ms | 600.90 ms | 220.00 ms | 220.30 ms | " +
+                "20.00 ms |");
+        String ttfcOverhead = md.substring(md.indexOf("TTFC overhead over direct:"));
+        assertThat(ttfcOverhead).startsWith("TTFC overhead over direct:\n\n| target | p50 | p90 | p99 | p99.9 | max |\n" +
+            "|---|---:|---:|---:|---:|---:|\n| gateway | 40 µs |");
+        assertThat(md.substring(md.indexOf("TTFT overhead over direct:"))).contains("| gateway | 20.00 ms |");
+
+        Report.write(dir, INFO, List.of(stream));
+        JsonNode cell = new ObjectMapper().readTree(Files.readString(dir.resolve("report.json"))).path("cells").get(0);
+        assertThat(cell.path("targets").path("gateway").path("ttfc").path("p50").asDouble()).isEqualTo(220_040);
+        assertThat(cell.path("overhead").path("gateway").path("ttfc").path("p50").asDouble()).isEqualTo(40);
+        assertThat(cell.path("reps").get(0).path("steps").get(0).path("runs").path("gateway").path("ttfc").path("p99")
+            .asDouble()).isEqualTo(220_340);
+    }
+
     private static List<CellResult> cells()
     {
         List<CellResult> cells = new ArrayList<>();
@@ -95,9 +120,9 @@ class ReportTest
             TargetRun direct = Fixtures.run("direct", 200, 600, null, List.of());
             TargetRun g = Fixtures.run("gateway", 240, 900, 50.0, i == 1 ? List.of(Flags.GENERATOR_LATE) : List.of());
             TargetRun gateway = new TargetRun(g.target(), g.url(), g.protocol(), g.offeredRate(), g.offered(), g.completed(),
-                g.succeeded(), g.seconds(), g.achievedRate(), g.successFraction(), g.errors(), g.latency(), g.ttft(), g.gaps(),
-                g.lateness(), g.lateFraction(), g.cpuUsPerRequest(), g.cpuCores(), g.rssIdleKiB(), g.rssPeakKiB(), g.rssHwmKiB(),
-                g.gc(), g.mockCpuCores(), g.generatorCpuCores(), null, stages, g.flags(), null, null)
+                g.succeeded(), g.seconds(), g.achievedRate(), g.successFraction(), g.errors(), g.latency(), g.ttft(), g.ttfc(),
+                g.gaps(), g.lateness(), g.lateFraction(), g.cpuUsPerRequest(), g.cpuCores(), g.rssIdleKiB(), g.rssPeakKiB(),
+                g.rssHwmKiB(), g.gc(), g.mockCpuCores(), g.generatorCpuCores(), null, stages, g.flags(), null, null)
                 .withEvidence(new Evidence("1", 1, 2_500.0 + i, 31_000.0, List.of(java.util.Arrays.asList(3.0, 400.0)), 11.0,
                     Map.of("read", 3.0), 3.8, 0.001, "perf", 2_048.0, 2, 0, 22, 22, Map.of("strace", 3_000L), List.of()));
             TargetRun nginx = Fixtures.run("nginx", 225, 700, 30.0, List.of())

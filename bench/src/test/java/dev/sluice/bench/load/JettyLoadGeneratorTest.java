@@ -181,6 +181,7 @@ class JettyLoadGeneratorTest
         // How late each measured request left is recorded once per request (never negative: the histogram's floor).
         assertThat(result.lateness().getTotalCount()).isEqualTo(500);
         assertThat(result.ttft().getTotalCount()).isZero();
+        assertThat(result.ttfc().getTotalCount()).isZero();
         assertThat(result.generatorCpuNanos()).isPositive();
         // The 150 warm-up requests and the 500 measured ones reached the mock (cool-down ones maybe too): none was
         // lost, none sent twice to make up for another.
@@ -301,6 +302,11 @@ class JettyLoadGeneratorTest
         double toLastEvent = result.ttft().getMean() + 7 * result.gaps().getMean();
         assertThat(toLastEvent).isGreaterThanOrEqualTo(200_000 * 0.99);
         assertThat(result.latency().getMinValue()).isGreaterThanOrEqualTo(atLeast(result.latency(), 200_000));
+        // The first event is the role chunk, which carries no content; the first content is paced 20 ms after it
+        // was written, so every stream's time to first content is at least its time to first event + 20 ms.
+        assertThat(result.ttfc().getTotalCount()).isEqualTo(30);
+        assertThat(result.ttfc().getMinValue()).isGreaterThanOrEqualTo(atLeast(result.ttfc(), 120_000));
+        assertThat(result.ttfc().getMean() - result.ttft().getMean()).isGreaterThanOrEqualTo(20_000 * 0.99);
     }
 
     @ParameterizedTest

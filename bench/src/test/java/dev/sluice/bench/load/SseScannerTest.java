@@ -68,4 +68,38 @@ class SseScannerTest
 
         assertThat(scanner.lastEvent()).hasSize(SseScanner.CAPTURE).startsWith("data: xxx");
     }
+
+    @Test
+    void seesTheFirstContentWhenTheEventCarryingItEnds()
+    {
+        String stream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n" +
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":" +
+            "{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+            ": keep-alive\n\n" +
+            "event: ping\ndata: {\"type\":\"ping\"}\n\n" +
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":" +
+            "{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n" +
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        int deltaEnd = stream.indexOf("\n\nevent: message_stop") + 2;
+        for (int split = 0; split <= stream.length(); split++)
+        {
+            SseScanner scanner = new SseScanner();
+            scanner.scan(ascii(stream.substring(0, split)));
+            assertThat(scanner.contentSeen()).as("split at %d", split).isEqualTo(split >= deltaEnd);
+            scanner.scan(ascii(stream.substring(split)));
+            assertThat(scanner.contentSeen()).as("split at %d", split).isTrue();
+        }
+    }
+
+    @Test
+    void aStreamOfLifecycleEventsOnlyHasNoContent()
+    {
+        SseScanner scanner = new SseScanner();
+
+        scanner.scan(ascii("data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"));
+
+        assertThat(scanner.events()).isEqualTo(3);
+        assertThat(scanner.contentSeen()).isFalse();
+    }
 }
