@@ -195,31 +195,16 @@ class LogPluginTest
                 type: router
                 kind: proxy
                 routes:
-                  - when: [ { model: "strict/*" } ]
-                    exit: strict
-                  - when: [ { model: "failover/*" } ]
-                    targets:
-                      - { exit: south_failing, with: { model: "%3$s" } }
-                      - { exit: south, priority: 1 }
-                    eject: { consecutive: 100 }
+            %3$s
                   - when: [ { model: "claude/*" } ]
                     exit: south_anthropic
                   - when: [ { model: "*" } ]
                     exit: south
-              strict:
-                type: router
-                kind: proxy
-                options: { retry_budget: { ratio: 0, min_per_second: 0 }, admin_path: /strict/routes }
-                routes:
-                  - when: [ { model: "*" } ]
-                    targets:
-                      - { exit: south_failing, with: { model: "%3$s" } }
-                      - { exit: south, priority: 1 }
-                    eject: { consecutive: 100 }
-              south_failing: { type: openai, kind: client, options: { url: "%1$s/v1" } }
+            %4$s
               south: { type: openai, kind: client, options: { url: "%1$s/v1" } }
               south_anthropic: { type: anthropic, kind: client, options: { url: "%1$s/v1" } }
-            """.formatted("http://127.0.0.1:" + mock.port(), logFile(), MockModels.ERROR_500);
+            """.formatted("http://127.0.0.1:" + mock.port(), logFile(), FailoverRoutes.routes("south"),
+            FailoverRoutes.bindings("south", "http://127.0.0.1:" + mock.port() + "/v1", null));
         harness = GatewayHarness.start(dir, yaml, TestDist.plugins(), Map.of());
     }
 

@@ -145,31 +145,16 @@ class MetricsPluginTest
                 type: router
                 kind: proxy
                 routes:
-                  - when: [ { model: "strict/*" } ]
-                    exit: strict
-                  - when: [ { model: "failover/*" } ]
-                    targets:
-                      - { exit: south_failing, with: { model: "%2$s" } }
-                      - { exit: south_openai, priority: 1 }
-                    eject: { consecutive: 100 }
+            %2$s
                   - when: [ { model: "claude/*" } ]
                     exit: south_anthropic
                   - when: [ { model: "*" } ]
                     exit: south_openai
-              strict:
-                type: router
-                kind: proxy
-                options: { retry_budget: { ratio: 0, min_per_second: 0 }, admin_path: /strict/routes }
-                routes:
-                  - when: [ { model: "*" } ]
-                    targets:
-                      - { exit: south_failing, with: { model: "%2$s" } }
-                      - { exit: south_openai, priority: 1 }
-                    eject: { consecutive: 100 }
-              south_failing: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+            %3$s
               south_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
               south_anthropic: { type: anthropic, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
-            """.formatted(mock.port(), MockModels.ERROR_500);
+            """.formatted(mock.port(), FailoverRoutes.routes("south_openai"),
+            FailoverRoutes.bindings("south_openai", "http://127.0.0.1:" + mock.port() + "/v1", null));
         gateway = GatewayHarness.start(dir, yaml, TestDist.plugins(), Map.of("ADMIN_TOKEN", ADMIN_TOKEN));
         String root = gateway.url("");
         openai = SdkClients.openai(root, KEY);

@@ -104,24 +104,8 @@ class TracingPluginTest
                     exit: south_quiet
                   - when: [ { model: "gemini/*" } ]
                     exit: south_gemini
-                  - when: [ { model: "failover/*" } ]
-                    targets:
-                      - { exit: south_failing, with: { model: "%4$s" } }
-                      - { exit: south_openai, priority: 1 }
-                    eject: { consecutive: 100 }
-                  - when: [ { model: "strict/*" } ]
-                    exit: strict
-              strict:
-                type: router
-                kind: proxy
-                options: { retry_budget: { ratio: 0, min_per_second: 0 }, admin_path: /strict/routes }
-                routes:
-                  - when: [ { model: "*" } ]
-                    targets:
-                      - { exit: south_failing, with: { model: "%4$s" } }
-                      - { exit: south_openai, priority: 1 }
-                    eject: { consecutive: 100 }
-              south_failing: { type: openai, kind: client, options: { url: "%2$s/v1", http: %3$s } }
+            %4$s
+            %5$s
               south_openai: { type: openai, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
               south_anthropic: { type: anthropic, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
               south_gemini: { type: gemini, kind: client, options: { url: "%2$s/v1beta", propagate_trace: true, http: %3$s } }
@@ -129,7 +113,8 @@ class TracingPluginTest
                 type: openai
                 kind: client
                 options: { url: "%2$s/v1", forward_headers: [ traceparent ], http: %3$s }
-            """.formatted(receiverPort, mockRoot, http, MockModels.ERROR_500);
+            """.formatted(receiverPort, mockRoot, http, FailoverRoutes.routes("south_openai"),
+            FailoverRoutes.bindings("south_openai", mockRoot + "/v1", http));
     }
 
     private static Set<String> jdkClientThreadsBefore;
