@@ -97,7 +97,7 @@ final class TargetState
     }
 
     /** @return when its ejection or rest ends, for choosing among targets that all rest */
-    synchronized long availableAt()
+    long availableAt()
     {
         long ejected = ejectedUntil;
         long rested = restedUntil;
