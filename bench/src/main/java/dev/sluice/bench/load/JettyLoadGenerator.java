@@ -127,4 +127,24 @@ public final class JettyLoadGenerator implements LoadGenerator
         }
         return LoadRun.together(runs);
     }
+
+    /**
+     * Runs {@code spec}'s warm-up at the first phase's rate, then the phases, on one scheduler thread and one
+     * transport, as {@link #run(LoadSpec)} runs one rate; see {@link LoadGenerator#runPhased}.
+     *
+     * @throws IllegalArgumentException if {@code spec} is a closed loop or there is no phase
+     * @throws InterruptedException if interrupted; the run is stopped
+     */
+    @Override
+    public LoadResult runPhased(LoadSpec spec, List<Phase> phases, Timeline timeline) throws Exception
+    {
+        Objects.requireNonNull(timeline, "timeline");
+        if (spec.closedLoopWorkers() > 0)
+            throw new IllegalArgumentException("spec: a closed loop of " + spec.closedLoopWorkers() +
+                " workers (expected: open loop)");
+        if (phases.isEmpty())
+            throw new IllegalArgumentException("phases: none (expected: at least one)");
+        return new LoadRun(spec.withRate(phases.get(0).rate()), streamEnd, spinNanos, jettyClient, List.copyOf(phases),
+            timeline).execute();
+    }
 }

@@ -33,4 +33,29 @@ public interface LoadGenerator
         throw new UnsupportedOperationException(getClass().getName() + " cannot run several specs together " +
             "(runTogether, which --pair needs); use dev.sluice.bench.load.JettyLoadGenerator");
     }
+
+    /**
+     * Runs an open loop whose rate changes: {@code spec}'s warm-up at the first phase's rate (unmeasured), then each
+     * phase in turn with no warm-up at its rate, the measured window being the phases together. Every measured request
+     * is also recorded in {@code timeline} by its scheduled time, whose origin is the start of the first phase. The
+     * bounds of {@link #run(LoadSpec)} hold, with the phases as the window.
+     *
+     * <pre>{@code
+     * Timeline timeline = new Timeline(Duration.ofMillis(100), Duration.ofSeconds(60));
+     * LoadResult whole = generator.runPhased(spec, List.of(new Phase(3_000, Duration.ofSeconds(20)),
+     *     new Phase(5_000, Duration.ofSeconds(20))), timeline);
+     * }</pre>
+     *
+     * @param spec     the request, connections, warm-up and timeout (its rate and window are not used)
+     * @param phases   the measured phases, at least one
+     * @param timeline where the measured requests are recorded by window; as long as the phases at least
+     * @return the whole measured window
+     * @throws UnsupportedOperationException if this generator cannot (the default)
+     * @throws IllegalArgumentException if {@code spec} is a closed loop or there is no phase
+     */
+    default LoadResult runPhased(LoadSpec spec, List<Phase> phases, Timeline timeline) throws Exception
+    {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot run phases (runPhased, which the " +
+            "STEP, HICCUP, COLD and OVERLOAD cells need); use dev.sluice.bench.load.JettyLoadGenerator");
+    }
 }

@@ -55,6 +55,9 @@ final class LoadRun
     private final CountDownLatch windowClosed = new CountDownLatch(1);
     private final Transport transport;
     private final long timeoutNanos;
+    // Phased runs (runPhased): the schedule of their phases and the timeline of their windows; null otherwise.
+    private final Schedule phases;
+    private final Timeline timeline;
     private volatile boolean stopSending;
     private volatile boolean closed;
     private volatile Throwable loadFailure;
@@ -76,7 +79,26 @@ final class LoadRun
     /** @param http11MaxIdleNanos see {@link Http11Transport#MAX_IDLE_NANOS} (tests) */
     LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient, long http11MaxIdleNanos)
     {
+        this(spec, streamEnd, spinNanos, jettyClient, http11MaxIdleNanos, null, null);
+    }
+
+    /**
+     * A phased open loop: {@code spec}'s warm-up at the first phase's rate, then the phases (the spec's rate and window
+     * are not used), every measured request also recorded in {@code timeline}.
+     */
+    LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient, List<Phase> phases,
+            Timeline timeline)
+    {
+        this(spec, streamEnd, spinNanos, jettyClient, Http11Transport.MAX_IDLE_NANOS,
+            new Schedule(nanos(spec.warmup()), phases), timeline);
+    }
+
+    private LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient, long http11MaxIdleNanos,
+                    Schedule phases, Timeline timeline)
+    {
         this.spec = spec;
+        this.phases = phases;
+        this.timeline = timeline;
         this.streamEnd = streamEnd;
         this.spinNanos = spinNanos;
         String method = spec.method() != null ? spec.method() :
@@ -235,10 +257,25 @@ final class LoadRun
     {
         double intervalNanos = 1e9 / spec.rate();
         long warmupNanos = nanos(spec.warmup());
-        long measureNanos = nanos(spec.measure());
-        long firstMeasured = (long)Math.ceil(warmupNanos / intervalNanos);
-        long firstAfter = Math.max(firstMeasured, (long)Math.ceil((warmupNanos + measureNanos) / intervalNanos));
-        windowStartNanos = start + (long)(firstMeasured * intervalNanos);
+        long measureNanos;
+        long firstMeasured;
+        long firstAfter;
+        if (phases == null)
+        {
+            measureNanos = nanos(spec.measure());
+            firstMeasured = (long)Math.ceil(warmupNanos / intervalNanos);
+            firstAfter = Math.max(firstMeasured, (long)Math.ceil((warmupNanos + measureNanos) / intervalNanos));
+            windowStartNanos = start + (long)(firstMeasured * intervalNanos);
+        }
+        else
+        {
+            measureNanos = phases.windowEndNanos() - phases.windowStartNanos();
+            firstMeasured = phases.firstMeasured();
+            firstAfter = phases.firstAfter();
+            windowStartNanos = start + phases.windowStartNanos();
+        }
+        if (timeline != null)
+            timeline.start(windowStartNanos);
         Thread scheduler = new Thread(() -> schedule(start, intervalNanos, firstMeasured, firstAfter), "bench-load-scheduler");
         scheduler.setDaemon(true);
         scheduler.setPriority(Thread.MAX_PRIORITY);
@@ -268,7 +305,7 @@ final class LoadRun
             BooleanSupplier stop = () -> stopSending;
             for (long i = 0; !stopSending; i++)
             {
-                long scheduled = start + (long)(i * intervalNanos);
+                long scheduled = start + (phases == null ? (long)(i * intervalNanos) : phases.offsetNanos(i));
                 pacer.awaitUntil(scheduled, stop);
                 if (stopSending)
                     break;
@@ -290,6 +327,8 @@ final class LoadRun
                 {
                     tally.offered();
                     tally.lateness.recordValue(Tally.micros(now - scheduled));
+                    if (timeline != null)
+                        timeline.offered(scheduled);
                 }
                 send(scheduled, measured, null);
                 // Time inside send(): when it is long, the scheduler itself is the bottleneck (see the debug line).
@@ -365,27 +404,33 @@ final class LoadRun
             return;
         try
         {
-            if (failure != null)
-            {
-                // A response that failed after an error status was still an error status, and counts as one.
-                if (headersReceived && !HttpStatus.isSuccess(status))
-                    tally.failed(ErrorClass.STATUS, status);
-                else
-                    tally.failed(failure, status);
-                return;
-            }
-            tally.answered(now - scheduledNanos);
-            if (!HttpStatus.isSuccess(status))
-                tally.failed(ErrorClass.STATUS, status);
-            else if (sse != null && (status != HttpStatus.OK_200 || !streamEnd.test(sse.lastEvent())))
-                tally.failed(ErrorClass.BROKEN_BODY, status);
-            else
+            ErrorClass outcome = outcome(status, headersReceived, failure, sse);
+            if (timeline != null)
+                timeline.ended(scheduledNanos, failure == null ? now - scheduledNanos : -1, status, outcome);
+            if (failure == null)
+                tally.answered(now - scheduledNanos);
+            // A response that failed after an error status was still an error status, and counts as one.
+            if (outcome == null)
                 tally.succeeded();
+            else
+                tally.failed(outcome, status);
         }
         finally
         {
             endRecord();
         }
+    }
+
+    // How a request ended: null for a success, else its error class.
+    private ErrorClass outcome(int status, boolean headersReceived, ErrorClass failure, SseScanner sse)
+    {
+        if (failure != null)
+            return headersReceived && !HttpStatus.isSuccess(status) ? ErrorClass.STATUS : failure;
+        if (!HttpStatus.isSuccess(status))
+            return ErrorClass.STATUS;
+        if (sse != null && (status != HttpStatus.OK_200 || !streamEnd.test(sse.lastEvent())))
+            return ErrorClass.BROKEN_BODY;
+        return null;
     }
 
     /**
@@ -445,6 +490,8 @@ final class LoadRun
         // Still running the timeout after the window: counted as timeouts. Stopping the client aborts them.
         if (stragglers > 0)
             tally.abandoned(stragglers);
+        if (timeline != null)
+            timeline.abandonUnsettled();
         return tally.result(windowNanos / 1e9, cpuAtEnd - cpuAtStart);
     }
 
