@@ -36,13 +36,26 @@ import java.util.List;
  * @param mock         {@code java}, {@code nginx} or {@code auto}: which mock serves the cells the nginx mock can serve
  * @param pair         whether the cells with a baseline ({@link Cells#baseline(Cell)}) run paired: their gateway and a
  *                     baseline gateway loaded in the same window, half the rate each, schedules interleaved
+ * @param gatewayJvm   JVM flags that replace the distribution's defaults for every gateway process
+ *                     ({@code SLUICE_JAVA_OPTS}), or null for the defaults
+ * @param gatewayJvmAdd JVM flags added after the defaults (or after {@code gatewayJvm}) for every gateway process; empty
+ *                     for none
+ * @param scale        the factor on the phase lengths of STEP, HICCUP, COLD and OVERLOAD (and on HICCUP's stall times),
+ *                     1 for the cells as defined; a smoke test uses e.g. 0.2
+ * @param saturationRate OVERLOAD: the saturation rate the overload is twice of, req/s
+ * @param recoveryTolerance STEP, HICCUP, OVERLOAD: a window's p99 is back when at most this many times the steady p99
+ *                     (and at least 1 ms above it)
  */
 public record BenchOptions(List<String> cells, int reps, boolean quick, Duration warmup, Duration window,
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
                            String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
-                           boolean jettyProxy, List<String> evidence, String mock, boolean pair)
+                           boolean jettyProxy, List<String> evidence, String mock, boolean pair, String gatewayJvm,
+                           String gatewayJvmAdd, double scale, double saturationRate, double recoveryTolerance)
 {
+    /** OVERLOAD's saturation rate unless {@code --saturation-rate} says otherwise: S1-5k's rate, which passes here. */
+    public static final double DEFAULT_SATURATION_RATE = 5_000;
+
     /** The cells whose repetitions get evidence spans unless {@code --evidence} says otherwise: the cheap ones. */
     public static final List<String> DEFAULT_EVIDENCE = List.of("S1-1k", "S1-5k", "S1-h2c", "S3-stream");
 
@@ -90,6 +103,13 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           --root DIR        the repository root (default: the working directory)
           --dist DIR        the gateway distribution (default ROOT/gateway-runtime/target/sluice)
           --generator CLASS the LoadGenerator implementation (default dev.sluice.bench.load.JettyLoadGenerator)
+          --gateway-jvm "FLAGS"  JVM flags replacing the distribution's defaults for every gateway process
+                            (SLUICE_JAVA_OPTS), e.g. "-XX:+UseParallelGC -Xms256m -Xmx1g"; the report names them
+          --gateway-jvm-add "FLAGS"  JVM flags added after the defaults (SLUICE_EXTRA_OPTS, with the GC log)
+          --scale F         STEP, HICCUP, COLD, OVERLOAD: phase lengths times F (default 1; 0.2 for a smoke test)
+          --saturation-rate R  OVERLOAD: the saturation rate, req/s; the overload is 2 R, the recovery R / 2 (default 5000)
+          --recovery-tolerance X  STEP, HICCUP, OVERLOAD: a 100 ms window's p99 is back when at most X times the steady
+                            one and at least 1 ms above it (default 2)
           --list            list the cells and exit
         """;
 
@@ -125,6 +145,11 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         String mockServer = MockProcess.AUTO;
         boolean list = false;
         boolean pair = false;
+        String gatewayJvm = null;
+        String gatewayJvmAdd = "";
+        double scale = 1;
+        double saturationRate = DEFAULT_SATURATION_RATE;
+        double recoveryTolerance = 2;
         for (int i = 0; i < args.length; i++)
         {
             String a = args[i];
@@ -188,6 +213,21 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                         case "--jvm-warmup" -> jvmWarmup = seconds(a, v.endsWith("s") ? v.substring(0, v.length() - 1) : v,
                             true);
                         case "--evidence" -> evidence = evidence(a, v);
+                        case "--gateway-jvm" ->
+                        {
+                            if (v.isBlank())
+                                throw new IllegalArgumentException(a + ": empty (expected: JVM flags, e.g. \"-XX:+UseParallelGC\")");
+                            gatewayJvm = v.trim();
+                        }
+                        case "--gateway-jvm-add" -> gatewayJvmAdd = v.trim();
+                        case "--scale" -> scale = seconds(a, v, false);
+                        case "--saturation-rate" -> saturationRate = seconds(a, v, false);
+                        case "--recovery-tolerance" ->
+                        {
+                            recoveryTolerance = seconds(a, v, false);
+                            if (recoveryTolerance < 1)
+                                throw new IllegalArgumentException(a + ": " + v + " (expected: a factor >= 1)");
+                        }
                         default -> throw new IllegalArgumentException(a + ": unknown option");
                     }
                 }
@@ -210,7 +250,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root,
             dist != null ? dist : root.resolve("gateway-runtime/target/sluice"), out, targetUrl, targetPid, mock, nginx,
             nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list, pinned, jw, haproxy,
-            jettyProxy, evidence, mockServer, pair);
+            jettyProxy, evidence, mockServer, pair, gatewayJvm, gatewayJvmAdd, scale, saturationRate, recoveryTolerance);
     }
 
     /**

@@ -942,8 +942,10 @@ final class CellRunner implements AutoCloseable
             StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + stem + "-" + rep + ".log");
         Files.deleteIfExists(gc);
-        return GatewayProcess.start(name, session.options().dist(), file, port, adminPort, gc,
-            session.raw().resolve("logs/gateway-" + stem + "-r" + rep + ".log"), session.pinning());
+        BenchOptions o = session.options();
+        return GatewayProcess.start(name, o.dist(), file, port, adminPort, gc,
+            session.raw().resolve("logs/gateway-" + stem + "-r" + rep + ".log"), session.pinning(), o.gatewayJvm(),
+            o.gatewayJvmAdd());
     }
 
     /** @return how long the closed-loop priming of a fresh JVM lasts: the warm-up, at least {@link #PRIME_GATEWAY_MIN} */
@@ -1309,11 +1311,37 @@ final class CellRunner implements AutoCloseable
             spec.put("pair", "gateway + baseline (" + Cells.baseline(cell).name() + "'s config), " + Fmt.rate(cell.rate() / 2) +
                 " and " + cell.connections() / 2 + " connections each, same window");
         spec.put("upstream pool", cell.upstreamMaxConnections());
+        if (o.targetUrl() == null)
+            spec.put("gateway JVM", gatewayJvmFlags());
         boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.REFUSAL;
         spec.put("warm-up", (ladder ? o.stepWarmup() : o.warmup()).toMillis() / 1000.0 + " s");
         spec.put("window", (ladder ? o.stepWindow() : o.window()).toMillis() / 1000.0 + " s");
         spec.put("reps", o.reps());
         return spec;
+    }
+
+    /**
+     * @return the JVM flags every gateway process gets, as a report names them: the distribution's defaults (or
+     * {@code --gateway-jvm}'s flags instead) and {@code --gateway-jvm-add}'s; the GC log and pinning flags left out
+     */
+    String gatewayJvmFlags()
+    {
+        BenchOptions o = session.options();
+        String base;
+        if (o.gatewayJvm() != null)
+            base = "`" + o.gatewayJvm() + "` (--gateway-jvm, instead of the defaults)";
+        else
+        {
+            try
+            {
+                base = "`" + String.join(" ", DistFlags.read(o.dist())) + "` (the distribution's defaults)";
+            }
+            catch (IOException x)
+            {
+                base = "the distribution's defaults (" + x.getMessage() + ")";
+            }
+        }
+        return o.gatewayJvmAdd().isEmpty() ? base : base + " + `" + o.gatewayJvmAdd() + "` (--gateway-jvm-add)";
     }
 
     private static void awaitMark(ScheduledFuture<?> mark)

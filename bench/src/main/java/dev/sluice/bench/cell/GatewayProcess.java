@@ -49,11 +49,24 @@ final class GatewayProcess implements TargetProcess
     static GatewayProcess start(String name, Path dist, Path config, int port, int adminPort, Path gcLogFile, Path log,
                                 Pinning pinning) throws IOException
     {
+        return start(name, dist, config, port, adminPort, gcLogFile, log, pinning, null, "");
+    }
+
+    /**
+     * @param javaOpts JVM flags replacing the distribution's defaults ({@code SLUICE_JAVA_OPTS}), or null
+     * @param addOpts  JVM flags added after them and before the GC log ({@code SLUICE_EXTRA_OPTS}); empty for none
+     * @see #start(String, Path, Path, int, int, Path, Path, Pinning)
+     */
+    static GatewayProcess start(String name, Path dist, Path config, int port, int adminPort, Path gcLogFile, Path log,
+                                Pinning pinning, String javaOpts, String addOpts) throws IOException
+    {
         // taskset execs bin/sluice, which execs java: the child's pid is the JVM's.
         List<String> command = pinning.target(List.of(dist.resolve("bin/sluice").toString(), "run", "--config",
             config.toString(), "--port", Integer.toString(port)));
         // bin/sluice appends SLUICE_EXTRA_OPTS to its default flags (or to SLUICE_JAVA_OPTS if the user set those).
-        Map<String, String> env = Map.of("SLUICE_EXTRA_OPTS", extraOpts(gcLogFile, pinning));
+        String extra = (addOpts.isBlank() ? "" : addOpts.trim() + " ") + extraOpts(gcLogFile, pinning);
+        Map<String, String> env = javaOpts == null ? Map.of("SLUICE_EXTRA_OPTS", extra) :
+            Map.of("SLUICE_EXTRA_OPTS", extra, "SLUICE_JAVA_OPTS", javaOpts);
         ChildProcess child = ChildProcess.start(name, command, env, log);
         if (!Http.awaitOk(URI.create("http://127.0.0.1:" + port + "/readyz"), Duration.ofSeconds(60), child::isAlive))
         {

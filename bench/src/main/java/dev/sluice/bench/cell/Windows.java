@@ -1,0 +1,202 @@
+package dev.sluice.bench.cell;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import dev.sluice.bench.load.Timeline;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Reads a {@link Timeline}'s windows for the STEP, HICCUP, COLD and OVERLOAD cells: the figures of a span of time
+ * (a phase), the steady windowed p99 of a span, and how long after an event (a step up, a resume) the windowed p99
+ * took to come back to a steady value. Pure.
+ *
+ * <p><b>Recovery.</b> A window is <i>back</i> when its p99 is at most the threshold ({@link #threshold}) or it has no
+ * answered request; the latency is back at the start of the first run of {@code settle} consecutive windows that are
+ * back, among the windows that start at or after the window holding the event; the recovery time is that start minus
+ * the event's time, at least 0. No such run before the span's end: not recovered ({@code null}).</p>
+ */
+final class Windows
+{
+    /** The width of a timeline window, ms. */
+    static final int WIDTH_MILLIS = 100;
+    /** Consecutive windows that must be back for the latency to count as back: 0.5 s. */
+    static final int SETTLE = 5;
+    /** The least margin over the steady p99 a window's p99 is allowed, µs: a 2× tolerance of 1 ms is within the noise. */
+    static final long FLOOR_MICROS = 1_000;
+
+    private Windows()
+    {
+    }
+
+    /**
+     * @param steadyMicros the steady windowed p99
+     * @param tolerance    the factor allowed, e.g. 2
+     * @return the highest windowed p99 that counts as back: {@code max(tolerance × steady, steady + 1 ms)}
+     */
+    static long threshold(long steadyMicros, double tolerance)
+    {
+        return Math.max(Math.round(tolerance * steadyMicros), steadyMicros + FLOOR_MICROS);
+    }
+
+    /**
+     * @param windows a timeline's windows
+     * @param fromMillis the span's start, from the origin
+     * @param toMillis its end
+     * @return the windows that start in {@code [from, to)}
+     */
+    static List<Timeline.Window> span(List<Timeline.Window> windows, double fromMillis, double toMillis)
+    {
+        List<Timeline.Window> span = new ArrayList<>();
+        for (Timeline.Window w : windows)
+        {
+            if (w.startMillis() >= fromMillis - 1e-6 && w.startMillis() < toMillis - 1e-6)
+                span.add(w);
+        }
+        return span;
+    }
+
+    /**
+     * @param windows windows
+     * @return the median of their p99s, µs, over the windows with an answered request; -1 if none has one
+     */
+    static long steadyP99(List<Timeline.Window> windows)
+    {
+        List<Long> p99s = new ArrayList<>();
+        for (Timeline.Window w : windows)
+        {
+            if (w.p99() >= 0)
+                p99s.add(w.p99());
+        }
+        if (p99s.isEmpty())
+            return -1;
+        p99s.sort(null);
+        int n = p99s.size();
+        return n % 2 == 1 ? p99s.get(n / 2) : (p99s.get(n / 2 - 1) + p99s.get(n / 2)) / 2;
+    }
+
+    /**
+     * @param windows     a timeline's windows, in order
+     * @param eventMillis the event, from the origin
+     * @param endMillis   the end of the span the latency must come back in
+     * @param threshold   the highest p99 that counts as back, µs
+     * @param settle      how many consecutive windows must be back
+     * @return the recovery time in ms (see the class comment), or null if the latency was not back before the end
+     */
+    static Double recoveryMillis(List<Timeline.Window> windows, double eventMillis, double endMillis, long threshold,
+                                 int settle)
+    {
+        List<Timeline.Window> after = new ArrayList<>();
+        for (Timeline.Window w : windows)
+        {
+            if (w.startMillis() + w.widthMillis() > eventMillis + 1e-6 && w.startMillis() < endMillis - 1e-6)
+                after.add(w);
+        }
+        int run = 0;
+        for (int i = 0; i < after.size(); i++)
+        {
+            Timeline.Window w = after.get(i);
+            run = w.p99() <= threshold ? run + 1 : 0;
+            if (run == settle)
+                return Math.max(0, after.get(i - settle + 1).startMillis() - eventMillis);
+        }
+        return null;
+    }
+
+    /**
+     * @param windows windows
+     * @return their requests and latencies together
+     */
+    static Figures figures(List<Timeline.Window> windows)
+    {
+        Histogram latency = new Histogram(3_600_000_000L, 2);
+        Histogram refused = new Histogram(3_600_000_000L, 2);
+        long offered = 0;
+        long succeeded = 0;
+        long errors = 0;
+        long refusals = 0;
+        long timeouts = 0;
+        double millis = 0;
+        for (Timeline.Window w : windows)
+        {
+            latency.add(w.latency());
+            refused.add(w.refusedLatency());
+            offered += w.offered();
+            succeeded += w.succeeded();
+            errors += w.errors();
+            refusals += w.refused();
+            timeouts += w.timeouts();
+            millis += w.widthMillis();
+        }
+        boolean any = latency.getTotalCount() > 0;
+        boolean anyRefused = refused.getTotalCount() > 0;
+        return new Figures(millis / 1000, offered, succeeded, errors, refusals, timeouts,
+            any ? latency.getValueAtPercentile(50) : -1, any ? latency.getValueAtPercentile(99) : -1,
+            any ? latency.getMaxValue() : -1, anyRefused ? refused.getValueAtPercentile(50) : -1,
+            anyRefused ? refused.getValueAtPercentile(99) : -1);
+    }
+
+    /**
+     * The figures of a span of windows. Latencies in µs, -1 when nothing was answered.
+     *
+     * @param seconds    the span's length
+     * @param offered    requests due in it
+     * @param succeeded  2xx answers
+     * @param errors     failures other than 503 and timeouts
+     * @param refused    503 answers
+     * @param timeouts   timeouts
+     * @param p50        of the answers other than 503s
+     * @param p99        of the answers other than 503s
+     * @param max        of the answers other than 503s
+     * @param refusedP50 of the 503 answers
+     * @param refusedP99 of the 503 answers
+     */
+    record Figures(double seconds, long offered, long succeeded, long errors, long refused, long timeouts, long p50,
+                   long p99, long max, long refusedP50, long refusedP99)
+    {
+        /** @return successful answers per second */
+        double goodput()
+        {
+            return seconds <= 0 ? 0 : succeeded / seconds;
+        }
+
+        /** @return the failures a queue timeout does not explain: every error but the 503s, timeouts included */
+        long hardErrors()
+        {
+            return errors + timeouts;
+        }
+
+        /** @return one line for a report */
+        String line()
+        {
+            String s = String.format(Locale.ROOT, "%s answered (%,d of %,d), p50 %s, p99 %s, max %s, errors %d, 503s %d, " +
+                "timeouts %d", Fmt.rate(goodput()), succeeded, offered, us(p50), us(p99), us(max), errors, refused, timeouts);
+            if (refused > 0)
+                s += ", 503 p50/p99 " + us(refusedP50) + " / " + us(refusedP99);
+            return s;
+        }
+
+        private static String us(long micros)
+        {
+            return micros < 0 ? Fmt.NONE : Fmt.us((double)micros);
+        }
+    }
+
+    /**
+     * @param windows a timeline's windows
+     * @return them as CSV, one line per window: start (ms), requests by outcome, latency p50/p99/max (µs)
+     */
+    static String csv(List<Timeline.Window> windows)
+    {
+        StringBuilder csv = new StringBuilder("start_ms,offered,succeeded,errors,refused_503,timeouts,p50_us,p99_us,max_us\n");
+        for (Timeline.Window w : windows)
+        {
+            boolean any = w.latency().getTotalCount() > 0;
+            csv.append(String.format(Locale.ROOT, "%.0f,%d,%d,%d,%d,%d,%d,%d,%d%n", w.startMillis(), w.offered(),
+                w.succeeded(), w.errors(), w.refused(), w.timeouts(), any ? w.latency().getValueAtPercentile(50) : -1,
+                any ? w.latency().getValueAtPercentile(99) : -1, any ? w.latency().getMaxValue() : -1));
+        }
+        return csv.toString();
+    }
+}
