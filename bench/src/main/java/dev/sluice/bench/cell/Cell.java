@@ -136,6 +136,11 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
          * R404 an unknown model (the router), R401 an unknown key (a keys binding); see {@link #refusalStatus()}.
          */
         REFUSAL,
+        /**
+         * A gateway's answer to a change of load or a stall, over time in 100 ms windows: STEP, HICCUP, COLD-1k,
+         * COLD-3k, OVERLOAD ({@link Resilience}).
+         */
+        RESILIENCE,
         /** No load: the RSS of a freshly started gateway. */
         IDLE,
         /** Listed, not run. */

@@ -104,6 +104,12 @@ final class CellRunner implements AutoCloseable
         };
     }
 
+    /** @return the executor the load runs on */
+    ExecutorService driver()
+    {
+        return driver;
+    }
+
     @Override
     public void close()
     {
@@ -130,6 +136,15 @@ final class CellRunner implements AutoCloseable
             return Summaries.summarize(cell, "skipped", List.of("needs the gateway process; --target-url measures a URL"), spec,
                 List.of());
         notesFor(cell, notes);
+        Resilience resilience = null;
+        if (cell.kind() == Cell.Kind.RESILIENCE)
+        {
+            if (o.targetUrl() != null)
+                return Summaries.summarize(cell, "skipped", List.of("needs the gateway process (its pid, its GC log, a fresh " +
+                    "one per repetition); --target-url measures a URL"), spec, List.of());
+            resilience = new Resilience(session, this, cell);
+            resilience.describe(spec);
+        }
 
         List<Rep> reps = new ArrayList<>();
         int mockPort = o.mockPort() != 0 ? o.mockPort() : Ports.free();
@@ -158,6 +173,7 @@ final class CellRunner implements AutoCloseable
                         case SAT -> sat(cell, rep, mock, steps, saturation, stops);
                         case REFUSAL -> refusals(cell, rep, mock, steps, saturation, stops);
                         case IDLE -> idle = idle(cell, rep, mock);
+                        case RESILIENCE -> resilience.rep(rep, mock);
                         default -> throw new IllegalStateException(cell.kind().toString());
                     }
                 }
@@ -175,6 +191,8 @@ final class CellRunner implements AutoCloseable
             log(cell, "failed: " + message(x));
             return Summaries.summarize(cell, "failed", notes, spec, reps).withChecks(List.of());
         }
+        if (resilience != null)
+            return resilience.result(notes, spec, reps);
         boolean anyOk = reps.stream().anyMatch(r -> r.failure() == null);
         for (Rep r : reps)
         {
@@ -481,7 +499,7 @@ final class CellRunner implements AutoCloseable
      * @return the spec, its warm-up lengthened when pinned so that the JVM had {@code --jvm-warmup} of load in all before
      * its window
      */
-    private LoadSpec withJvmWarmup(LoadSpec spec, Duration primed)
+    LoadSpec withJvmWarmup(LoadSpec spec, Duration primed)
     {
         if (!session.pinning().enabled())
             return spec;
@@ -915,7 +933,7 @@ final class CellRunner implements AutoCloseable
         }
     }
 
-    private GatewayProcess startGateway(Cell cell, int rep, MockProcess mock, boolean routeAll) throws IOException
+    GatewayProcess startGateway(Cell cell, int rep, MockProcess mock, boolean routeAll) throws IOException
     {
         return startGateway(cell, cell, "gateway", rep, mock, routeAll);
     }
@@ -929,7 +947,7 @@ final class CellRunner implements AutoCloseable
      * @param config the cell whose gateway config it runs: {@code cell}, or its baseline
      * @param name {@code gateway} or {@code baseline}
      */
-    private GatewayProcess startGateway(Cell cell, Cell config, String name, int rep, MockProcess mock, boolean routeAll)
+    GatewayProcess startGateway(Cell cell, Cell config, String name, int rep, MockProcess mock, boolean routeAll)
         throws IOException
     {
         String stem = "gateway".equals(name) ? cell.name() : cell.name() + "-" + name;
@@ -949,7 +967,7 @@ final class CellRunner implements AutoCloseable
     }
 
     /** @return how long the closed-loop priming of a fresh JVM lasts: the warm-up, at least {@link #PRIME_GATEWAY_MIN} */
-    private Duration primeLength()
+    Duration primeLength()
     {
         Duration warmup = session.options().warmup();
         return warmup.compareTo(PRIME_GATEWAY_MIN) < 0 ? PRIME_GATEWAY_MIN : warmup;
@@ -966,7 +984,7 @@ final class CellRunner implements AutoCloseable
      * @param length how long
      * @return how long it ran
      */
-    private Duration primeJvm(Cell cell, int rep, TargetProcess t, LoadSpec open, Duration length)
+    Duration primeJvm(Cell cell, int rep, TargetProcess t, LoadSpec open, Duration length)
     {
         BenchOptions o = session.options();
         // As many workers as the cell keeps connections (up to 128): an upstream pool then holds the connections the
@@ -1380,7 +1398,7 @@ final class CellRunner implements AutoCloseable
         return x.getClass().getSimpleName() + (m == null ? "" : ": " + m);
     }
 
-    private static void log(Cell cell, String line)
+    static void log(Cell cell, String line)
     {
         System.out.println("[" + cell.name() + "] " + line);
     }

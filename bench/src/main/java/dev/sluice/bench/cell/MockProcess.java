@@ -64,7 +64,7 @@ final class MockProcess implements AutoCloseable
     static String needsJava(Cell cell)
     {
         if (cell.kind() != Cell.Kind.OPEN && cell.kind() != Cell.Kind.CLOSED && cell.kind() != Cell.Kind.SAT
-            && cell.kind() != Cell.Kind.REFUSAL)
+            && cell.kind() != Cell.Kind.REFUSAL && cell.kind() != Cell.Kind.RESILIENCE)
             return cell.name() + " cell";
         if (cell.stream())
             return "streamed answers";

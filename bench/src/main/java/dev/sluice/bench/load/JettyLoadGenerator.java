@@ -129,7 +129,7 @@ public final class JettyLoadGenerator implements LoadGenerator
     }
 
     /**
-     * Runs {@code spec}'s warm-up at the first phase's rate, then the phases, on one scheduler thread and one
+     * Runs {@code spec}'s warm-up at its rate, then the phases, on one scheduler thread and one
      * transport, as {@link #run(LoadSpec)} runs one rate; see {@link LoadGenerator#runPhased}.
      *
      * @throws IllegalArgumentException if {@code spec} is a closed loop or there is no phase
@@ -144,7 +144,7 @@ public final class JettyLoadGenerator implements LoadGenerator
                 " workers (expected: open loop)");
         if (phases.isEmpty())
             throw new IllegalArgumentException("phases: none (expected: at least one)");
-        return new LoadRun(spec.withRate(phases.get(0).rate()), streamEnd, spinNanos, jettyClient, List.copyOf(phases),
+        return new LoadRun(spec, streamEnd, spinNanos, jettyClient, List.copyOf(phases),
             timeline).execute();
     }
 }

@@ -35,7 +35,7 @@ public interface LoadGenerator
     }
 
     /**
-     * Runs an open loop whose rate changes: {@code spec}'s warm-up at the first phase's rate (unmeasured), then each
+     * Runs an open loop whose rate changes: {@code spec}'s warm-up at its rate (unmeasured), then each
      * phase in turn with no warm-up at its rate, the measured window being the phases together. Every measured request
      * is also recorded in {@code timeline} by its scheduled time, whose origin is the start of the first phase. The
      * bounds of {@link #run(LoadSpec)} hold, with the phases as the window.
@@ -46,7 +46,7 @@ public interface LoadGenerator
      *     new Phase(5_000, Duration.ofSeconds(20))), timeline);
      * }</pre>
      *
-     * @param spec     the request, connections, warm-up and timeout (its rate and window are not used)
+     * @param spec     the request, connections, warm-up and its rate, and timeout (its window is not used)
      * @param phases   the measured phases, at least one
      * @param timeline where the measured requests are recorded by window; as long as the phases at least
      * @return the whole measured window

@@ -83,14 +83,14 @@ final class LoadRun
     }
 
     /**
-     * A phased open loop: {@code spec}'s warm-up at the first phase's rate, then the phases (the spec's rate and window
-     * are not used), every measured request also recorded in {@code timeline}.
+     * A phased open loop: {@code spec}'s warm-up at its rate, then the phases (the spec's window is not used), every
+     * measured request also recorded in {@code timeline}.
      */
     LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient, List<Phase> phases,
             Timeline timeline)
     {
         this(spec, streamEnd, spinNanos, jettyClient, Http11Transport.MAX_IDLE_NANOS,
-            new Schedule(nanos(spec.warmup()), phases), timeline);
+            new Schedule(nanos(spec.warmup()), spec.rate(), phases), timeline);
     }
 
     private LoadRun(LoadSpec spec, Predicate<String> streamEnd, long spinNanos, boolean jettyClient, long http11MaxIdleNanos,

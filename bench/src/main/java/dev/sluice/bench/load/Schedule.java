@@ -3,7 +3,7 @@ package dev.sluice.bench.load;
 import java.util.List;
 
 /**
- * When each request of an open loop is due, as an offset from the run's start: a warm-up at the first phase's rate,
+ * When each request of an open loop is due, as an offset from the run's start: a warm-up at its own rate,
  * then each {@link Phase} in turn, then the last phase's rate for as long as the run goes on after its window.
  *
  * <p>Phase {@code k} holds the requests {@code j = 0, 1, …} due at {@code start_k + j / rate_k} before its end; the
@@ -17,10 +17,11 @@ final class Schedule
     private final long[] firstIndex;
 
     /**
-     * @param warmupNanos the unmeasured lead, at the first phase's rate; 0 for none
+     * @param warmupNanos the unmeasured lead; 0 for none
+     * @param warmupRate  its rate, requests per second
      * @param phases      the measured phases, at least one
      */
-    Schedule(long warmupNanos, List<Phase> phases)
+    Schedule(long warmupNanos, double warmupRate, List<Phase> phases)
     {
         if (phases.isEmpty())
             throw new IllegalArgumentException("phases: none (expected: at least one)");
@@ -28,7 +29,7 @@ final class Schedule
         rates = new double[n + 1];
         startNanos = new long[n + 1];
         firstIndex = new long[n + 1];
-        rates[0] = phases.get(0).rate();
+        rates[0] = warmupRate;
         long lengthNanos = warmupNanos;
         for (int k = 0; k < n; k++)
         {

@@ -1,0 +1,471 @@
+package dev.sluice.bench.cell;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import dev.sluice.bench.load.LoadGenerator;
+import dev.sluice.bench.load.LoadResult;
+import dev.sluice.bench.load.LoadSpec;
+import dev.sluice.bench.load.Phase;
+import dev.sluice.bench.load.Timeline;
+
+/**
+ * The cells of {@link Cell.Kind#RESILIENCE}: what a change of load or a stall does to a gateway, over time.
+ *
+ * <ul>
+ * <li><b>STEP</b>: open loop 3,000 → 5,000 → 8,000 req/s, 20 s each, no warm-up at a new rate.</li>
+ * <li><b>HICCUP</b>: 5,000 req/s for 30 s, the gateway process stopped ({@code SIGSTOP}) for 300 ms at 10 s and for
+ * 600 ms at 20 s ({@link Hiccup}).</li>
+ * <li><b>COLD-1k</b>, <b>COLD-3k</b>: a fresh gateway loaded at 1,000 or 3,000 req/s for 10 s from the moment
+ * {@code /readyz} answers 200, without priming.</li>
+ * <li><b>OVERLOAD</b>: 2 × the saturation rate ({@code --saturation-rate}) for 30 s, then half the saturation rate for
+ * 30 s; then a fresh gateway at that half for 30 s, for comparison.</li>
+ * </ul>
+ *
+ * <p>Each repetition runs a fresh gateway (two for OVERLOAD) primed and warmed as every gateway JVM is (except COLD's),
+ * records its requests in 100 ms windows ({@link Timeline}, written to {@code raw/windows/}) and counts the full
+ * collections in its GC log after it was ready. STEP and HICCUP pass when there was no full collection, the windowed
+ * p99 was back within the tolerance of its steady value ({@link Windows}) at most {@value #RECOVERY_LIMIT_MILLIS} ms
+ * after each event (a step up; a resume), and no request failed other than with a 503 (the refusals of a queue timeout,
+ * counted separately). COLD passes without such failures; OVERLOAD when there was no full collection and the windowed
+ * p99 of the half-rate phase came back to the fresh gateway's. Phase lengths and stall times are multiplied by
+ * {@code --scale} (the stalls' lengths are not).</p>
+ */
+final class Resilience
+{
+    static final List<Double> STEP_RATES = List.of(3_000.0, 5_000.0, 8_000.0);
+    static final Duration STEP_PHASE = Duration.ofSeconds(20);
+    static final double HICCUP_RATE = 5_000;
+    static final Duration HICCUP_LENGTH = Duration.ofSeconds(30);
+    static final List<Hiccup.Stall> HICCUP_STALLS = List.of(new Hiccup.Stall(10_000, 300), new Hiccup.Stall(20_000, 600));
+    static final Duration COLD_LENGTH = Duration.ofSeconds(10);
+    static final Duration OVERLOAD_PHASE = Duration.ofSeconds(30);
+    static final double RECOVERY_LIMIT_MILLIS = 1_000;
+
+    private final Session session;
+    private final CellRunner runner;
+    private final Cell cell;
+    private final List<Outcome> outcomes = new ArrayList<>();
+
+    Resilience(Session session, CellRunner runner, Cell cell)
+    {
+        this.session = session;
+        this.runner = runner;
+        this.cell = cell;
+    }
+
+    /**
+     * What one repetition came to.
+     *
+     * @param rep         1-based
+     * @param passed      whether it met the cell's criteria
+     * @param fullGcs     full collections after the gateway was ready (OVERLOAD: of the overloaded one)
+     * @param recoveryMs  the longest recovery over its events, ms; infinite when one did not recover; null without events
+     * @param hardErrors  failed requests other than 503s
+     * @param refused     503s
+     * @param lines       what the report shows of it
+     */
+    record Outcome(int rep, boolean passed, long fullGcs, Double recoveryMs, long hardErrors, long refused,
+                   List<String> lines)
+    {
+    }
+
+    /** @param spec the cell's spec for the report, completed with the load of this cell */
+    void describe(Map<String, Object> spec)
+    {
+        BenchOptions o = session.options();
+        spec.remove("window");
+        spec.remove("warm-up");
+        spec.put("load", switch (cell.name())
+        {
+            case "STEP" -> STEP_RATES.stream().map(Fmt::rate).toList() + ", " + secs(scaled(STEP_PHASE)) + " each";
+            case "HICCUP" -> Fmt.rate(HICCUP_RATE) + " for " + secs(scaled(HICCUP_LENGTH)) + ", SIGSTOP " +
+                stalls().stream().map(s -> Fmt.num(s.stallMillis(), 0) + " ms at " + Fmt.num(s.atMillis() / 1000, 1) + " s")
+                    .toList();
+            case "OVERLOAD" -> Fmt.rate(2 * o.saturationRate()) + " (2 × saturation " + Fmt.rate(o.saturationRate()) +
+                ") for " + secs(scaled(OVERLOAD_PHASE)) + ", then " + Fmt.rate(o.saturationRate() / 2) + " for " +
+                secs(scaled(OVERLOAD_PHASE)) + "; a fresh gateway at " + Fmt.rate(o.saturationRate() / 2) + " for " +
+                secs(scaled(OVERLOAD_PHASE));
+            default -> Fmt.rate(cell.rate()) + " for " + secs(scaled(COLD_LENGTH)) + " from the first 200 of /readyz";
+        });
+        spec.put("warm-up", cell.name().startsWith("COLD") ? "none (a fresh JVM, not primed)" :
+            "closed-loop priming, then " + o.warmup().toMillis() / 1000.0 + " s open loop at the first rate (pinned: " +
+            "--jvm-warmup " + o.jvmWarmup().toSeconds() + " s in all)");
+        spec.put("recovery", "100 ms windows by scheduled time; back when " + Windows.SETTLE + " windows in a row have p99 ≤ " +
+            "max(" + Fmt.num(o.recoveryTolerance(), 1) + " × steady, steady + 1 ms)");
+    }
+
+    /**
+     * Runs one repetition and keeps its outcome.
+     *
+     * @throws Exception when the repetition could not run (a gateway did not start, the generator failed)
+     */
+    void rep(int rep, MockProcess mock) throws Exception
+    {
+        Outcome outcome = switch (cell.name())
+        {
+            case "STEP" -> step(rep, mock);
+            case "HICCUP" -> hiccup(rep, mock);
+            case "OVERLOAD" -> overload(rep, mock);
+            default -> cold(rep, mock);
+        };
+        outcomes.add(outcome);
+        for (String line : outcome.lines())
+            CellRunner.log(cell, line);
+    }
+
+    private Outcome step(int rep, MockProcess mock) throws Exception
+    {
+        Duration phase = scaled(STEP_PHASE);
+        double len = phase.toMillis();
+        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        {
+            int ready = gw.gcLog().kinds().size();
+            LoadSpec spec = warm(rep, gw, STEP_RATES.get(0));
+            List<Phase> phases = STEP_RATES.stream().map(r -> new Phase(r, phase)).toList();
+            Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), phase.multipliedBy(phases.size()));
+            run(spec, phases, timeline);
+            long fulls = fullGcs(gw, ready);
+            List<Timeline.Window> windows = timeline.windows();
+            writeCsv(rep, "", windows);
+            List<String> lines = new ArrayList<>();
+            List<Double> recoveries = new ArrayList<>();
+            long hard = 0;
+            long refused = 0;
+            for (int k = 0; k < phases.size(); k++)
+            {
+                double from = k * len;
+                double to = from + len;
+                Windows.Figures f = Windows.figures(Windows.span(windows, from, to));
+                hard += f.hardErrors();
+                refused += f.refused();
+                long steady = Windows.steadyP99(Windows.span(windows, from + len / 2, to));
+                String line = "r" + rep + " " + Fmt.rate(phases.get(k).rate()) + " (" + Fmt.num(from / 1000, 1) + "–" +
+                    Fmt.num(to / 1000, 1) + " s): " + f.line() + "; steady windowed p99 " + us(steady);
+                if (k > 0)
+                {
+                    Double r = steady < 0 ? null : Windows.recoveryMillis(windows, from, to,
+                        Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
+                    recoveries.add(r);
+                    line += "; back " + recovery(r) + " after the step";
+                }
+                lines.add(line);
+            }
+            return outcome(rep, fulls, recoveries, hard, refused, lines);
+        }
+    }
+
+    private Outcome hiccup(int rep, MockProcess mock) throws Exception
+    {
+        Duration length = scaled(HICCUP_LENGTH);
+        List<Hiccup.Stall> stalls = stalls();
+        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        {
+            int ready = gw.gcLog().kinds().size();
+            LoadSpec spec = warm(rep, gw, HICCUP_RATE);
+            Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), length);
+            long pid = gw.process().pid();
+            long maxWait = spec.warmup().toMillis() + 60_000;
+            Future<List<Hiccup.Done>> driver = runner.driver().submit(() -> Hiccup.run(pid, timeline, stalls, maxWait));
+            List<Hiccup.Done> done;
+            try
+            {
+                run(spec, List.of(new Phase(HICCUP_RATE, length)), timeline);
+                done = driver.get(maxWait + length.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            finally
+            {
+                // Interrupting the driver resumes a process it stopped.
+                driver.cancel(true);
+            }
+            long fulls = fullGcs(gw, ready);
+            List<Timeline.Window> windows = timeline.windows();
+            writeCsv(rep, "", windows);
+            Windows.Figures all = Windows.figures(windows);
+            long steady = Windows.steadyP99(Windows.span(windows, 0, done.get(0).stoppedMillis()));
+            List<String> lines = new ArrayList<>();
+            lines.add("r" + rep + " " + Fmt.rate(HICCUP_RATE) + " for " + secs(length) + ": " + all.line() +
+                "; steady windowed p99 (before the first stop) " + us(steady));
+            List<Double> recoveries = new ArrayList<>();
+            for (int i = 0; i < done.size(); i++)
+            {
+                Hiccup.Done d = done.get(i);
+                double end = i + 1 < done.size() ? done.get(i + 1).stoppedMillis() : length.toMillis();
+                Double r = steady < 0 ? null : Windows.recoveryMillis(windows, d.resumedMillis(), end,
+                    Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
+                recoveries.add(r);
+                Windows.Figures around = Windows.figures(Windows.span(windows, d.stoppedMillis() - Windows.WIDTH_MILLIS,
+                    Math.min(end, d.resumedMillis() + 2_000)));
+                lines.add(String.format(Locale.ROOT, "r%d stop %d: stopped %.0f ms at %.2f s; around it (to 2 s after) " +
+                    "p99 %s, max %s; back %s after the resume", rep, i + 1, d.millis(), d.stoppedMillis() / 1000,
+                    us(around.p99()), us(around.max()), recovery(r)));
+            }
+            return outcome(rep, fulls, recoveries, all.hardErrors(), all.refused(), lines);
+        }
+    }
+
+    private Outcome cold(int rep, MockProcess mock) throws Exception
+    {
+        Duration length = scaled(COLD_LENGTH);
+        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        {
+            // Ready now: the load starts at once, no priming, no warm-up.
+            int ready = gw.gcLog().kinds().size();
+            LoadSpec spec = CellRunner.loadSpec(cell, cell.client(), cell.rate(), Cells.MODEL, gw.chatUri(), false,
+                cell.connections(), Duration.ZERO, length);
+            Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), length);
+            LoadResult whole = run(spec, List.of(new Phase(cell.rate(), length)), timeline);
+            long fulls = fullGcs(gw, ready);
+            List<Timeline.Window> windows = timeline.windows();
+            writeCsv(rep, "", windows);
+            Windows.Figures all = Windows.figures(windows);
+            Windows.Figures later = Windows.figures(Windows.span(windows, 1_000, length.toMillis()));
+            Windows.Figures first = Windows.figures(Windows.span(windows, 0, 1_000));
+            List<String> lines = new ArrayList<>();
+            lines.add("r" + rep + " ready " + Fmt.num(gw.firstAnswerMs(), 0) + " ms after start; whole run: " + all.line() +
+                "; errors by class " + nonZero(whole.errors()));
+            lines.add("r" + rep + " first second: p99 " + us(first.p99()) + ", max " + us(first.max()) + "; after it: p99 " +
+                us(later.p99()) + ", max " + us(later.max()) + "; full collections after ready: " + fulls);
+            boolean passed = all.hardErrors() == 0;
+            return new Outcome(rep, passed, fulls, null, all.hardErrors(), all.refused(), lines);
+        }
+    }
+
+    private Outcome overload(int rep, MockProcess mock) throws Exception
+    {
+        BenchOptions o = session.options();
+        double sat = o.saturationRate();
+        double over = 2 * sat;
+        double half = sat / 2;
+        Duration phase = scaled(OVERLOAD_PHASE);
+        double len = phase.toMillis();
+        List<String> lines = new ArrayList<>();
+        List<Timeline.Window> windows;
+        long fulls;
+        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        {
+            int ready = gw.gcLog().kinds().size();
+            // The warm-up runs at the half rate: warming at the overload would already be the overload.
+            LoadSpec spec = warm(rep, gw, half);
+            Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), phase.multipliedBy(2));
+            run(spec, List.of(new Phase(over, phase), new Phase(half, phase)), timeline);
+            fulls = fullGcs(gw, ready);
+            windows = timeline.windows();
+            writeCsv(rep, "", windows);
+        }
+        Windows.Figures overload = Windows.figures(Windows.span(windows, 0, len));
+        Windows.Figures recovery = Windows.figures(Windows.span(windows, len, 2 * len));
+        Windows.Figures fresh;
+        long freshSteady;
+        try (GatewayProcess gw = runner.startGateway(cell, cell, "fresh", rep, mock, true))
+        {
+            LoadSpec spec = warm(rep, gw, half);
+            Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), phase);
+            run(spec, List.of(new Phase(half, phase)), timeline);
+            List<Timeline.Window> freshWindows = timeline.windows();
+            writeCsv(rep, "-fresh", freshWindows);
+            fresh = Windows.figures(freshWindows);
+            freshSteady = Windows.steadyP99(freshWindows);
+        }
+        Double back = freshSteady < 0 ? null : Windows.recoveryMillis(windows, len, 2 * len,
+            Windows.threshold(freshSteady, o.recoveryTolerance()), Windows.SETTLE);
+        lines.add("r" + rep + " overload " + Fmt.rate(over) + ": " + overload.line() + "; goodput " +
+            Fmt.percent(overload.goodput() / sat) + " of the saturation rate " + Fmt.rate(sat));
+        lines.add("r" + rep + " then " + Fmt.rate(half) + ": " + recovery.line() + "; windowed p99 back within " +
+            Fmt.num(o.recoveryTolerance(), 1) + "× the fresh gateway's steady " + us(freshSteady) + " " + recovery(back) +
+            " after the drop; full collections after ready: " + fulls);
+        lines.add("r" + rep + " a fresh gateway at " + Fmt.rate(half) + ": " + fresh.line() + "; recovery-phase p99 / fresh p99 = " +
+            (fresh.p99() > 0 && recovery.p99() >= 0 ? Fmt.num((double)recovery.p99() / fresh.p99(), 2) : Fmt.NONE));
+        boolean passed = fulls == 0 && back != null;
+        return new Outcome(rep, passed, fulls, back == null ? Double.POSITIVE_INFINITY : back,
+            overload.hardErrors() + recovery.hardErrors(), overload.refused() + recovery.refused(), lines);
+    }
+
+    private Outcome outcome(int rep, long fulls, List<Double> recoveries, long hard, long refused, List<String> lines)
+    {
+        double worst = 0;
+        for (Double r : recoveries)
+            worst = Math.max(worst, r == null ? Double.POSITIVE_INFINITY : r);
+        boolean passed = passes(fulls, recoveries, hard);
+        lines.add("r" + rep + (passed ? " passed" : " failed") + ": full collections after ready " + fulls +
+            ", slowest recovery " + recovery(worst == Double.POSITIVE_INFINITY ? null : worst) + ", errors other than 503 " +
+            hard + ", 503s " + refused);
+        return new Outcome(rep, passed, fulls, worst, hard, refused, List.copyOf(lines));
+    }
+
+    /**
+     * STEP's and HICCUP's criteria.
+     *
+     * @param fullGcs    full collections after start-up
+     * @param recoveries the recovery after each event, ms, null when it did not recover
+     * @param hardErrors failed requests other than 503s
+     * @return whether none was full, each event recovered within {@link #RECOVERY_LIMIT_MILLIS} and nothing failed
+     */
+    static boolean passes(long fullGcs, List<Double> recoveries, long hardErrors)
+    {
+        if (fullGcs > 0 || hardErrors > 0)
+            return false;
+        for (Double r : recoveries)
+        {
+            if (r == null || r > RECOVERY_LIMIT_MILLIS)
+                return false;
+        }
+        return true;
+    }
+
+    /**
+     * @param notes the cell's notes so far
+     * @param spec  its spec
+     * @param reps  its repetitions (their failures)
+     * @return the cell's result: each repetition's lines as notes, and the checks with the pass count
+     */
+    CellResult result(List<String> notes, Map<String, Object> spec, List<Rep> reps)
+    {
+        List<String> all = new ArrayList<>(notes);
+        for (Outcome outcome : outcomes)
+            all.addAll(outcome.lines());
+        for (Rep r : reps)
+        {
+            if (r.failure() != null)
+                all.add("r" + r.rep() + " failed: " + r.failure());
+        }
+        boolean anyOk = !outcomes.isEmpty();
+        CellResult result = Summaries.summarize(cell, anyOk ? "ok" : "failed", all, spec, reps);
+        return result.withChecks(checks(cell.name(), outcomes, reps.size()));
+    }
+
+    /**
+     * @param name     the cell
+     * @param outcomes the repetitions that ran
+     * @param reps     the repetitions asked for
+     * @return the checks: the pass count first ("k of N"), then each criterion over the repetitions
+     */
+    static List<Check> checks(String name, List<Outcome> outcomes, int reps)
+    {
+        long passed = outcomes.stream().filter(Outcome::passed).count();
+        String criteria = switch (name)
+        {
+            case "STEP", "HICCUP" -> "no full collection after start-up, windowed p99 back ≤ 1 s after each event, " +
+                "0 errors other than 503";
+            case "OVERLOAD" -> "no full collection after start-up, windowed p99 of the half-rate phase back to the " +
+                "fresh gateway's";
+            default -> "0 errors other than 503";
+        };
+        List<Check> checks = new ArrayList<>();
+        checks.add(new Check("repetitions passing (" + criteria + ")", "all " + reps, passed + " of " + reps,
+            passed == reps));
+        checks.add(new Check("full collections after start-up, per repetition", "0",
+            join(outcomes.stream().map(o -> Long.toString(o.fullGcs())).toList()),
+            outcomes.isEmpty() ? null : outcomes.stream().allMatch(o -> o.fullGcs() == 0)));
+        if (!name.startsWith("COLD"))
+            checks.add(new Check("slowest recovery, per repetition", "≤ 1 s", join(outcomes.stream()
+                .map(o -> recovery(o.recoveryMs() == null || o.recoveryMs().isInfinite() ? null : o.recoveryMs())).toList()),
+                outcomes.isEmpty() ? null : outcomes.stream().allMatch(o -> o.recoveryMs() != null &&
+                    o.recoveryMs() <= RECOVERY_LIMIT_MILLIS)));
+        checks.add(new Check("errors other than 503, per repetition", "0",
+            join(outcomes.stream().map(o -> Long.toString(o.hardErrors())).toList()),
+            "OVERLOAD".equals(name) || outcomes.isEmpty() ? null : outcomes.stream().allMatch(o -> o.hardErrors() == 0)));
+        checks.add(new Check("503s, per repetition", "counted", join(outcomes.stream().map(o -> Long.toString(o.refused()))
+            .toList()), null));
+        return checks;
+    }
+
+    private LoadSpec warm(int rep, GatewayProcess gw, double rate)
+    {
+        BenchOptions o = session.options();
+        LoadSpec spec = CellRunner.loadSpec(cell, cell.client(), rate, Cells.MODEL, gw.chatUri(), false, cell.connections(),
+            o.warmup(), o.window());
+        return runner.withJvmWarmup(spec, runner.primeJvm(cell, rep, gw, spec, runner.primeLength()));
+    }
+
+    // The warm-up runs at the spec's rate.
+    private LoadResult run(LoadSpec spec, List<Phase> phases, Timeline timeline) throws Exception
+    {
+        LoadGenerator generator = CellRunner.newGenerator(session.options().generator());
+        Future<LoadResult> run = runner.driver().submit(() -> generator.runPhased(spec, phases, timeline));
+        try
+        {
+            long bound = spec.warmup().toMillis() + sum(phases).toMillis() + spec.timeout().toMillis() +
+                CellRunner.RUN_SLACK.toMillis();
+            return run.get(bound, TimeUnit.MILLISECONDS);
+        }
+        finally
+        {
+            run.cancel(true);
+            if (generator instanceof AutoCloseable closeable)
+                closeable.close();
+        }
+    }
+
+    private static Duration sum(List<Phase> phases)
+    {
+        Duration d = Duration.ZERO;
+        for (Phase p : phases)
+            d = d.plus(p.length());
+        return d;
+    }
+
+    private static long fullGcs(GatewayProcess gw, int ready)
+    {
+        List<String> kinds = gw.gcLog().kinds();
+        return kinds.subList(Math.min(ready, kinds.size()), kinds.size()).stream().filter("full"::equals).count();
+    }
+
+    private void writeCsv(int rep, String suffix, List<Timeline.Window> windows) throws IOException
+    {
+        Path file = session.raw().resolve("windows/" + cell.name() + "-r" + rep + suffix + ".csv");
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, Windows.csv(windows), StandardCharsets.UTF_8);
+    }
+
+    private List<Hiccup.Stall> stalls()
+    {
+        return HICCUP_STALLS.stream().map(s -> new Hiccup.Stall(s.atMillis() * session.options().scale(), s.stallMillis()))
+            .toList();
+    }
+
+    private Duration scaled(Duration d)
+    {
+        return Duration.ofMillis(Math.max(1_000, Math.round(d.toMillis() * session.options().scale())));
+    }
+
+    private static String secs(Duration d)
+    {
+        return Fmt.num(d.toMillis() / 1000.0, 1) + " s";
+    }
+
+    private static String us(long micros)
+    {
+        return micros < 0 ? Fmt.NONE : Fmt.us((double)micros);
+    }
+
+    static String recovery(Double millis)
+    {
+        return millis == null ? "not back" : "in " + Fmt.num(millis, 0) + " ms";
+    }
+
+    private static String join(List<String> values)
+    {
+        return values.isEmpty() ? Fmt.NONE : String.join(", ", values);
+    }
+
+    private static String nonZero(Map<String, Long> errors)
+    {
+        List<String> parts = new ArrayList<>();
+        errors.forEach((k, v) ->
+        {
+            if (v > 0)
+                parts.add(k + " " + v);
+        });
+        return parts.isEmpty() ? "none" : String.join(", ", parts);
+    }
+}
