@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import dev.sluice.bench.load.Timeline;
 
@@ -58,14 +59,28 @@ final class Hiccup
     static List<Done> run(long pid, Timeline timeline, List<Stall> stalls, long maxWaitMillis)
         throws IOException, InterruptedException
     {
+        return run(pid, () -> timeline.started() ? timeline.originNanos() : null, stalls, maxWaitMillis);
+    }
+
+    /**
+     * As {@link #run(long, Timeline, List, long)}, from an origin {@code origin} gives once known (null before).
+     */
+    static List<Done> run(long pid, Supplier<Long> origin, List<Stall> stalls, long maxWaitMillis)
+        throws IOException, InterruptedException
+    {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxWaitMillis);
-        while (!timeline.started())
+        Long known;
+        while ((known = origin.get()) == null)
         {
             if (System.nanoTime() - deadline > 0)
                 throw new IOException("the run did not reach its window in " + maxWaitMillis + " ms");
             Thread.sleep(1);
         }
-        long origin = timeline.originNanos();
+        return stall(pid, known, stalls);
+    }
+
+    private static List<Done> stall(long pid, long origin, List<Stall> stalls) throws IOException, InterruptedException
+    {
         List<Done> done = new ArrayList<>();
         for (Stall stall : stalls)
         {

@@ -24,7 +24,7 @@ class BenchOptionsTest
         assertThat(o.nginx()).isTrue();
         assertThat(o.mockPort()).isZero();
         assertThat(o.dist().endsWith(Path.of("gateway-runtime/target/sluice"))).isTrue();
-        assertThat(Cells.select(o.cells())).hasSize(23);
+        assertThat(Cells.select(o.cells())).hasSize(28);
     }
 
     @Test
@@ -90,5 +90,30 @@ class BenchOptionsTest
         assertThatThrownBy(() -> BenchOptions.parse("--stages", "maybe")).hasMessageContaining("auto, on or off");
         assertThatThrownBy(() -> BenchOptions.parse("--target-pid", "5")).hasMessageContaining("only with --target-url");
         assertThatThrownBy(() -> BenchOptions.parse("--bogus", "1")).hasMessage("--bogus: unknown option");
+    }
+
+    @Test
+    void gatewayJvmFlagsScaleAndOverloadOptions()
+    {
+        BenchOptions d = BenchOptions.parse("STEP");
+        assertThat(d.gatewayJvm()).isNull();
+        assertThat(d.gatewayJvmAdd()).isEmpty();
+        assertThat(d.scale()).isEqualTo(1.0);
+        assertThat(d.saturationRate()).isEqualTo(BenchOptions.DEFAULT_SATURATION_RATE);
+        assertThat(d.recoveryTolerance()).isEqualTo(2.0);
+        BenchOptions o = BenchOptions.parse("HICCUP", "OVERLOAD", "--gateway-jvm", "-XX:+UseParallelGC -Xms256m",
+            "--gateway-jvm-add", "-XX:+AlwaysPreTouch", "--scale", "0.2", "--saturation-rate", "6500",
+            "--recovery-tolerance", "1.5");
+        assertThat(o.gatewayJvm()).isEqualTo("-XX:+UseParallelGC -Xms256m");
+        assertThat(o.gatewayJvmAdd()).isEqualTo("-XX:+AlwaysPreTouch");
+        assertThat(o.scale()).isEqualTo(0.2);
+        assertThat(o.saturationRate()).isEqualTo(6500.0);
+        assertThat(o.recoveryTolerance()).isEqualTo(1.5);
+        assertThatThrownBy(() -> BenchOptions.parse("--gateway-jvm", " ")).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("--gateway-jvm");
+        assertThatThrownBy(() -> BenchOptions.parse("--scale", "0")).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("--scale");
+        assertThatThrownBy(() -> BenchOptions.parse("--recovery-tolerance", "0.5")).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("--recovery-tolerance");
     }
 }

@@ -1,0 +1,161 @@
+package dev.sluice.bench.cell;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.sluice.bench.load.Timeline;
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The pure logic of the STEP, HICCUP, COLD and OVERLOAD cells: phase windows ({@link Windows}), recovery times and
+ * the pass criteria and checks ({@link Resilience}).
+ */
+class ResilienceTest
+{
+    /** @return 100 ms windows, one per p99 given (µs; -1 for a window without answers), each with 100 answers */
+    private static List<Timeline.Window> windows(long... p99s)
+    {
+        List<Timeline.Window> windows = new ArrayList<>();
+        for (int i = 0; i < p99s.length; i++)
+        {
+            Histogram latency = new Histogram(3_600_000_000L, 2);
+            if (p99s[i] >= 0)
+            {
+                // 98 fast answers and 2 at the window's p99: the p99 is that value.
+                latency.recordValueWithCount(Math.max(1, p99s[i] / 4), 98);
+                latency.recordValueWithCount(p99s[i], 2);
+            }
+            long answered = latency.getTotalCount();
+            windows.add(new Timeline.Window(i * 100.0, 100, answered, answered, 0, 0, 0, latency,
+                new Histogram(3_600_000_000L, 2)));
+        }
+        return windows;
+    }
+
+    @Test
+    void thresholdIsTheToleranceOrOneMillisecondAboveSteady()
+    {
+        assertThat(Windows.threshold(2_000, 2)).isEqualTo(4_000);
+        // 2 × 300 µs is within the noise: at least steady + 1 ms.
+        assertThat(Windows.threshold(300, 2)).isEqualTo(1_300);
+        assertThat(Windows.threshold(10_000, 1.5)).isEqualTo(15_000);
+    }
+
+    @Test
+    void spanTakesTheWindowsThatStartInIt()
+    {
+        List<Timeline.Window> w = windows(1, 2, 3, 4, 5, 6);
+        assertThat(Windows.span(w, 200, 500)).extracting(Timeline.Window::startMillis).containsExactly(200.0, 300.0, 400.0);
+        assertThat(Windows.span(w, 0, 100)).hasSize(1);
+        assertThat(Windows.span(w, 600, 900)).isEmpty();
+    }
+
+    @Test
+    void steadyIsTheMedianWindowP99IgnoringEmptyWindows()
+    {
+        assertThat(Windows.steadyP99(windows(1_000, 5_000, 2_000))).isBetween(1_980L, 2_020L);
+        assertThat(Windows.steadyP99(windows(1_000, -1, 3_000, 900_000))).isBetween(2_980L, 3_020L);
+        assertThat(Windows.steadyP99(windows(-1, -1))).isEqualTo(-1);
+    }
+
+    @Test
+    void recoveryIsTheStartOfTheFirstSettledRunAfterTheEvent()
+    {
+        // Event at 250 ms (inside window 2); windows 2–4 are slow, 5 onwards back (threshold 4 ms, 5 windows).
+        List<Timeline.Window> w = windows(2_000, 2_000, 300_000, 200_000, 9_000, 2_000, 2_000, 3_000, 2_000, 2_000, 2_000);
+        assertThat(Windows.recoveryMillis(w, 250, 1_100, 4_000, 5)).isEqualTo(250.0);
+    }
+
+    @Test
+    void aSingleGoodWindowInsideTheDisturbanceIsNotRecovery()
+    {
+        List<Timeline.Window> w = windows(2_000, 300_000, 2_000, 300_000, 2_000, 2_000, 2_000, 2_000, 2_000);
+        assertThat(Windows.recoveryMillis(w, 100, 900, 4_000, 5)).isEqualTo(300.0);
+    }
+
+    @Test
+    void undisturbedLatencyRecoversAtOnce()
+    {
+        List<Timeline.Window> w = windows(2_000, 2_000, 2_000, 2_000, 2_000, 2_000);
+        assertThat(Windows.recoveryMillis(w, 50, 600, 4_000, 5)).isEqualTo(0.0);
+    }
+
+    @Test
+    void latencyNotBackBeforeTheEndIsNotRecovered()
+    {
+        List<Timeline.Window> w = windows(2_000, 300_000, 2_000, 2_000, 2_000, 2_000, 2_000, 300_000);
+        // Only 4 good windows before the span ends at 600 ms.
+        assertThat(Windows.recoveryMillis(w, 100, 600, 4_000, 5)).isNull();
+        assertThat(Windows.recoveryMillis(w, 100, 700, 4_000, 5)).isEqualTo(100.0);
+    }
+
+    @Test
+    void figuresSumTheWindows()
+    {
+        Histogram a = new Histogram(3_600_000_000L, 2);
+        a.recordValueWithCount(1_000, 99);
+        a.recordValue(50_000);
+        Histogram refused = new Histogram(3_600_000_000L, 2);
+        refused.recordValueWithCount(200, 5);
+        List<Timeline.Window> w = List.of(
+            new Timeline.Window(0, 100, 110, 100, 1, 5, 4, a, refused),
+            new Timeline.Window(100, 100, 10, 0, 0, 0, 10, new Histogram(3_600_000_000L, 2), new Histogram(3_600_000_000L, 2)));
+        Windows.Figures f = Windows.figures(w);
+        assertThat(f.seconds()).isEqualTo(0.2);
+        assertThat(f.offered()).isEqualTo(120);
+        assertThat(f.succeeded()).isEqualTo(100);
+        assertThat(f.goodput()).isEqualTo(500.0);
+        assertThat(f.refused()).isEqualTo(5);
+        assertThat(f.timeouts()).isEqualTo(14);
+        assertThat(f.hardErrors()).isEqualTo(15);
+        assertThat(f.p50()).isBetween(990L, 1_010L);
+        assertThat(f.max()).isBetween(49_500L, 50_500L);
+        assertThat(f.refusedP50()).isBetween(198L, 202L);
+        assertThat(f.line()).contains("503s 5").contains("timeouts 14").contains("errors 1");
+        assertThat(Windows.csv(w)).startsWith("start_ms,").contains("\n100,10,0,0,0,10,-1,-1,-1\n");
+    }
+
+    @Test
+    void passesNeedNoFullGcEveryEventBackWithinASecondAndNoErrorsBut503s()
+    {
+        assertThat(Resilience.passes(0, List.of(0.0, 1_000.0), 0)).isTrue();
+        assertThat(Resilience.passes(1, List.of(0.0), 0)).isFalse();
+        assertThat(Resilience.passes(0, List.of(1_000.1), 0)).isFalse();
+        List<Double> notBack = new ArrayList<>();
+        notBack.add(null);
+        assertThat(Resilience.passes(0, notBack, 0)).isFalse();
+        assertThat(Resilience.passes(0, List.of(100.0), 1)).isFalse();
+    }
+
+    @Test
+    void checksCountThePassingRepetitions()
+    {
+        List<Resilience.Outcome> outcomes = List.of(
+            new Resilience.Outcome(1, true, 0, 300.0, 0, 12, List.of()),
+            new Resilience.Outcome(2, false, 1, Double.POSITIVE_INFINITY, 0, 0, List.of()));
+        List<Check> checks = Resilience.checks("HICCUP", outcomes, 3);
+        assertThat(checks.get(0).measured()).isEqualTo("1 of 3");
+        assertThat(checks.get(0).met()).isFalse();
+        assertThat(checks).filteredOn(c -> c.what().startsWith("full")).singleElement()
+            .satisfies(c -> assertThat(c.measured()).isEqualTo("0, 1"));
+        assertThat(checks).filteredOn(c -> c.what().startsWith("slowest")).singleElement()
+            .satisfies(c -> assertThat(c.measured()).isEqualTo("in 300 ms, not back"));
+        assertThat(checks).filteredOn(c -> c.what().startsWith("503")).singleElement()
+            .satisfies(c -> assertThat(c.measured()).isEqualTo("12, 0"));
+        List<Check> all = Resilience.checks("STEP", List.of(new Resilience.Outcome(1, true, 0, 0.0, 0, 0, List.of())), 1);
+        assertThat(all.get(0).measured()).isEqualTo("1 of 1");
+        assertThat(all.get(0).met()).isTrue();
+        // COLD judges errors, not recovery.
+        assertThat(Resilience.checks("COLD-1k", List.of(), 1)).noneMatch(c -> c.what().startsWith("slowest"));
+    }
+
+    @Test
+    void theCellsAreInTheCatalog()
+    {
+        assertThat(Cells.select(List.of("step", "HICCUP", "cold-1k", "COLD-3k", "overload")))
+            .extracting(Cell::kind).containsOnly(Cell.Kind.RESILIENCE);
+    }
+}
