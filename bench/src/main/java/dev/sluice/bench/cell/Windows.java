@@ -114,6 +114,7 @@ final class Windows
         Histogram refused = new Histogram(3_600_000_000L, 2);
         long offered = 0;
         long succeeded = 0;
+        long ending = 0;
         long errors = 0;
         long refusals = 0;
         long timeouts = 0;
@@ -124,6 +125,7 @@ final class Windows
             refused.add(w.refusedLatency());
             offered += w.offered();
             succeeded += w.succeeded();
+            ending += w.succeededEnding();
             errors += w.errors();
             refusals += w.refused();
             timeouts += w.timeouts();
@@ -131,7 +133,7 @@ final class Windows
         }
         boolean any = latency.getTotalCount() > 0;
         boolean anyRefused = refused.getTotalCount() > 0;
-        return new Figures(millis / 1000, offered, succeeded, errors, refusals, timeouts,
+        return new Figures(millis / 1000, offered, succeeded, ending, errors, refusals, timeouts,
             any ? latency.getValueAtPercentile(50) : -1, any ? latency.getValueAtPercentile(99) : -1,
             any ? latency.getMaxValue() : -1, anyRefused ? refused.getValueAtPercentile(50) : -1,
             anyRefused ? refused.getValueAtPercentile(99) : -1);
@@ -142,7 +144,8 @@ final class Windows
      *
      * @param seconds    the span's length
      * @param offered    requests due in it
-     * @param succeeded  2xx answers
+     * @param succeeded  2xx answers to the requests due in the span
+     * @param succeededEnding 2xx answers that ended in the span, whenever due
      * @param errors     failures other than 503 and timeouts
      * @param refused    503 answers
      * @param timeouts   timeouts
@@ -152,13 +155,19 @@ final class Windows
      * @param refusedP50 of the 503 answers
      * @param refusedP99 of the 503 answers
      */
-    record Figures(double seconds, long offered, long succeeded, long errors, long refused, long timeouts, long p50,
+    record Figures(double seconds, long offered, long succeeded, long succeededEnding, long errors, long refused, long timeouts, long p50,
                    long p99, long max, long refusedP50, long refusedP99)
     {
-        /** @return successful answers per second */
-        double goodput()
+        /** @return successful answers to the requests due in the span, per second of it */
+        double answeredRate()
         {
             return seconds <= 0 ? 0 : succeeded / seconds;
+        }
+
+        /** @return successful answers that ended in the span, per second of it: the goodput as it happened */
+        double goodput()
+        {
+            return seconds <= 0 ? 0 : succeededEnding / seconds;
         }
 
         /** @return the failures a queue timeout does not explain: every error but the 503s, timeouts included */
@@ -170,8 +179,8 @@ final class Windows
         /** @return one line for a report */
         String line()
         {
-            String s = String.format(Locale.ROOT, "%s answered (%,d of %,d), p50 %s, p99 %s, max %s, errors %d, 503s %d, " +
-                "timeouts %d", Fmt.rate(goodput()), succeeded, offered, us(p50), us(p99), us(max), errors, refused, timeouts);
+            String s = String.format(Locale.ROOT, "%,d of %,d due answered 2xx, %s ended 2xx in the span, p50 %s, p99 %s, " +
+                "max %s, errors %d, 503s %d, timeouts %d", succeeded, offered, Fmt.rate(goodput()), us(p50), us(p99), us(max), errors, refused, timeouts);
             if (refused > 0)
                 s += ", 503 p50/p99 " + us(refusedP50) + " / " + us(refusedP99);
             return s;
@@ -185,16 +194,18 @@ final class Windows
 
     /**
      * @param windows a timeline's windows
-     * @return them as CSV, one line per window: start (ms), requests by outcome, latency p50/p99/max (µs)
+     * @return them as CSV, one line per window: start (ms), requests due by outcome, 2xx answers that ended in it,
+     * latency p50/p99/max (µs) of the answers to the requests due in it
      */
     static String csv(List<Timeline.Window> windows)
     {
-        StringBuilder csv = new StringBuilder("start_ms,offered,succeeded,errors,refused_503,timeouts,p50_us,p99_us,max_us\n");
+        StringBuilder csv = new StringBuilder("start_ms,offered,succeeded,succeeded_ending,errors,refused_503,timeouts,p50_us," +
+            "p99_us,max_us\n");
         for (Timeline.Window w : windows)
         {
             boolean any = w.latency().getTotalCount() > 0;
-            csv.append(String.format(Locale.ROOT, "%.0f,%d,%d,%d,%d,%d,%d,%d,%d%n", w.startMillis(), w.offered(),
-                w.succeeded(), w.errors(), w.refused(), w.timeouts(), any ? w.latency().getValueAtPercentile(50) : -1,
+            csv.append(String.format(Locale.ROOT, "%.0f,%d,%d,%d,%d,%d,%d,%d,%d,%d%n", w.startMillis(), w.offered(),
+                w.succeeded(), w.succeededEnding(), w.errors(), w.refused(), w.timeouts(), any ? w.latency().getValueAtPercentile(50) : -1,
                 any ? w.latency().getValueAtPercentile(99) : -1, any ? w.latency().getMaxValue() : -1));
         }
         return csv.toString();

@@ -104,6 +104,9 @@ public final class Timeline
         {
             b.succeeded.increment();
             b.latency.recordValue(Tally.micros(latencyNanos));
+            Bucket end = bucket(scheduledNanos + latencyNanos);
+            if (end != null)
+                end.succeededEnding.increment();
             return;
         }
         if (failure == ErrorClass.STATUS && status == 503)
@@ -136,13 +139,14 @@ public final class Timeline
         }
     }
 
-    /** @return the windows from the origin to the last one that had a request, in order, empty ones included */
+    /** @return the windows from the origin to the last one that had a request due, in order, empty ones included */
     public List<Window> windows()
     {
         int last = -1;
         for (int i = 0; i < count; i++)
         {
-            if (buckets.get(i) != null)
+            Bucket b = buckets.get(i);
+            if (b != null && b.offered.sum() > 0)
                 last = i;
         }
         List<Window> windows = new ArrayList<>(last + 1);
@@ -154,15 +158,15 @@ public final class Timeline
             Histogram refused = new Histogram(Tally.HIGHEST_MICROS, DIGITS);
             if (b == null)
             {
-                windows.add(new Window(i * width, width, 0, 0, 0, 0, 0, latency, refused));
+                windows.add(new Window(i * width, width, 0, 0, 0, 0, 0, 0, latency, refused));
                 continue;
             }
             latency.add(b.latency);
             Histogram r = b.refusedLatency;
             if (r != null)
                 refused.add(r);
-            windows.add(new Window(i * width, width, b.offered.sum(), b.succeeded.sum(), b.errors.sum(), b.refused.sum(),
-                b.timeouts.sum(), latency, refused));
+            windows.add(new Window(i * width, width, b.offered.sum(), b.succeeded.sum(), b.succeededEnding.sum(),
+                b.errors.sum(), b.refused.sum(), b.timeouts.sum(), latency, refused));
         }
         return windows;
     }
@@ -174,14 +178,15 @@ public final class Timeline
      * @param widthMillis   its width
      * @param offered       the requests due in it
      * @param succeeded     of those, 2xx answers read to the end
+     * @param succeededEnding 2xx answers that ended in this window, whenever they were due (goodput as it happened)
      * @param errors        failures other than 503 and timeouts
      * @param refused       503 answers
      * @param timeouts      timeouts, including the requests the generator gave up on
      * @param latency       µs, of the successes and of the other answered errors (not of 503s or timeouts)
      * @param refusedLatency µs, of the 503 answers
      */
-    public record Window(double startMillis, double widthMillis, long offered, long succeeded, long errors, long refused,
-                         long timeouts, Histogram latency, Histogram refusedLatency)
+    public record Window(double startMillis, double widthMillis, long offered, long succeeded, long succeededEnding,
+                         long errors, long refused, long timeouts, Histogram latency, Histogram refusedLatency)
     {
         /** @return the p99 latency in µs, or -1 when no request was answered */
         public long p99()
@@ -194,6 +199,7 @@ public final class Timeline
     {
         final LongAdder offered = new LongAdder();
         final LongAdder succeeded = new LongAdder();
+        final LongAdder succeededEnding = new LongAdder();
         final LongAdder errors = new LongAdder();
         final LongAdder refused = new LongAdder();
         final LongAdder timeouts = new LongAdder();

@@ -29,7 +29,7 @@ class ResilienceTest
                 latency.recordValueWithCount(p99s[i], 2);
             }
             long answered = latency.getTotalCount();
-            windows.add(new Timeline.Window(i * 100.0, 100, answered, answered, 0, 0, 0, latency,
+            windows.add(new Timeline.Window(i * 100.0, 100, answered, answered, answered, 0, 0, 0, latency,
                 new Histogram(3_600_000_000L, 2)));
         }
         return windows;
@@ -101,13 +101,15 @@ class ResilienceTest
         Histogram refused = new Histogram(3_600_000_000L, 2);
         refused.recordValueWithCount(200, 5);
         List<Timeline.Window> w = List.of(
-            new Timeline.Window(0, 100, 110, 100, 1, 5, 4, a, refused),
-            new Timeline.Window(100, 100, 10, 0, 0, 0, 10, new Histogram(3_600_000_000L, 2), new Histogram(3_600_000_000L, 2)));
+            new Timeline.Window(0, 100, 110, 100, 60, 1, 5, 4, a, refused),
+            new Timeline.Window(100, 100, 10, 0, 40, 0, 0, 10, new Histogram(3_600_000_000L, 2), new Histogram(3_600_000_000L, 2)));
         Windows.Figures f = Windows.figures(w);
         assertThat(f.seconds()).isEqualTo(0.2);
         assertThat(f.offered()).isEqualTo(120);
         assertThat(f.succeeded()).isEqualTo(100);
+        assertThat(f.answeredRate()).isEqualTo(500.0);
         assertThat(f.goodput()).isEqualTo(500.0);
+        assertThat(f.succeededEnding()).isEqualTo(100);
         assertThat(f.refused()).isEqualTo(5);
         assertThat(f.timeouts()).isEqualTo(14);
         assertThat(f.hardErrors()).isEqualTo(15);
@@ -115,7 +117,7 @@ class ResilienceTest
         assertThat(f.max()).isBetween(49_500L, 50_500L);
         assertThat(f.refusedP50()).isBetween(198L, 202L);
         assertThat(f.line()).contains("503s 5").contains("timeouts 14").contains("errors 1");
-        assertThat(Windows.csv(w)).startsWith("start_ms,").contains("\n100,10,0,0,0,10,-1,-1,-1\n");
+        assertThat(Windows.csv(w)).startsWith("start_ms,").contains("\n100,10,0,40,0,0,10,-1,-1,-1\n");
     }
 
     @Test

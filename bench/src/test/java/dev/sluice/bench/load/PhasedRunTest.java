@@ -78,6 +78,9 @@ class PhasedRunTest
             assertThat(windows.get(5).offered()).isEqualTo(30);
             assertThat(windows.get(14).offered()).isEqualTo(30);
             assertThat(windows.stream().mapToLong(Timeline.Window::succeeded).sum()).isEqualTo(whole.succeeded());
+            // Every success also ended in a window, unless it ended after the last one.
+            assertThat(windows.stream().mapToLong(Timeline.Window::succeededEnding).sum()).isBetween(whole.succeeded() - 300,
+                whole.succeeded());
             assertThat(windows.stream().mapToLong(w -> w.latency().getTotalCount()).sum()).isEqualTo(350);
         }
     }
