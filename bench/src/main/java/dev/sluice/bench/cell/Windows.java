@@ -12,8 +12,9 @@ import org.HdrHistogram.Histogram;
  * (a phase), the steady windowed p99 of a span, and how long after an event (a step up, a resume) the windowed p99
  * took to come back to a steady value. Pure.
  *
- * <p><b>Recovery.</b> A window is <i>back</i> when its p99 is at most the threshold ({@link #threshold}) or it has no
- * answered request; the latency is back at the start of the first run of {@code settle} consecutive windows that are
+ * <p><b>Recovery.</b> A window is <i>back</i> when it had no request due, or when none of its requests timed out and the
+ * p99 of its answers is at most the threshold ({@link #threshold}): a window whose requests all timed out has no
+ * latency, and is not back; the latency is back at the start of the first run of {@code settle} consecutive windows that are
  * back, among the windows that start at or after the window holding the event; the recovery time is that start minus
  * the event's time, at least 0. No such run before the span's end: not recovered ({@code null}).</p>
  */
@@ -97,11 +98,23 @@ final class Windows
         for (int i = 0; i < after.size(); i++)
         {
             Timeline.Window w = after.get(i);
-            run = w.p99() <= threshold ? run + 1 : 0;
+            run = back(w, threshold) ? run + 1 : 0;
             if (run == settle)
                 return Math.max(0, after.get(i - settle + 1).startMillis() - eventMillis);
         }
         return null;
+    }
+
+    /**
+     * @param w         a window
+     * @param threshold the highest p99 that counts as back, µs
+     * @return whether it is back: nothing due, or no timeout and a p99 within the threshold
+     */
+    static boolean back(Timeline.Window w, long threshold)
+    {
+        if (w.offered() == 0)
+            return true;
+        return w.timeouts() == 0 && w.p99() >= 0 && w.p99() <= threshold;
     }
 
     /**

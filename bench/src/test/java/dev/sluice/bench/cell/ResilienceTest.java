@@ -93,6 +93,23 @@ class ResilienceTest
     }
 
     @Test
+    void windowsOfTimeoutsOrWithoutAnswersAreNotBack()
+    {
+        Histogram none = new Histogram(3_600_000_000L, 2);
+        Histogram fast = new Histogram(3_600_000_000L, 2);
+        fast.recordValueWithCount(1_000, 10);
+        assertThat(Windows.back(new Timeline.Window(0, 100, 10, 0, 0, 0, 0, 10, none, none), 4_000)).isFalse();
+        assertThat(Windows.back(new Timeline.Window(0, 100, 11, 10, 10, 0, 0, 1, fast, none), 4_000)).isFalse();
+        assertThat(Windows.back(new Timeline.Window(0, 100, 10, 10, 10, 0, 0, 0, fast, none), 4_000)).isTrue();
+        assertThat(Windows.back(new Timeline.Window(0, 100, 0, 0, 0, 0, 0, 0, none, none), 4_000)).isTrue();
+        // Five windows of timeouts after the event: not back.
+        List<Timeline.Window> w = new ArrayList<>();
+        for (int i = 0; i < 6; i++)
+            w.add(new Timeline.Window(i * 100.0, 100, 10, 0, 0, 0, 0, 10, none, none));
+        assertThat(Windows.recoveryMillis(w, 50, 600, 4_000, 5)).isNull();
+    }
+
+    @Test
     void figuresSumTheWindows()
     {
         Histogram a = new Histogram(3_600_000_000L, 2);
