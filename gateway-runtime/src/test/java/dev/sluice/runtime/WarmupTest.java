@@ -82,7 +82,11 @@ class WarmupTest
             bindings:
               north_openai: { type: openai, kind: server, exit: keys }
               north_anthropic: { type: anthropic, kind: server, exit: keys }
-              keys: { type: keys, kind: proxy, exit: log, options: { keys: [ { id: warm, sha256: "%2$s", limits: { rpm: 3 } } ] } }
+              keys:
+                type: keys
+                kind: proxy
+                exit: log
+                options: { keys: [ { id: warm, sha256: "%2$s", limits: { rpm: 3 } } ] }
               log: { type: log, kind: proxy, exit: metrics, options: { path: "%3$s" } }
               metrics: { type: metrics, kind: proxy, exit: limits, options: { jvm: false } }
               limits: { type: limits, kind: proxy, exit: router, options: { key: { rpm: 1000 } } }

@@ -334,8 +334,12 @@ public final class ConfigLoader
             {
                 case "requests" ->
                 {
-                    if (!value.canConvertToInt() || !value.isIntegralNumber() || value.intValue() < 1 || value.intValue() > 1_000_000)
-                        throw new ConfigException("warmup.requests", "value: " + value + " (expected: 1..1000000, or warmup: off)");
+                    if (!value.isIntegralNumber() || !value.canConvertToInt() || value.intValue() < 1
+                        || value.intValue() > 1_000_000)
+                    {
+                        throw new ConfigException("warmup.requests", "value: " + value
+                            + " (expected: 1..1000000, or warmup: off)");
+                    }
                     requests = value.intValue();
                 }
                 case "max_time" ->

@@ -51,7 +51,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@value #CONCURRENCY} in flight. A failing exchange (a route whose chain errors) is counted, not fatal: the
  * gateway becomes ready all the same, with a WARN that names the first failure.
  *
- * <p>{@link #run()} blocks the thread that calls it (a startup thread, never a request's).
+ * <p>{@link #run} blocks the thread that calls it (a startup thread, never a request's). Its client runs on a small
+ * pool of its own, stopped when the warm-up ends: after it, the process holds the threads it held before.
  */
 public final class Warmup
 {
