@@ -28,7 +28,9 @@ import java.util.function.Function;
  * }
  * }</pre>
  *
- * Config mistakes surface as {@link dev.sluice.api.config.ConfigException} naming the path.
+ * Config mistakes surface as {@link dev.sluice.api.config.ConfigException} naming the path. {@link #start} returns once
+ * the port listens; unless the config says {@code warmup: off}, the gateway then warms up and {@link #awaitReady}
+ * tells when it is ready ({@code /readyz} answers 200).
  */
 public final class Sluice implements AutoCloseable
 {
@@ -177,11 +179,13 @@ public final class Sluice implements AutoCloseable
             upstreams.start();
             // Before the port opens: a warm-up exchange that reaches an upstream is answered there, never sent.
             upstreams.answerWarmups(Warmup.upstreamDialects(chain));
+            // Before the port opens too: /readyz says warming from the first probe on.
+            Warmup warmup = config.warmup().enabled() ? new Warmup(handler, chain, config) : null;
             http.start();
             LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),
                 config.bindings().size(), types.pluginIds());
-            if (config.warmup().enabled())
-                self[0].warmUp(new Warmup(handler, chain, config));
+            if (warmup != null)
+                self[0].warmUp(warmup);
             else
                 self[0].becomeReady();
             return self[0];

@@ -68,7 +68,6 @@ public final class Warmup
     private final List<Shot> shots;
     private final int skippedEndpoints;
     private final String token;
-    private volatile HttpClient client;
     private volatile boolean stopped;
 
     /** One endpoint and model: the bodies of its plain and its streamed request. */
@@ -81,6 +80,10 @@ public final class Warmup
     {
     }
 
+    /**
+     * Plans the warm-up, and makes {@code handler} accept its token and say {@code warming} from now on: create it
+     * before the port opens.
+     */
     public Warmup(GatewayHandler handler, Chain chain, GatewayConfig config)
     {
         this.handler = handler;
@@ -119,6 +122,7 @@ public final class Warmup
         }
         this.shots = List.copyOf(planned);
         this.skippedEndpoints = skipped;
+        handler.warming(token);
     }
 
     /**
@@ -179,7 +183,10 @@ public final class Warmup
     {
         long start = System.nanoTime();
         if (shots.isEmpty())
+        {
+            handler.warmed();
             return new Report(0, 0, 0, null, skippedEndpoints);
+        }
         String target = host == null || host.isEmpty() || "0.0.0.0".equals(host) || "::".equals(host) || "[::]".equals(host)
             ? "127.0.0.1" : host;
         QueuedThreadPool threads = new QueuedThreadPool(4, 1);
@@ -188,8 +195,6 @@ public final class Warmup
         http.setExecutor(threads);
         http.setMaxConnectionsPerDestination(CONCURRENCY);
         http.setFollowRedirects(false);
-        client = http;
-        handler.warming(token);
         try
         {
             http.start();
@@ -207,7 +212,6 @@ public final class Warmup
         finally
         {
             handler.warmed();
-            client = null;
             http.stop();
             threads.stop();
         }
