@@ -25,11 +25,12 @@ package dev.sluice.api;
  * {@code Completion.attempts()}), targets ({@code Target}, {@code BindingContext.target}), routes with targets
  * ({@code RouteConfig.targets()}, {@code settings()}, {@code RouteTarget}), {@code EventStream.contentStarted()},
  * the stream hold ({@code StreamHold}) and {@code KeyPool} (a client binding's keys used in turn).
+ * 0.6.0 added the warm-up before ready: {@code Exchange.warmup()}, which bindings that keep state per client honour.
  */
 public final class SluiceApi
 {
     /** The SPI version, {@code MAJOR.MINOR.PATCH}. */
-    public static final String VERSION = "0.5.0";
+    public static final String VERSION = "0.6.0";
 
     private SluiceApi()
     {

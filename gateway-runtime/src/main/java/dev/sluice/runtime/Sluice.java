@@ -6,6 +6,7 @@ import dev.sluice.runtime.internal.config.GatewayConfig;
 import dev.sluice.runtime.internal.http.Execution;
 import dev.sluice.runtime.internal.http.GatewayHandler;
 import dev.sluice.runtime.internal.http.HttpGateway;
+import dev.sluice.runtime.internal.http.Warmup;
 import dev.sluice.runtime.internal.plugin.BindingTypes;
 import dev.sluice.runtime.internal.service.RuntimeServices;
 import dev.sluice.runtime.internal.upstream.UpstreamClients;
@@ -27,7 +28,9 @@ import java.util.function.Function;
  * }
  * }</pre>
  *
- * Config mistakes surface as {@link dev.sluice.api.config.ConfigException} naming the path.
+ * Config mistakes surface as {@link dev.sluice.api.config.ConfigException} naming the path. {@link #start} returns once
+ * the port listens; unless the config says {@code warmup: off}, the gateway then warms up and {@link #awaitReady}
+ * tells when it is ready ({@code /readyz} answers 200).
  */
 public final class Sluice implements AutoCloseable
 {
@@ -42,6 +45,11 @@ public final class Sluice implements AutoCloseable
     private final GatewayConfig config;
     private final Runnable closeBindings;
     private volatile boolean ready;
+    // Completes when the gateway is ready: at once without a warm-up, else when the warm-up ended.
+    private final java.util.concurrent.CompletableFuture<Void> readiness = new java.util.concurrent.CompletableFuture<>();
+    private volatile Warmup warmup;
+    private volatile Thread warmupThread;
+    private volatile Warmup.Report warmupReport;
 
     private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config,
                    Runnable closeBindings)
@@ -63,6 +71,7 @@ public final class Sluice implements AutoCloseable
         private Integer adminPort;
         private Function<String, String> env = System::getenv;
         private org.eclipse.jetty.io.ByteBufferPool bufferPool;
+        private Boolean warmup;
 
         private Options(Path config, Path plugins)
         {
@@ -91,6 +100,17 @@ public final class Sluice implements AutoCloseable
         public Options bufferPool(org.eclipse.jetty.io.ByteBufferPool pool)
         {
             this.bufferPool = pool;
+            return this;
+        }
+
+        /**
+         * Overrides the config's {@code warmup}: {@code false} makes the gateway ready as soon as it listens (tests
+         * that are about requests, not readiness); {@code true} warms up as the config says, or with the defaults when
+         * the config says {@code off}.
+         */
+        public Options warmup(boolean warmup)
+        {
+            this.warmup = warmup;
             return this;
         }
 
@@ -135,6 +155,8 @@ public final class Sluice implements AutoCloseable
             config = config.withPort(options.port);
         if (options.adminPort != null && config.admin().enabled())
             config = config.withAdminPort(options.adminPort);
+        if (options.warmup != null && options.warmup != config.warmup().enabled())
+            config = config.withWarmup(options.warmup ? GatewayConfig.Warmup.DEFAULTS : GatewayConfig.Warmup.OFF);
         BindingTypes types = BindingTypes.load(options.plugins);
         Execution execution = new Execution(config.workers(), config.bufferPoolBytes(), options.bufferPool);
         UpstreamClients upstreams = new UpstreamClients(execution);
@@ -155,10 +177,17 @@ public final class Sluice implements AutoCloseable
             // Now that the scheduler runs: what plugins scheduled while their bindings were created.
             services.start();
             upstreams.start();
+            // Before the port opens: a warm-up exchange that reaches an upstream is answered there, never sent.
+            upstreams.answerWarmups(Warmup.upstreamDialects(chain));
+            // Before the port opens too: /readyz says warming from the first probe on.
+            Warmup warmup = config.warmup().enabled() ? new Warmup(handler, chain, config) : null;
             http.start();
-            self[0].ready = true;
             LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),
                 config.bindings().size(), types.pluginIds());
+            if (warmup != null)
+                self[0].warmUp(warmup);
+            else
+                self[0].becomeReady();
             return self[0];
         }
         catch (Exception | Error e)
@@ -170,6 +199,86 @@ public final class Sluice implements AutoCloseable
             types.close();
             throw e;
         }
+    }
+
+    /**
+     * Warms the gateway up on a thread of its own (it blocks: it waits for the requests it sends itself), then makes it
+     * ready; {@code /healthz} answers meanwhile, {@code /readyz} says {@code warming}. A warm-up that fails is logged
+     * and the gateway becomes ready all the same: a slow first second is better than no gateway.
+     */
+    private void warmUp(Warmup w)
+    {
+        warmup = w;
+        Thread thread = new Thread(() ->
+        {
+            try
+            {
+                Warmup.Report report = w.run(config.host(), http.port());
+                warmupReport = report;
+                if (report.failed() > 0)
+                {
+                    LOG.warn("warm-up: {} of {} exchanges failed (first: {}); ready all the same", report.failed(),
+                        report.sent(), report.firstFailure());
+                }
+                LOG.info("warm-up done in {} ms: {} exchanges through the gateway's own port, answered in the process{}",
+                    report.millis(), report.sent(), report.skippedEndpoints() > 0
+                        ? " (" + report.skippedEndpoints() + " endpoints with a path pattern not exercised)" : "");
+            }
+            catch (Throwable t)
+            {
+                LOG.warn("warm-up failed; ready all the same", t);
+            }
+            finally
+            {
+                warmup = null;
+                becomeReady();
+            }
+        }, "sluice-warmup");
+        thread.setDaemon(true);
+        warmupThread = thread;
+        thread.start();
+    }
+
+    private void becomeReady()
+    {
+        // Not when the gateway is closing: closing already said not ready.
+        synchronized (readiness)
+        {
+            if (!readiness.isDone())
+            {
+                ready = true;
+                readiness.complete(null);
+            }
+        }
+    }
+
+    /**
+     * Waits until the gateway is ready ({@code /readyz} answers 200): at once without a warm-up, else when the warm-up
+     * ended.
+     *
+     * @return whether it became ready within {@code timeout}
+     */
+    public boolean awaitReady(java.time.Duration timeout) throws InterruptedException
+    {
+        try
+        {
+            readiness.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return ready;
+        }
+        catch (java.util.concurrent.TimeoutException e)
+        {
+            return false;
+        }
+        catch (java.util.concurrent.ExecutionException e)
+        {
+            return false;
+        }
+    }
+
+    /** @return what the warm-up did, or {@code null} if none ran or it has not ended (tests) */
+    Warmup.Report warmupReport()
+    {
+        return warmupReport;
     }
 
     /** @return the bound port */
@@ -206,7 +315,20 @@ public final class Sluice implements AutoCloseable
     @Override
     public void close() throws Exception
     {
-        ready = false;
+        synchronized (readiness)
+        {
+            ready = false;
+            readiness.complete(null);
+        }
+        Warmup w = warmup;
+        if (w != null)
+        {
+            // The warm-up sends no more; what it has in flight ends within the server's grace like any request.
+            w.stop();
+            Thread thread = warmupThread;
+            if (thread != null)
+                thread.join(w.maxTime().toMillis() + 15_000);
+        }
         try
         {
             http.stop();

@@ -84,7 +84,7 @@ class ConfigValidationTest
     void rejectsUnknownTopLevelKey()
     {
         assertFails("listn: { port: 1 }\n" + VALID.substring(VALID.indexOf("bindings:")),
-            "listn: unknown key (expected one of: admin, bindings, execution, limits, listen, shutdown)");
+            "listn: unknown key (expected one of: admin, bindings, execution, limits, listen, shutdown, warmup)");
     }
 
     @Test

@@ -66,14 +66,19 @@ class DistributionIT
             .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         HttpResponse<String> health = null;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        List<String> readiness = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        // Up (it answers), then warming (503) until its warm-up ended, then ready.
         while (System.nanoTime() < deadline && process.isAlive())
         {
             try
             {
                 health = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
                     HttpResponse.BodyHandlers.ofString());
-                break;
+                readiness.add(health.statusCode() + " " + health.body());
+                if (health.statusCode() == 200)
+                    break;
+                Thread.sleep(100);
             }
             catch (IOException notYet)
             {
@@ -81,7 +86,9 @@ class DistributionIT
             }
         }
         assertThat(health).as("gateway did not come up; log:\n" + Files.readString(log)).isNotNull();
-        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(health.statusCode()).as("readiness " + readiness + "; log:\n" + Files.readString(log)).isEqualTo(200);
+        assertThat(readiness).allMatch(r -> r.equals("503 {\"status\":\"warming\"}") || r.equals("200 {\"status\":\"ready\"}"));
+        assertThat(Files.readString(log)).contains("warm-up done in ");
 
         HttpResponse<String> reply = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
                 .header("content-type", "application/json")

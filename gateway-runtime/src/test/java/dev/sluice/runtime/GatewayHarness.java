@@ -42,7 +42,8 @@ final class GatewayHarness implements AutoCloseable
     {
         Path file = Files.createTempFile(dir, "gateway", ".yaml");
         Files.writeString(file, yaml);
-        Sluice gateway = Sluice.start(Sluice.options(file, plugins).port(0).adminPort(0).env(env::get).bufferPool(pool));
+        Sluice gateway = Sluice.start(Sluice.options(file, plugins).port(0).adminPort(0).env(env::get).bufferPool(pool)
+            .warmup(false));
         return new GatewayHarness(gateway, newClient());
     }
 

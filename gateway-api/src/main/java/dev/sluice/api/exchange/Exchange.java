@@ -229,6 +229,27 @@ public interface Exchange
     }
 
     /**
+     * Whether this exchange is the gateway exercising itself before it reports ready: the runtime sends a few thousand
+     * such exchanges through its own port at startup so that the JIT has compiled the request path before real traffic
+     * arrives. A client cannot make one: the runtime recognises them by a per-process secret and only while it warms.
+     *
+     * <p>A warm-up exchange must leave nothing a user would see. The runtime answers it in place of the provider when it
+     * reaches {@link dev.sluice.api.upstream.Upstream} (no request leaves the process), calls no gateway-wide
+     * {@link CompletionListener}, and keeps it out of its own statistics. A binding that keeps state per client honours
+     * the flag: an authentication binding lets it pass without a key (so the bindings after it warm too), a limit
+     * binding charges nothing, a cache neither reads nor stores it, a tracer records no span. A client binding that
+     * reaches its provider without {@code Upstream} must not send a warm-up exchange there: it answers it itself or
+     * fails it. Listeners registered with {@link #onComplete} are still called.
+     *
+     * @return {@code true} for a warm-up exchange; {@code false} (the default) for a client's
+     * @since 0.6.0
+     */
+    default boolean warmup()
+    {
+        return false;
+    }
+
+    /**
      * Registers a listener called at most once if the exchange is aborted before it completes: the client went
      * away or the gateway is stopping. Client bindings use it to abort their upstream request. A listener registered
      * while an {@link Attempt} is current belongs to that attempt too: {@link Attempt#cancel} runs it, and once the

@@ -63,6 +63,8 @@ public final class DefaultExchange implements Exchange
     private volatile AttemptRecord currentAttempt;
     // The target model when the first explicit attempt started: each later attempt starts from it again.
     private String routedModel;
+    // Set before the chain sees the exchange, never after: read by any stage without a lock.
+    private boolean warmup;
 
     private static final Stage[] STAGES = Stage.values();
 
@@ -92,6 +94,18 @@ public final class DefaultExchange implements Exchange
         this.peek = peek;
         this.targetModel = peek.model();
         this.stages[Stage.ARRIVAL.ordinal()] = arrivalNanos;
+    }
+
+    /** Marks this exchange as the gateway's own warm-up ({@link Exchange#warmup()}); call before the chain sees it. */
+    public void markWarmup()
+    {
+        warmup = true;
+    }
+
+    @Override
+    public boolean warmup()
+    {
+        return warmup;
     }
 
     @Override

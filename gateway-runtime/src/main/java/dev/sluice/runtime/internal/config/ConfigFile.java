@@ -11,7 +11,7 @@ import java.util.Map;
  * route conditions stay raw: their factories validate them.
  */
 public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin admin, Exec execution,
-                         Map<String, Binding> bindings)
+                         JsonNode warmup, Map<String, Binding> bindings)
 {
     /**
      * {@code listen: { host, port, idle_timeout, header_timeout, min_body_rate, max_connections }}: where to listen, how

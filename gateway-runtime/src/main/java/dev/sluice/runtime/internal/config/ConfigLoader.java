@@ -309,7 +309,58 @@ public final class ConfigLoader
                 listen.headerTimeout() == null ? defaults.header() : listen.headerTimeout(),
                 listen.minBodyRate() == null ? defaults.minBodyRate() : listen.minBodyRate()),
             listen.maxConnections() == null ? GatewayConfig.defaultMaxConnections() : listen.maxConnections(),
-            bindings, secrets);
+            bindings, secrets, warmup(file.warmup()));
+    }
+
+    /** {@code warmup: off} (or {@code false}), or {@code warmup: { requests, max_time }}; absent: the defaults. */
+    private static GatewayConfig.Warmup warmup(JsonNode node)
+    {
+        GatewayConfig.Warmup defaults = GatewayConfig.Warmup.DEFAULTS;
+        if (node == null || node.isNull())
+            return defaults;
+        // YAML reads a bare off as false.
+        if (node.isBoolean() && !node.booleanValue() || node.isTextual() && "off".equals(node.textValue()))
+            return GatewayConfig.Warmup.OFF;
+        if (!node.isObject())
+            throw new ConfigException("warmup", "wrong type (expected: off, or an object with requests and max_time)");
+        int requests = defaults.requests();
+        java.time.Duration maxTime = defaults.maxTime();
+        Iterator<Map.Entry<String, JsonNode>> fields = node.properties().iterator();
+        while (fields.hasNext())
+        {
+            Map.Entry<String, JsonNode> field = fields.next();
+            JsonNode value = field.getValue();
+            switch (field.getKey())
+            {
+                case "requests" ->
+                {
+                    if (!value.isIntegralNumber() || !value.canConvertToInt() || value.intValue() < 1
+                        || value.intValue() > 1_000_000)
+                    {
+                        throw new ConfigException("warmup.requests", "value: " + value
+                            + " (expected: 1..1000000, or warmup: off)");
+                    }
+                    requests = value.intValue();
+                }
+                case "max_time" ->
+                {
+                    try
+                    {
+                        if (!value.isTextual())
+                            throw new IllegalArgumentException("value: " + value + " (expected: a duration such as 5s)");
+                        maxTime = dev.sluice.api.config.Durations.parse(value.textValue());
+                    }
+                    catch (IllegalArgumentException e)
+                    {
+                        throw new ConfigException("warmup.max_time", e.getMessage());
+                    }
+                    if (maxTime.toMillis() < 1 || maxTime.compareTo(java.time.Duration.ofMinutes(5)) > 0)
+                        throw new ConfigException("warmup.max_time", "value: \"" + value.textValue() + "\" (expected: 1ms..5m)");
+                }
+                default -> throw new ConfigException("warmup." + field.getKey(), "unknown key (expected: requests, max_time)");
+            }
+        }
+        return new GatewayConfig.Warmup(requests, maxTime);
     }
 
     private static GatewayConfig.Admin admin(ConfigFile.Admin admin)

@@ -17,10 +17,11 @@ import java.util.Map;
  * @param maxConnections how many client connections the server holds at once, 0 for no limit (README "Server timeouts")
  * @param secrets      the values the environment put into secret fields ({@code api_key}, {@code …_token}, …): the
  *                     provider credentials, which no error message may show a client (see {@code Redaction})
+ * @param warmup       how the gateway exercises itself before it reports ready
  */
 public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Admin admin, int workers,
                             long bufferPoolBytes, ClientTimeouts clientTimeouts, int maxConnections,
-                            Map<String, BindingConfig> bindings, java.util.Set<String> secrets)
+                            Map<String, BindingConfig> bindings, java.util.Set<String> secrets, Warmup warmup)
 {
     /** The default cap on client connections where the process may open at least twice as many files. */
     public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
@@ -29,20 +30,28 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     {
         bindings = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(bindings));
         secrets = secrets == null ? java.util.Set.of() : java.util.Set.copyOf(secrets);
+        warmup = warmup == null ? Warmup.DEFAULTS : warmup;
     }
 
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
         return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts,
-            maxConnections, bindings, secrets);
+            maxConnections, bindings, secrets, warmup);
+    }
+
+    /** @return a copy that warms up as {@code newWarmup} says */
+    public GatewayConfig withWarmup(Warmup newWarmup)
+    {
+        return new GatewayConfig(host, port, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts,
+            maxConnections, bindings, secrets, newWarmup);
     }
 
     /** @return a copy whose admin listener (if it has one) listens on {@code newPort} */
     public GatewayConfig withAdminPort(int newPort)
     {
         return new GatewayConfig(host, port, maxBodyBytes, grace, new Admin(admin.host(), newPort, admin.token(), admin.stages()),
-            workers, bufferPoolBytes, clientTimeouts, maxConnections, bindings, secrets);
+            workers, bufferPoolBytes, clientTimeouts, maxConnections, bindings, secrets, warmup);
     }
 
     /**
@@ -92,6 +101,28 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
         {
             // Never the token.
             return "Admin[host=" + host + ", port=" + port + ", token=" + (token == null ? "none" : "set") + ", stages=" + stages + "]";
+        }
+    }
+
+    /**
+     * The warm-up before ready ({@code warmup: { requests, max_time }}, or {@code warmup: off}): the gateway sends
+     * itself up to {@code requests} exchanges per route and server endpoint, for at most {@code maxTime}, before
+     * {@code /readyz} answers 200.
+     *
+     * @param requests exchanges per route and endpoint, 0 for no warm-up
+     * @param maxTime  the cap on the whole warm-up
+     */
+    public record Warmup(int requests, Duration maxTime)
+    {
+        /** The defaults: 1,000 exchanges per route and endpoint, at most 5 s. */
+        public static final Warmup DEFAULTS = new Warmup(1000, Duration.ofSeconds(5));
+        /** No warm-up: ready as soon as the port listens. */
+        public static final Warmup OFF = new Warmup(0, Duration.ZERO);
+
+        /** @return whether the gateway warms up at all */
+        public boolean enabled()
+        {
+            return requests > 0 && !maxTime.isZero();
         }
     }
 

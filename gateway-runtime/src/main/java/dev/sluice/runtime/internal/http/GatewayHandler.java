@@ -17,6 +17,7 @@ import dev.sluice.runtime.internal.chain.Completions;
 import dev.sluice.runtime.internal.chain.DefaultExchange;
 import dev.sluice.api.model.Usage;
 import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.http.HttpVersion;
@@ -58,6 +59,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     private static final HttpField JSON = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
     private static final String REQUEST_ID = "x-request-id";
+    /**
+     * The header that marks the gateway's own warm-up requests ({@link Warmup}); its value must be the token the
+     * gateway was {@linkplain #warming(String) warming with}. The runtime strips it from every request: a client that
+     * sends it, with any value, is served as a client.
+     */
+    public static final String WARMUP_HEADER = "x-sluice-warmup";
     /** How far over the cap a refused body is read and discarded so that its client can read the 413 (Tomcat: 2 MiB). */
     static final long DRAIN_BYTES = 2L << 20;
     /**
@@ -82,6 +89,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     // the exchanges the server's stop cut have ended, which happens on other threads after the stop returned.
     private final LongAdder inFlight = new LongAdder();
     private ConnectionSweep clientSweep;
+    // The warm-up's token while the gateway warms, null otherwise: a request carries it to be a warm-up exchange.
+    private volatile byte[] warmupToken;
 
     private record Bound(Endpoint endpoint, ServerRoute route)
     {
@@ -182,7 +191,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 case "/readyz" ->
                 {
                     boolean ok = ready.getAsBoolean();
-                    writePlain(response, callback, ok ? 200 : 503, ok ? "{\"status\":\"ready\"}" : "{\"status\":\"draining\"}");
+                    writePlain(response, callback, ok ? 200 : 503, ok ? "{\"status\":\"ready\"}"
+                        : warmupToken != null ? "{\"status\":\"warming\"}" : "{\"status\":\"draining\"}");
                     return true;
                 }
                 case "/v1/models" ->
@@ -233,8 +243,48 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
         long arrival = System.nanoTime();
         Call call = new Call(id, arrival, request, response, bound.route(), callback);
+        // One look for the header per request; the work is only for a request that carries it.
+        HttpField mark = request.getHeaders().getField(WARMUP_HEADER);
+        if (mark != null)
+        {
+            call.warmup = isWarmup(request, mark.getValue());
+            call.headers = HttpFields.build(request.getHeaders()).remove(WARMUP_HEADER).asImmutable();
+        }
         call.start();
         return true;
+    }
+
+    /**
+     * Starts accepting warm-up requests that carry {@code token} in {@link #WARMUP_HEADER}, over loopback, until
+     * {@link #warmed()}; {@code /readyz} says {@code warming} meanwhile.
+     */
+    void warming(String token)
+    {
+        warmupToken = token.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** Stops accepting warm-up requests: from now on the header marks nothing. */
+    void warmed()
+    {
+        warmupToken = null;
+    }
+
+    /** Whether a request that carries the warm-up header is the gateway's own: the token, while warming, from this host. */
+    private boolean isWarmup(Request request, String value)
+    {
+        byte[] token = warmupToken;
+        if (token == null || value == null)
+            return false;
+        // Constant time: how much of a guess matched must not show in the time it takes.
+        if (!java.security.MessageDigest.isEqual(token, value.getBytes(StandardCharsets.US_ASCII)))
+            return false;
+        // From this machine: loopback, or the address the gateway listens on when that is a specific one.
+        if (!(request.getConnectionMetaData().getRemoteSocketAddress() instanceof java.net.InetSocketAddress remote)
+            || remote.getAddress() == null)
+            return false;
+        return remote.getAddress().isLoopbackAddress()
+            || request.getConnectionMetaData().getLocalSocketAddress() instanceof java.net.InetSocketAddress local
+            && remote.getAddress().equals(local.getAddress());
     }
 
     /**
@@ -518,6 +568,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         private int events;
         private long lastEvent;
         private long maxEventGap;
+        // Whether this is the gateway's own warm-up exchange, and the request's headers without the warm-up header
+        // when it carried one (null: the request's own); both set before start().
+        private boolean warmup;
+        private HttpFields headers;
         // Set when the runtime learnt that the client went away (the HTTP/1.1 probe, an h2c reset) and aborted the
         // exchange for it; the completion is then CLIENT_GONE whatever the last write did.
         private volatile boolean clientGone;
@@ -547,14 +601,18 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             {
                 e.mark(Stage.RESPONSE_END, end);
                 e.endAttempts(how, errorKind(), errorMessage(), end);
-                if (stageStats != null && how == Outcome.COMPLETED)
+                if (stageStats != null && how == Outcome.COMPLETED && !warmup)
                     stageStats.record(e);
                 e.completed(this);
             }
             try
             {
-                for (CompletionListener l : completionListeners)
-                    Completions.call(l, this);
+                // A warm-up exchange leaves no trace: no request log line, no metrics, no span.
+                if (!warmup)
+                {
+                    for (CompletionListener l : completionListeners)
+                        Completions.call(l, this);
+                }
             }
             finally
             {
@@ -829,8 +887,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             {
                 RequestPeek peek = route.binding().peek(request.getHttpURI().getPath(), request.getHttpURI().getQuery(), bytes);
                 exchange = new DefaultExchange(id, arrival, request.getMethod(), request.getHttpURI().getPath(),
-                    request.getHttpURI().getQuery(), new FieldsHeaders(request.getHeaders()), codec, bytes, peek,
-                    route.binding());
+                    request.getHttpURI().getQuery(), new FieldsHeaders(headers == null ? request.getHeaders() : headers),
+                    codec, bytes, peek, route.binding());
+                if (warmup)
+                    exchange.markWarmup();
                 exchange.mark(Stage.BODY_READ, bodyRead);
                 exchange.mark(Stage.CHAIN_START);
                 watch = watchClient();

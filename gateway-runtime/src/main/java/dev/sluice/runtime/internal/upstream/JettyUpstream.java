@@ -65,6 +65,8 @@ final class JettyUpstream implements Upstream
     private final boolean firstByteTimer;
     private final long queueTimeoutNanos;
     private volatile HttpDestination destination;
+    // The dialect a warm-up exchange is answered in, once the chain knows which client binding uses this upstream.
+    private volatile dev.sluice.api.codec.DialectCodec warmupDialect;
 
     JettyUpstream(String bindingName, HttpClient client, UpstreamOptions options, Scheduler scheduler, QueueSweep sweep)
     {
@@ -104,6 +106,12 @@ final class JettyUpstream implements Upstream
         return exchange == null ? "-" : exchange.id();
     }
 
+    /** @return the name of the binding this upstream was created for */
+    String bindingName()
+    {
+        return bindingName;
+    }
+
     /** @return the destination once a request was sent, else {@code null} */
     HttpDestination destination()
     {
@@ -120,6 +128,8 @@ final class JettyUpstream implements Upstream
     @Override
     public CompletionStage<UpstreamResponse> send(UpstreamRequest upstreamRequest, Exchange exchange)
     {
+        if (exchange != null && exchange.warmup())
+            return answerWarmup(upstreamRequest, exchange);
         URI uri = uris.get(upstreamRequest.path());
         if (uri == null)
         {
@@ -153,6 +163,34 @@ final class JettyUpstream implements Upstream
         if (d.getQueuedRequestCount() > 0)
             sweep.arm();
         return call.result;
+    }
+
+    /** Answers warm-up exchanges in {@code codec}'s dialect from now on (see {@link WarmupAnswer}). */
+    void answerWarmupsIn(dev.sluice.api.codec.DialectCodec codec)
+    {
+        warmupDialect = codec;
+    }
+
+    /** A warm-up exchange never reaches the provider: it gets an answer made here, or fails if there is no dialect. */
+    private CompletionStage<UpstreamResponse> answerWarmup(UpstreamRequest upstreamRequest, Exchange exchange)
+    {
+        dev.sluice.api.codec.DialectCodec codec = warmupDialect;
+        if (codec == null)
+        {
+            return CompletableFuture.failedFuture(new GatewayException(ErrorKind.UNAVAILABLE,
+                "upstream " + bindingName + " has no dialect to answer a warm-up exchange in"));
+        }
+        exchange.mark(Stage.UPSTREAM_SEND);
+        try
+        {
+            UpstreamResponse answer = WarmupAnswer.of(codec, upstreamRequest, exchange);
+            exchange.mark(Stage.UPSTREAM_HEADERS);
+            return CompletableFuture.completedFuture(answer);
+        }
+        catch (RuntimeException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private Request newRequest(URI uri, UpstreamRequest upstreamRequest)

@@ -84,6 +84,22 @@ public final class UpstreamClients extends ContainerLifeCycle
         return upstream;
     }
 
+    /**
+     * Makes the upstreams answer warm-up exchanges themselves ({@link dev.sluice.api.exchange.Exchange#warmup()}):
+     * each one created for a binding named in {@code dialects} in that binding's dialect; the others fail them.
+     *
+     * @param dialects the codec of each client binding's upstream dialect, by binding name
+     */
+    public void answerWarmups(Map<String, dev.sluice.api.codec.DialectCodec> dialects)
+    {
+        for (JettyUpstream u : upstreams)
+        {
+            dev.sluice.api.codec.DialectCodec codec = dialects.get(u.bindingName());
+            if (codec != null)
+                u.answerWarmupsIn(codec);
+        }
+    }
+
     /** @return every upstream's connection pool now, in creation order */
     public List<dev.sluice.api.service.RuntimeStats.UpstreamStats> stats()
     {

@@ -95,6 +95,9 @@ final class CacheBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
+        // The gateway's own warm-up neither reads the cache nor fills it.
+        if (exchange.warmup())
+            return next.handle(exchange);
         String cacheControl = exchange.headers().get("cache-control");
         boolean noStore = false;
         boolean noCache = false;

@@ -120,6 +120,9 @@ final class LimitsBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
+        // The gateway's own warm-up is charged nothing: every limit and budget is as full after it as before.
+        if (exchange.warmup())
+            return next.handle(exchange);
         LimitStore.Demand[] demands;
         try
         {

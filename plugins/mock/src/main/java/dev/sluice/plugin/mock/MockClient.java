@@ -67,7 +67,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       the runtime otherwise avoids, so a delayed mock is for demos and tests, not for measuring the gateway. The
  *       task hands the completion to the runtime's executor, since completing the stage runs the stages after it. If
  *       the exchange is aborted first, the task is cancelled and the stage fails at once with
- *       {@code UPSTREAM_UNAVAILABLE}.</li>
+ *       {@code UPSTREAM_UNAVAILABLE}. The gateway's own warm-up ({@link Exchange#warmup()}) is answered without
+ *       it.</li>
  * </ul>
  * The two stream options have no effect on answers that are not streamed. A mock with none of these options costs
  * what it always did: no allocation and no scheduling beyond the answer itself.
@@ -149,7 +150,8 @@ final class MockClient implements ClientBinding
                 failure = e;
             }
         }
-        if (delay == null)
+        // The gateway's own warm-up is about the request path's code, not the provider's latency: no delay for it.
+        if (delay == null || exchange.warmup())
             return failure == null ? CompletableFuture.completedFuture(reply) : CompletableFuture.failedFuture(failure);
         return new DelayedAnswer(reply, failure, executor).start(scheduler, delay, exchange);
     }

@@ -111,7 +111,8 @@ final class TracingBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
-        if (tracer == null)
+        // The gateway's own warm-up is not traced.
+        if (tracer == null || exchange.warmup())
             return next.handle(exchange);
         long offset = epochOffsetNanos;
         Context parent = W3CTraceContextPropagator.getInstance().extract(Context.root(), exchange.headers(), HEADERS);

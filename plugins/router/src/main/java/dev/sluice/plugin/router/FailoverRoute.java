@@ -268,10 +268,14 @@ final class FailoverRoute
         private Scheduler.Task deadlineTask;
         private volatile boolean clientGone;
         private volatile boolean timedOut;
+        // The gateway's own warm-up: routed like any exchange, but what it meets is no evidence about the targets (its
+        // answers are made in the process), so it moves no ejection, latency or retry budget.
+        private final boolean warmup;
 
         Call(Exchange exchange)
         {
             this.exchange = exchange;
+            this.warmup = exchange.warmup();
             this.stickyKey = stickyKey(exchange);
             this.deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
         }
@@ -284,7 +288,8 @@ final class FailoverRoute
                 deadlineTask = scheduler.schedule(this::deadlinePassed, timeout);
             long now = System.nanoTime();
             int first = pick(0, stickyKey, now);
-            targets[first].budget.request(now);
+            if (!warmup)
+                targets[first].budget.request(now);
             send(first, now);
         }
 
@@ -322,7 +327,8 @@ final class FailoverRoute
                 return;
             }
             long now = System.nanoTime();
-            targets[current].latency(now - sentAt, now);
+            if (!warmup)
+                targets[current].latency(now - sentAt, now);
             if (reply instanceof Reply.Stream stream && hold && mayRetry())
             {
                 StreamHold.hold(stream, maxHeldEvents, maxHeldBytes).whenComplete((held, f) ->
@@ -345,7 +351,8 @@ final class FailoverRoute
 
         private void answered(Reply reply)
         {
-            targets[current].succeeded(System.nanoTime());
+            if (!warmup)
+                targets[current].succeeded(System.nanoTime());
             cancelDeadline();
             if (attemptHeaders)
                 reply = reply.withHeaders(reply.headers().with("x-sluice-attempts", Integer.toString(made))
@@ -366,7 +373,7 @@ final class FailoverRoute
                 finish(deadlineError(error));
                 return;
             }
-            if (target.failed(kind, retryAfter, now))
+            if (!warmup && target.failed(kind, retryAfter, now))
                 exchange.attribute(RouterBinding.EJECTED, target.name());
             if (clientGone || !retryOn.contains(kind) || made >= attempts)
             {
@@ -398,7 +405,7 @@ final class FailoverRoute
                 finish(deadlineError(error));
                 return;
             }
-            if (!target.budget.tryRetry(now))
+            if (!warmup && !target.budget.tryRetry(now))
             {
                 exchange.attribute(RouterBinding.RETRY_REFUSED, "budget");
                 finish(error);

@@ -1,0 +1,310 @@
+package dev.sluice.runtime.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.api.binding.BindingConfig;
+import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.Message;
+import dev.sluice.api.model.Role;
+import dev.sluice.api.model.Sampling;
+import dev.sluice.runtime.internal.chain.ChainAssembler.Chain;
+import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
+import dev.sluice.runtime.internal.config.GatewayConfig;
+import org.eclipse.jetty.client.BufferingResponseListener;
+import org.eclipse.jetty.client.BytesRequestContent;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Result;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The gateway exercising itself before it reports ready: real HTTP/1.1 requests from an in-process Jetty client to the
+ * gateway's own port over loopback, for every exact server endpoint and every model the routes name, plain and
+ * streamed in turn, so that the JIT has compiled the parser, the chain, the codecs and the SSE paths before a load
+ * balancer sends traffic.
+ *
+ * <p>Each request carries {@link GatewayHandler#WARMUP_HEADER} with a token drawn per process from
+ * {@link SecureRandom}; the handler accepts it only while this warm-up runs, only over loopback, and then marks the
+ * exchange ({@link dev.sluice.api.exchange.Exchange#warmup()}): the upstreams answer it themselves, the gateway-wide
+ * completion listeners (request log, metrics) never see it, and the bindings that keep state per client let it pass
+ * without charging anything.
+ *
+ * <p>Bounded: at most {@code requests} exchanges per endpoint and model, at most {@code max_time} in all,
+ * {@value #CONCURRENCY} in flight. A failing exchange (a route whose chain errors) is counted, not fatal: the
+ * gateway becomes ready all the same, with a WARN that names the first failure.
+ *
+ * <p>{@link #run} blocks the thread that calls it (a startup thread, never a request's). Its client runs on a small
+ * pool of its own, stopped when the warm-up ends: after it, the process holds the threads it held before.
+ */
+public final class Warmup
+{
+    /** Exchanges in flight at once: enough to exercise the concurrent paths, little enough to leave the cores to JIT. */
+    static final int CONCURRENCY = 8;
+    /** The most models exercised: a config with many literal models warms the shared path on a sample of them. */
+    static final int MAX_MODELS = 16;
+
+    private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
+
+    private final GatewayHandler handler;
+    private final GatewayConfig.Warmup limits;
+    private final List<Shot> shots;
+    private final int skippedEndpoints;
+    private final String token;
+    private volatile boolean stopped;
+
+    /** One endpoint and model: the bodies of its plain and its streamed request. */
+    private record Shot(String path, String model, byte[] plain, byte[] streamed)
+    {
+    }
+
+    /** What a warm-up did. */
+    public record Report(int sent, int failed, long millis, String firstFailure, int skippedEndpoints)
+    {
+    }
+
+    /**
+     * Plans the warm-up, and makes {@code handler} accept its token and say {@code warming} from now on: create it
+     * before the port opens.
+     */
+    public Warmup(GatewayHandler handler, Chain chain, GatewayConfig config)
+    {
+        this.handler = handler;
+        this.limits = config.warmup();
+        byte[] secret = new byte[32];
+        new SecureRandom().nextBytes(secret);
+        this.token = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+        List<String> models = models(config, chain);
+        List<Shot> planned = new ArrayList<>();
+        int skipped = 0;
+        for (ServerRoute route : chain.servers())
+        {
+            DialectCodec codec = route.binding().codec();
+            for (Endpoint endpoint : route.binding().endpoints())
+            {
+                // A prefix endpoint (a dialect that puts the model in the path) has no request path the runtime can make
+                // without knowing the dialect.
+                if (!"POST".equals(endpoint.method()) || endpoint.path().endsWith("*"))
+                {
+                    skipped++;
+                    continue;
+                }
+                for (String model : models)
+                {
+                    try
+                    {
+                        planned.add(new Shot(endpoint.path(), model, codec.encodeRequest(request(model, false)),
+                            codec.encodeRequest(request(model, true))));
+                    }
+                    catch (RuntimeException e)
+                    {
+                        LOG.debug("warm-up: {} cannot encode a request for {}: {}", route.name(), model, e.toString());
+                    }
+                }
+            }
+        }
+        this.shots = List.copyOf(planned);
+        this.skippedEndpoints = skipped;
+        handler.warming(token);
+    }
+
+    /**
+     * @return the codec each client binding's upstream answers warm-up exchanges in: the server codec of the dialect the
+     *         binding says it speaks, by binding name; a binding whose dialect no server binding speaks is left out
+     */
+    public static Map<String, DialectCodec> upstreamDialects(Chain chain)
+    {
+        Map<String, DialectCodec> byDialect = new HashMap<>();
+        for (ServerRoute route : chain.servers())
+            byDialect.putIfAbsent(route.binding().codec().dialect(), route.binding().codec());
+        Map<String, DialectCodec> byBinding = new HashMap<>();
+        for (int i = 0; i < chain.bindingNames().size(); i++)
+        {
+            String dialect = chain.upstreamDialect(i);
+            DialectCodec codec = dialect == null ? null : byDialect.get(dialect);
+            if (codec != null)
+                byBinding.put(chain.bindingName(i), codec);
+        }
+        return byBinding;
+    }
+
+    /** The models the routes name: literal ones as they are, globs made concrete ({@code gpt-*} as {@code gpt-warmup}). */
+    static List<String> models(GatewayConfig config, Chain chain)
+    {
+        Set<String> models = new LinkedHashSet<>(chain.models());
+        for (BindingConfig binding : config.bindings().values())
+        {
+            for (RouteConfig route : binding.routes())
+            {
+                for (JsonNode condition : route.when())
+                {
+                    JsonNode model = condition.get("model");
+                    if (model != null && model.isTextual())
+                        models.add(model.textValue().replace("*", "warmup").replace('?', 'w'));
+                }
+            }
+        }
+        if (models.isEmpty())
+            models.add("warmup");
+        return new ArrayList<>(models).subList(0, Math.min(MAX_MODELS, models.size()));
+    }
+
+    private static ChatRequest request(String model, boolean stream)
+    {
+        return new ChatRequest(model, List.of(), List.of(Message.text(Role.USER, "warm up")), List.of(), null, null,
+            new Sampling(null, null, null, 16, List.of(), null, null, null), null, stream, false, null, Map.of(), Map.of());
+    }
+
+    /**
+     * Sends the warm-up to {@code host:port} and waits until it is done or its time is up; then the handler no longer
+     * accepts the token.
+     *
+     * @param host the address the gateway listens on; a wildcard address is reached over {@code 127.0.0.1}
+     * @return what it did
+     */
+    public Report run(String host, int port) throws Exception
+    {
+        long start = System.nanoTime();
+        if (shots.isEmpty())
+        {
+            handler.warmed();
+            return new Report(0, 0, 0, null, skippedEndpoints);
+        }
+        String target = host == null || host.isEmpty() || "0.0.0.0".equals(host) || "::".equals(host) || "[::]".equals(host)
+            ? "127.0.0.1" : host;
+        QueuedThreadPool threads = new QueuedThreadPool(4, 1);
+        threads.setName("sluice-warmup");
+        HttpClient http = new HttpClient();
+        http.setExecutor(threads);
+        http.setMaxConnectionsPerDestination(CONCURRENCY);
+        http.setFollowRedirects(false);
+        try
+        {
+            http.start();
+            if (stopped)
+                return new Report(0, 0, 0, null, skippedEndpoints);
+            long deadline = start + limits.maxTime().toNanos();
+            int total = (int)Math.min(Integer.MAX_VALUE, (long)limits.requests() * shots.size());
+            Run run = new Run(http, target, port, total, deadline);
+            run.begin();
+            // The exchanges are answered in the process: the time cap plus a margin bounds the wait for the last ones.
+            run.done.get(limits.maxTime().toMillis() + 10_000, TimeUnit.MILLISECONDS);
+            return new Report(run.sent.get(), run.failed.get(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+                run.firstFailure, skippedEndpoints);
+        }
+        finally
+        {
+            handler.warmed();
+            http.stop();
+            threads.stop();
+        }
+    }
+
+    /** Ends a warm-up in progress (the gateway is closing): no further request is sent. */
+    public void stop()
+    {
+        stopped = true;
+    }
+
+    /** One warm-up's requests: {@link #CONCURRENCY} chains of requests, each sending the next when one completes. */
+    private final class Run
+    {
+        private final HttpClient http;
+        private final String host;
+        private final int port;
+        private final int total;
+        private final long deadline;
+        private final AtomicInteger next = new AtomicInteger();
+        private final AtomicInteger sent = new AtomicInteger();
+        private final AtomicInteger failed = new AtomicInteger();
+        private final AtomicInteger chains = new AtomicInteger(CONCURRENCY);
+        private final CompletableFuture<Void> done = new CompletableFuture<>();
+        private volatile String firstFailure;
+
+        private Run(HttpClient http, String host, int port, int total, long deadline)
+        {
+            this.http = http;
+            this.host = host;
+            this.port = port;
+            this.total = total;
+            this.deadline = deadline;
+        }
+
+        void begin()
+        {
+            for (int i = 0; i < CONCURRENCY; i++)
+                sendNext();
+        }
+
+        private void sendNext()
+        {
+            int i = next.getAndIncrement();
+            if (i >= total || stopped || System.nanoTime() - deadline > 0)
+            {
+                if (chains.decrementAndGet() == 0)
+                    done.complete(null);
+                return;
+            }
+            Shot shot = shots.get(i % shots.size());
+            // Plain and streamed in turn, for each endpoint and model.
+            boolean stream = (i / shots.size()) % 2 == 1;
+            sent.incrementAndGet();
+            http.newRequest(host, port)
+                .method(HttpMethod.POST)
+                .path(shot.path())
+                .headers(h -> h.put(GatewayHandler.WARMUP_HEADER, token))
+                .body(new BytesRequestContent("application/json", stream ? shot.streamed() : shot.plain()))
+                .timeout(limits.maxTime().toMillis() + 5_000, TimeUnit.MILLISECONDS)
+                .send(new BufferingResponseListener(256 * 1024)
+                {
+                    @Override
+                    public void onComplete(Result result)
+                    {
+                        int status = result.getResponse() == null ? 0 : result.getResponse().getStatus();
+                        if (result.isFailed() || status != 200)
+                        {
+                            failed.incrementAndGet();
+                            if (firstFailure == null)
+                            {
+                                String why = result.isFailed() ? String.valueOf(result.getFailure())
+                                    : "status " + status + " " + abbreviated(getContentAsString(StandardCharsets.UTF_8));
+                                firstFailure = "POST " + shot.path() + " model " + shot.model() + (stream ? " streamed" : "")
+                                    + ": " + why;
+                            }
+                        }
+                        sendNext();
+                    }
+                });
+        }
+    }
+
+    private static String abbreviated(String text)
+    {
+        if (text == null)
+            return "";
+        return text.length() <= 200 ? text : text.substring(0, 200) + "...";
+    }
+
+    /** @return how long a warm-up takes at most, for whoever waits for it */
+    public Duration maxTime()
+    {
+        return limits.maxTime();
+    }
+}

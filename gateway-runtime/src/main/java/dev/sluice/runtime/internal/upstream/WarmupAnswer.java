@@ -1,0 +1,162 @@
+package dev.sluice.runtime.internal.upstream;
+
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.StreamEncoder;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.ContentPart;
+import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.StreamEvent;
+import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.BodyChunk;
+import dev.sluice.api.upstream.BodySource;
+import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.api.upstream.UpstreamResponse;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The provider's answer to a warm-up exchange ({@link Exchange#warmup()}), made in the process: a short successful
+ * answer in the upstream's dialect, encoded by that dialect's codec from a canonical response — a complete body, or
+ * for a streamed request the events of a one-delta stream — so that the client binding reads, relays or translates it
+ * exactly as it would a provider's. Nothing leaves the process.
+ *
+ * <p>The body is one chunk, available at once; reading it allocates the encoded bytes once per exchange.
+ */
+final class WarmupAnswer implements UpstreamResponse, BodySource
+{
+    private static final String TEXT = "warm";
+    private static final Usage USAGE = new Usage(1, 1, 0, 0, 0);
+
+    private final String contentType;
+    private final byte[] body;
+    private final Exchange exchange;
+    private boolean read;
+
+    private WarmupAnswer(String contentType, byte[] body, Exchange exchange)
+    {
+        this.contentType = contentType;
+        this.body = body;
+        this.exchange = exchange;
+    }
+
+    /**
+     * @param codec    the upstream's dialect
+     * @param request  what the client binding would have sent (a streamed answer's encoder may decode it)
+     * @param exchange the warm-up exchange
+     * @return a 200 answer to {@code request} in {@code codec}'s dialect, streamed if the exchange asked for a stream
+     */
+    static WarmupAnswer of(DialectCodec codec, UpstreamRequest request, Exchange exchange)
+    {
+        String model = exchange.targetModel();
+        if (!exchange.stream())
+        {
+            ChatResponse response = new ChatResponse("warmup", model, List.of(new ContentPart.Text(TEXT, null)),
+                StopReason.END_TURN, null, USAGE, 0, Map.of());
+            return new WarmupAnswer("application/json", codec.encodeResponse(response), exchange);
+        }
+        StreamEncoder encoder = codec.newStreamEncoder(() -> decoded(codec, request));
+        ByteArrayOutputStream out = new ByteArrayOutputStream(512);
+        for (StreamEvent event : List.of(new StreamEvent.MessageStart("warmup", model, 0, null), new StreamEvent.TextStart(0),
+            new StreamEvent.TextDelta(0, TEXT), new StreamEvent.BlockStop(0),
+            new StreamEvent.Stop(StopReason.END_TURN, null, USAGE), new StreamEvent.UsageReport(USAGE)))
+        {
+            append(out, encoder.encode(event));
+        }
+        append(out, encoder.end());
+        return new WarmupAnswer(encoder.contentType(), out.toByteArray(), exchange);
+    }
+
+    private static ChatRequest decoded(DialectCodec codec, UpstreamRequest request)
+    {
+        return codec.decodeRequest(request.body());
+    }
+
+    private static void append(ByteArrayOutputStream out, ByteBuffer buffer)
+    {
+        if (buffer == null)
+            return;
+        ByteBuffer b = buffer.duplicate();
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        out.writeBytes(bytes);
+    }
+
+    @Override
+    public int status()
+    {
+        return 200;
+    }
+
+    @Override
+    public String header(String name)
+    {
+        if ("content-type".equalsIgnoreCase(name))
+            return contentType;
+        if ("content-length".equalsIgnoreCase(name))
+            return exchange.stream() ? null : Integer.toString(body.length);
+        return null;
+    }
+
+    @Override
+    public long contentLength()
+    {
+        return exchange.stream() ? -1 : body.length;
+    }
+
+    @Override
+    public BodySource body()
+    {
+        return this;
+    }
+
+    @Override
+    public BodyChunk read()
+    {
+        if (read)
+            return null;
+        read = true;
+        exchange.mark(Stage.UPSTREAM_END);
+        return new Chunk(ByteBuffer.wrap(body).asReadOnlyBuffer());
+    }
+
+    @Override
+    public void demand(Runnable onAvailable)
+    {
+        // The body is one chunk, there from the start: a reader demands only after it read it (then nothing is left).
+        onAvailable.run();
+    }
+
+    @Override
+    public void fail(Throwable cause)
+    {
+        read = true;
+    }
+
+    /** The whole body; nothing pooled. */
+    private record Chunk(ByteBuffer buffer) implements BodyChunk
+    {
+        @Override
+        public boolean last()
+        {
+            return true;
+        }
+
+        @Override
+        public Throwable failure()
+        {
+            return null;
+        }
+
+        @Override
+        public void release()
+        {
+            // Not pooled.
+        }
+    }
+}

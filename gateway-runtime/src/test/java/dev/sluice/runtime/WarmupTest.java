@@ -1,0 +1,240 @@
+package dev.sluice.runtime;
+
+import dev.sluice.api.config.ConfigException;
+import dev.sluice.bench.mock.MockModels;
+import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.runtime.internal.http.GatewayHandler;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpMethod;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The warm-up before ready, with the distribution's plugins and a demo-like chain (keys, log, metrics, limits, router,
+ * OpenAI and Anthropic clients pointing at the mock provider): {@code /readyz} says {@code warming} until the gateway
+ * has exercised itself, and the exercise leaves no trace — the provider saw nothing, the request log and the metrics
+ * count nothing, no limit was charged. A client cannot turn its requests into warm-up ones.
+ */
+class WarmupTest
+{
+    private static final String KEY = "sk-sluice-warmup-test";
+
+    @TempDir
+    Path dir;
+
+    private MockProvider mock;
+    private Sluice gateway;
+    private HttpClient http;
+    private Path log;
+
+    @BeforeEach
+    void startMock() throws Exception
+    {
+        mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 3).start();
+        http = GatewayHarness.newClient();
+        // A 401 is an answer to assert, not a challenge to follow.
+        http.getProtocolHandlers().remove(org.eclipse.jetty.client.WWWAuthenticationProtocolHandler.NAME);
+        log = dir.resolve("requests.log");
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        try
+        {
+            http.stop();
+            if (gateway != null)
+                gateway.close();
+        }
+        finally
+        {
+            mock.close();
+        }
+    }
+
+    private static String sha256(String key) throws Exception
+    {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private String demoLike(String warmup) throws Exception
+    {
+        return """
+            listen: { host: 127.0.0.1, port: 0 }
+            admin: { port: 0 }
+            %4$s
+            bindings:
+              north_openai: { type: openai, kind: server, exit: keys }
+              north_anthropic: { type: anthropic, kind: server, exit: keys }
+              keys:
+                type: keys
+                kind: proxy
+                exit: log
+                options: { keys: [ { id: warm, sha256: "%2$s", limits: { rpm: 3 } } ] }
+              log: { type: log, kind: proxy, exit: metrics, options: { path: "%3$s" } }
+              metrics: { type: metrics, kind: proxy, exit: limits, options: { jvm: false } }
+              limits: { type: limits, kind: proxy, exit: router, options: { key: { rpm: 1000 } } }
+              router:
+                type: router
+                kind: proxy
+                routes:
+                  - when: [ { model: "claude-*" } ]
+                    exit: south_anthropic
+                  - when: [ { model: "*" } ]
+                    exit: south_openai
+              south_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+              south_anthropic: { type: anthropic, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+            """.formatted(mock.port(), sha256(KEY), log.toString().replace("\\", "/"), warmup);
+    }
+
+    private Sluice start(String yaml) throws Exception
+    {
+        Path file = Files.createTempFile(dir, "gateway", ".yaml");
+        Files.writeString(file, yaml);
+        gateway = Sluice.start(Sluice.options(file, TestDist.plugins()).port(0).adminPort(0));
+        return gateway;
+    }
+
+    private ContentResponse get(String path) throws Exception
+    {
+        return http.GET("http://127.0.0.1:" + gateway.port() + path);
+    }
+
+    private ContentResponse chat(String key, String warmupHeader) throws Exception
+    {
+        var request = http.newRequest("http://127.0.0.1:" + gateway.port() + "/v1/chat/completions").method(HttpMethod.POST)
+            .body(new StringRequestContent("application/json",
+                "{\"model\":\"" + MockModels.DEFAULT + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"));
+        if (key != null)
+            request.headers(h -> h.put("Authorization", "Bearer " + key));
+        if (warmupHeader != null)
+            request.headers(h -> h.put(GatewayHandler.WARMUP_HEADER, warmupHeader));
+        return request.timeout(30, java.util.concurrent.TimeUnit.SECONDS).send();
+    }
+
+    /** The sum of every {@code sluice_requests_total} series on the admin listener's {@code /metrics}. */
+    private double requestsCounted() throws Exception
+    {
+        ContentResponse metrics = http.GET("http://127.0.0.1:" + gateway.adminPort() + "/metrics");
+        assertThat(metrics.getStatus()).isEqualTo(200);
+        double sum = 0;
+        for (String line : metrics.getContentAsString().split("\n"))
+        {
+            if (line.startsWith("sluice_requests_total"))
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+        return sum;
+    }
+
+    @Test
+    void readyzSaysWarmingUntilTheWarmUpEndedAndTheWarmUpLeavesNoTrace() throws Exception
+    {
+        start(demoLike("warmup: { requests: 300, max_time: 60s }"));
+        List<Integer> readiness = new ArrayList<>();
+        ContentResponse first = get("/readyz");
+        readiness.add(first.getStatus());
+        assertThat(first.getStatus()).isEqualTo(503);
+        assertThat(first.getContentAsString()).isEqualTo("{\"status\":\"warming\"}");
+        // Alive while it warms: a liveness probe must not restart a gateway that is warming.
+        assertThat(get("/healthz").getStatus()).isEqualTo(200);
+        assertThat(gateway.awaitReady(Duration.ofSeconds(90))).isTrue();
+        ContentResponse ready = get("/readyz");
+        assertThat(ready.getStatus()).isEqualTo(200);
+        assertThat(ready.getContentAsString()).isEqualTo("{\"status\":\"ready\"}");
+
+        // It did exercise the chain: both dialects, plain and streamed, across dialects (claude-warmup from an OpenAI
+        // client goes to the Anthropic upstream), every exchange answered.
+        var report = gateway.warmupReport();
+        assertThat(report.sent()).isGreaterThan(0);
+        assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
+        assertThat(mock.requestCount()).isZero();
+        assertThat(requestsCounted()).isZero();
+
+        // The key's rpm of 3 is whole: the warm-up charged nothing.
+        for (int i = 0; i < 3; i++)
+            assertThat(chat(KEY, null).getStatus()).as("request " + i).isEqualTo(200);
+        assertThat(chat(KEY, null).getStatus()).isEqualTo(429);
+        assertThat(mock.requestCount()).isEqualTo(3);
+        assertThat(requestsCounted()).isEqualTo(4);
+
+        // The request log has the client's four exchanges and nothing else (it is flushed at close).
+        gateway.close();
+        gateway = null;
+        assertThat(Files.readAllLines(log)).hasSize(4);
+    }
+
+    @Test
+    void aWarmupHeaderWithAWrongTokenIsServedAsAClientRequest() throws Exception
+    {
+        start(demoLike("warmup: { requests: 300, max_time: 60s }"));
+        // While the gateway warms (its token is valid then) and after: a guess is a client request like any other.
+        assertThat(chat(null, "guess").getStatus()).isEqualTo(401);
+        assertThat(gateway.awaitReady(Duration.ofSeconds(90))).isTrue();
+        assertThat(chat(null, "guess").getStatus()).isEqualTo(401);
+        ContentResponse keyed = chat(KEY, "guess");
+        assertThat(keyed.getStatus()).isEqualTo(200);
+        // Its request went to the provider, without the header.
+        assertThat(mock.requestCount()).isEqualTo(1);
+        assertThat(mock.lastRequest().header(GatewayHandler.WARMUP_HEADER)).isNull();
+        assertThat(requestsCounted()).isEqualTo(3);
+    }
+
+    @Test
+    void aWarmupWhoseExchangesFailStillEndsReady() throws Exception
+    {
+        // A Gemini client behind an OpenAI server: no server binding speaks Gemini, so the upstream has no dialect to
+        // answer warm-up exchanges in and fails them; the gateway becomes ready all the same, the provider untouched.
+        start("""
+            listen: { host: 127.0.0.1, port: 0 }
+            warmup: { requests: 50, max_time: 30s }
+            bindings:
+              north_openai: { type: openai, kind: server, exit: south_gemini }
+              south_gemini: { type: gemini, kind: client, options: { url: "http://127.0.0.1:%d/v1beta" } }
+            """.formatted(mock.port()));
+        assertThat(gateway.awaitReady(Duration.ofSeconds(60))).isTrue();
+        assertThat(get("/readyz").getStatus()).isEqualTo(200);
+        var report = gateway.warmupReport();
+        assertThat(report.sent()).isGreaterThan(0);
+        assertThat(report.failed()).isEqualTo(report.sent());
+        assertThat(report.firstFailure()).contains("503");
+        assertThat(mock.requestCount()).isZero();
+    }
+
+    @Test
+    void warmupOffIsReadyAtOnce() throws Exception
+    {
+        start(demoLike("warmup: off"));
+        assertThat(get("/readyz").getStatus()).isEqualTo(200);
+        assertThat(gateway.warmupReport()).isNull();
+    }
+
+    @Test
+    void aWrongWarmupConfigNamesItsPath() throws Exception
+    {
+        for (String[] bad : new String[][]{
+            {"warmup: { requests: 0 }", "warmup.requests: value: 0 (expected: 1..1000000, or warmup: off)"},
+            {"warmup: { max_time: soon }", "warmup.max_time: value: \"soon\" (expected: a duration such as 250ms, 30s, 5m, 1h)"},
+            {"warmup: { request: 10 }", "warmup.request: unknown key (expected: requests, max_time)"},
+            {"warmup: 5", "warmup: wrong type (expected: off, or an object with requests and max_time)"}})
+        {
+            assertThatThrownBy(() -> start(demoLike(bad[0]))).as(bad[0]).isInstanceOf(ConfigException.class)
+                .hasMessage(bad[1]);
+        }
+    }
+}
