@@ -299,6 +299,12 @@ public final class Sluice implements AutoCloseable
         return http.connectionCapReached();
     }
 
+    /** @return how many times the connection sweep probed the socket of an HTTP/1.1 client waiting for its answer (tests) */
+    long clientProbes()
+    {
+        return http.clientProbes();
+    }
+
     /** @return the gateway port's Jetty connector (tests: they stall its selectors to play a gateway that is behind) */
     ServerConnector serverConnector()
     {

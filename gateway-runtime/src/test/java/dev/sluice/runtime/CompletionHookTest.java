@@ -294,7 +294,8 @@ class CompletionHookTest
     void clientGoneWhileWaitingForTheProviderCompletesAsClientGoneWith499(String clientVersion) throws Exception
     {
         start(MockProvider.builder().start(), "http/1.1");
-        Request request = chat(body(MockModels.HANG, false), HttpVersion.fromString(clientVersion));
+        // The provider would answer after 10 s: the client's leaving is seen (and the completion reported) before.
+        Request request = chat(body(MockModels.slow(10_000), false), HttpVersion.fromString(clientVersion));
         CompletableFuture<Void> sent = new CompletableFuture<>();
         request.onRequestSuccess(r -> sent.complete(null));
         request.send(result -> { });
@@ -303,7 +304,7 @@ class CompletionHookTest
 
         request.abort(new Exception("client went away"));
 
-        assertThat(mock.awaitAborted(1, Duration.ofSeconds(10))).as("the mock saw the upstream request cancelled").isTrue();
+        assertThat(mock.awaitAborted(1, Duration.ofSeconds(8))).as("the mock saw the upstream request cancelled").isTrue();
         JsonNode tap = awaitSeen(1);
         assertCounts(tap, 1, 1);
         JsonNode rec = TapGateway.records(tap).get(0);
@@ -313,6 +314,8 @@ class CompletionHookTest
         assertThat(rec.get("usage").isNull()).isTrue();
         assertThat(rec.get("error_kind").isNull()).as("leaving is the outcome, not an invalid request").isTrue();
         assertThat(rec.get("error_message").asText()).startsWith("the client c");
+        // HTTP/1.1: the watch's read interest saw the client go, not the sweep's periodic probe.
+        assertThat(harness.gateway.clientProbes()).as("sweep probes").isZero();
     }
 
     @ParameterizedTest(name = "client {0}")

@@ -257,13 +257,12 @@ class ServerTimeoutsTest
                 s.getOutputStream().flush();
                 s.setSoTimeout(30_000);
                 assertThat(mock.awaitRequests(1, Duration.ofSeconds(5))).isTrue();
-                long closedAt = System.nanoTime();
                 s.close();
-                assertThat(mock.awaitAborted(1, Duration.ofSeconds(5))).as("%s stream=%s", model, stream).isTrue();
-                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closedAt);
-                assertThat(millis).as("%s stream=%s: upstream aborted after %d ms", model, stream, millis).isLessThan(2_000);
+                assertThat(mock.awaitAborted(1, Duration.ofSeconds(20))).as("%s stream=%s", model, stream).isTrue();
             }
         }
+        // The read interest saw each client go: the sweep never had to probe a socket.
+        assertThat(harness.gateway.clientProbes()).as("sweep probes").isZero();
         // A kept-alive client that waited a while still gets its answer and its connection.
         ContentResponse r = post(HttpVersion.HTTP_1_1, chat(MockModels.slow(1_500), false));
         assertThat(r.getStatus()).isEqualTo(200);
@@ -274,7 +273,75 @@ class ServerTimeoutsTest
 
     @Test
     @Timeout(60)
-    void aPipelinedRequestTheProbeReadIntoClosesTheConnectionAfterTheAnswer() throws Exception
+    void aKeptAliveConnectionAnswersEveryRequestAfterTheWatchWasWithdrawn() throws Exception
+    {
+        start("idle_timeout: 30s");
+        Socket s = connect();
+        // Waiting requests (watched: read interest registered, then withdrawn before the answer) alternate with quick
+        // ones; each next request is sent as soon as the answer before it arrived, while Jetty re-arms its own read.
+        for (int i = 0; i < 12; i++)
+        {
+            String model = i % 3 == 0 ? MockModels.slow(300) : "gpt-4o";
+            send(s, chat(model, i % 2 == 1));
+            String head = answerHead(s, Duration.ofSeconds(20));
+            assertThat(head).as("answer %d (%s)", i, model).startsWith("HTTP/1.1 200");
+            assertThat(head.toLowerCase(java.util.Locale.ROOT)).as("answer %d", i).doesNotContain("connection: close");
+            if (i % 2 == 1)
+                readChunkedBody(s);
+        }
+        assertThat(mock.requestCount()).isEqualTo(12);
+        assertThat(mock.abortedCount()).isZero();
+        assertThat(harness.gateway.clientProbes()).as("sweep probes").isZero();
+    }
+
+    @Test
+    @Timeout(60)
+    void requestsPipelinedBeforeTheFirstIsAnsweredAreAllAnsweredInOrder() throws Exception
+    {
+        start("idle_timeout: 30s");
+        Socket s = connect();
+        s.setSoTimeout(20_000);
+        byte[] slow = chat(MockModels.slow(500), false).getBytes(StandardCharsets.UTF_8);
+        byte[] quick = chat("gpt-4o", false).getBytes(StandardCharsets.UTF_8);
+        // Three requests in one write: Jetty reads them together, the first waits watched, the others wait in Jetty's
+        // buffer, not in the socket, so the watch reads nothing of them.
+        String head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ";
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        all.write((head + slow.length + "\r\nX-Order: 1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        all.write(slow);
+        all.write((head + quick.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        all.write(quick);
+        all.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().write(all.toByteArray());
+        s.getOutputStream().flush();
+        String answers = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        String[] parts = answers.split("HTTP/1.1 ", -1);
+        assertThat(parts).as(answers).hasSize(4);
+        assertThat(parts[1]).startsWith("200").contains(MockProvider.DEFAULT_TEXT).doesNotContainIgnoringCase("connection: close");
+        assertThat(parts[2]).startsWith("200").contains(MockProvider.DEFAULT_TEXT).doesNotContainIgnoringCase("connection: close");
+        assertThat(parts[3]).startsWith("200");
+        assertThat(mock.requestCount()).isEqualTo(2);
+        assertThat(mock.abortedCount()).isZero();
+    }
+
+    /** Reads a chunked body to its last chunk. */
+    private static void readChunkedBody(Socket s) throws IOException
+    {
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream seen = new ByteArrayOutputStream();
+        while (!seen.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n0\r\n\r\n")
+            && !seen.toString(StandardCharsets.ISO_8859_1).equals("0\r\n\r\n"))
+        {
+            int b = in.read();
+            if (b < 0)
+                throw new IOException("end of stream in a chunked body: " + seen.toString(StandardCharsets.ISO_8859_1));
+            seen.write(b);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void aPipelinedRequestTheWatchReadIntoClosesTheConnectionAfterTheAnswer() throws Exception
     {
         start("idle_timeout: 30s");
         Socket s = connect();
@@ -286,7 +353,7 @@ class ServerTimeoutsTest
         out.write(body);
         out.flush();
         assertThat(mock.awaitRequests(1, Duration.ofSeconds(5))).isTrue();
-        // The next request arrives while the first waits: the probe reads its first byte, so Jetty cannot parse it.
+        // The next request arrives while the first waits: the watch reads its first byte, so Jetty cannot parse it.
         out.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
         out.flush();
         String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);

@@ -2,9 +2,12 @@ package dev.sluice.runtime.internal.http;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import org.eclipse.jetty.io.AbstractEndPoint;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.util.BufferUtil;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.StaticException;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -14,23 +17,31 @@ import java.util.function.Consumer;
 
 /**
  * Watches an HTTP/1.1 client while its request waits for the provider's answer, so that a client that closes its
- * connection aborts the upstream request instead of letting it run on (h2c needs no watch: a stream reset reaches the
- * request's failure listeners).
+ * connection aborts the upstream request at once instead of letting it run on (h2c needs no watch: a stream reset
+ * reaches the request's failure listeners).
  *
- * <p>Jetty's HTTP/1.1 connection does not read while a request is handled, and read interest on the endpoint
- * would make Jetty close the connection when the response completes with that interest still registered. Instead the
- * {@link ConnectionSweep} probes the socket directly, once per period, for requests that have waited a while: one
- * non-blocking read of at most one byte. End of stream (or a reset) means the client is gone — a client that
- * half-closes its side while waiting is treated as gone too, as nginx does (its 499). A read of 0 bytes cannot see
- * the end of stream (the JDK answers an empty buffer without a system call), so the probe reads into one byte.</p>
+ * <p>Jetty's HTTP/1.1 connection does not read while a request is handled, so the watch registers its own read
+ * interest on the endpoint ({@link #start}): it is this {@link Callback}, which the selector calls when the socket
+ * becomes readable. It then looks once ({@link #readOne}): one non-blocking read of at most one byte. End of stream
+ * (or a reset) means the client is gone — a client that half-closes its side while waiting is treated as gone too, as
+ * nginx does (its 499). A read of 0 bytes cannot see the end of stream (the JDK answers an empty buffer without a
+ * system call), so the look reads into one byte. A socket that was readable but gave nothing, or an endpoint that
+ * would not take the interest, falls back to the {@link ConnectionSweep}'s periodic probe: the same look, once per
+ * period.</p>
  *
- * <p>The probe and the response must never read the socket at the same time: after the response completed Jetty reads
- * the next request from it. The state below orders them without a lock: the response runs at once while no probe is
- * in progress, else the probe runs it when it ends (on a worker). A probe that reads a byte (a pipelining client's next
- * request) has consumed it, so the response then carries {@code Connection: close}: the client sends that request
- * again on another connection, as RFC 9112 section 9.3.2 requires of a pipelining client whose connection closed.</p>
+ * <p>Jetty closes the connection when a response completes while a read interest is still registered (it takes it
+ * for a read in progress), so {@link #respond} withdraws the interest before the response is written; the connection
+ * then registers its own for the next request. A withdrawn interest leaves the socket's read readiness selected until
+ * the selector next fires, finds no callback and drops it; the connection's own registration selects it again, and
+ * the selector reports bytes already waiting then, so no request of a kept-alive client is lost.</p>
+ *
+ * <p>A look and the response must never read the socket at the same time: after the response completed Jetty reads
+ * the next request from it. The state below orders them without a lock: the response runs at once while no look is
+ * in progress, else the look runs it when it ends. A look that reads a byte (a pipelining client's next request) has
+ * consumed it, so the response then carries {@code Connection: close}: the client sends that request again on another
+ * connection, as RFC 9112 section 9.3.2 requires of a pipelining client whose connection closed.</p>
  */
-final class ClientWatch
+final class ClientWatch implements Callback
 {
     private static final int WAITING = 0;
     private static final int PROBING = 1;
@@ -38,6 +49,8 @@ final class ClientWatch
     private static final int RESPOND_AFTER_PROBE = 3;
     // A field updater rather than an AtomicInteger: one object less per request that waits for the provider.
     private static final AtomicIntegerFieldUpdater<ClientWatch> STATE = AtomicIntegerFieldUpdater.newUpdater(ClientWatch.class, "state");
+    /** What {@link #respond} fails the read interest with; {@link #failed} ignores it. */
+    private static final Throwable WITHDRAWN = new StaticException("client watch withdrawn");
 
     private final EndPoint endPoint;
     private final Consumer<Throwable> onGone;
@@ -46,6 +59,8 @@ final class ClientWatch
     private final ConnectionSweep sweep;
     private Runnable respond;
     private volatile boolean readAhead;
+    /** Whether this watch may still be registered as the endpoint's read interest. */
+    private volatile boolean interested;
 
     ClientWatch(ConnectionSweep sweep, EndPoint endPoint, Consumer<Throwable> onGone)
     {
@@ -55,25 +70,60 @@ final class ClientWatch
     }
 
     /**
-     * Ends the watch and runs {@code response}, now or when a probe in progress ends. Called once, when the answer
+     * Starts watching: registers this watch as the endpoint's read interest, or, if the endpoint has another one or
+     * cannot be withdrawn from, hands it to the sweep's periodic probe. Called once, before {@link #respond} can be
+     * called: a registration that raced with the response could outlive it and make Jetty close the connection.
+     *
+     * @return whether the read interest was registered
+     */
+    boolean start()
+    {
+        if (endPoint instanceof AbstractEndPoint)
+        {
+            interested = true;
+            if (endPoint.tryFillInterested(this))
+                return true;
+            interested = false;
+        }
+        sweep.probeLater(this);
+        return false;
+    }
+
+    /**
+     * Ends the watch and runs {@code response}, now or when a look in progress ends. Called once, when the answer
      * (or the error) is ready to be written.
      */
     void respond(Runnable response)
     {
-        // Written before the state changes: a probe that sees RESPOND_AFTER_PROBE sees it.
+        // Written before the state changes: a look that sees RESPOND_AFTER_PROBE sees it.
         respond = response;
         if (STATE.compareAndSet(this, WAITING, RESPONDING))
         {
+            withdraw();
             sweep.unwatch(this);
             response.run();
             return;
         }
         if (!STATE.compareAndSet(this, PROBING, RESPOND_AFTER_PROBE))
             throw new IllegalStateException("respond() called twice");
-        // The probe in progress runs the response when it ends.
+        // The look in progress runs the response when it ends.
     }
 
-    /** @return whether a probe consumed bytes the client sent after its request (the response must close) */
+    /**
+     * Takes the read interest back if it is still registered. Only this watch can be registered now: the connection
+     * registers its own after the response, which has not started. If the selector took it first, its call to
+     * {@link #succeeded} finds the state past WAITING and does nothing.
+     */
+    private void withdraw()
+    {
+        if (interested)
+        {
+            interested = false;
+            ((AbstractEndPoint)endPoint).getFillInterest().onFail(WITHDRAWN);
+        }
+    }
+
+    /** @return whether a look consumed bytes the client sent after its request (the response must close) */
     boolean readAhead()
     {
         return readAhead;
@@ -85,10 +135,36 @@ final class ClientWatch
     }
 
     /**
-     * The look at a client both this probe and the handler's check before dispatch take: one non-blocking read of at most
-     * one byte (a read of zero bytes cannot see an end of stream). Below zero, the client closed (or half-closed) its
-     * side; above, it sent the first byte of a next request, now lost to Jetty's parser, so the connection must close
-     * after the current answer.
+     * The socket became readable while the request waits (or Jetty failed the interest: the endpoint closed): look at
+     * the client, on the thread the selector handed the interest to.
+     */
+    @Override
+    public void succeeded()
+    {
+        interested = false;
+        if (look(null, BufferUtil.allocate(1), null) == Look.NOTHING)
+        {
+            // Readable, yet nothing to read: leave it to the sweep rather than register again, which could race with
+            // the response (see start()).
+            sweep.probeLater(this);
+        }
+    }
+
+    @Override
+    public void failed(Throwable x)
+    {
+        if (x == WITHDRAWN)
+            return;
+        interested = false;
+        // The endpoint closed or failed: the answer cannot reach the client.
+        look(x, null, null);
+    }
+
+    /**
+     * The look at a client both the watch and the handler's check before dispatch take: one non-blocking read of at
+     * most one byte (a read of zero bytes cannot see an end of stream). Below zero, the client closed (or half-closed)
+     * its side; above, it sent the first byte of a next request, now lost to Jetty's parser, so the connection must
+     * close after the current answer.
      *
      * @param scratch a buffer of one byte, in Jetty's flush mode
      * @return what {@link EndPoint#fill} returned
@@ -104,45 +180,73 @@ final class ClientWatch
      * Reads at most one byte from the client's socket without blocking ({@link #readOne}); on the sweep's thread only.
      *
      * @param scratch the sweep's own one-byte buffer
-     * @return whether to keep watching
+     * @return whether to keep probing
      */
     boolean probe(ByteBuffer scratch, Executor executor)
     {
+        return look(null, scratch, executor) == Look.NOTHING;
+    }
+
+    private enum Look
+    {
+        /** The response won: nothing was read. */
+        SKIPPED,
+        /** The client is there and sent nothing: look again later. */
+        NOTHING,
+        /** The client sent more, or is gone, or the response ran meanwhile: no more looks. */
+        DONE
+    }
+
+    /**
+     * One look under the state machine.
+     *
+     * @param failure when not null, the client is known to be gone and nothing is read
+     * @param scratch a buffer of one byte, in Jetty's flush mode (unused with a failure)
+     * @param executor where to run a response that arrived during the look; {@code null}: run it on this thread
+     */
+    private Look look(Throwable failure, ByteBuffer scratch, Executor executor)
+    {
         if (!STATE.compareAndSet(this, WAITING, PROBING))
-            return false;
-        Throwable gone = null;
-        boolean keep = true;
-        try
+            return Look.SKIPPED;
+        Throwable gone = failure;
+        Look result = Look.NOTHING;
+        if (gone == null)
         {
-            int filled = readOne(endPoint, scratch);
-            if (filled < 0)
-                gone = new EofException("client closed the connection");
-            else if (filled > 0)
+            try
             {
-                // The client is there: it sent more. That byte is gone for Jetty's parser, so this connection must
-                // close after the response; no need to look again.
-                readAhead = true;
-                keep = false;
+                int filled = readOne(endPoint, scratch);
+                if (filled < 0)
+                    gone = new EofException("client closed the connection");
+                else if (filled > 0)
+                {
+                    // The client is there: it sent more. That byte is gone for Jetty's parser, so this connection must
+                    // close after the response; no need to look again.
+                    readAhead = true;
+                    result = Look.DONE;
+                }
             }
-        }
-        catch (IOException x)
-        {
-            gone = x;
+            catch (IOException x)
+            {
+                gone = x;
+            }
         }
         if (!STATE.compareAndSet(this, PROBING, WAITING))
         {
-            // The answer arrived during the probe: write it now, off the sweep's thread.
+            // The answer arrived during the look: write it now (off the sweep's thread).
             state = RESPONDING;
-            executor.execute(respond);
-            return false;
+            if (executor == null)
+                respond.run();
+            else
+                executor.execute(respond);
+            return Look.DONE;
         }
         if (gone != null)
         {
             onGone.accept(new GatewayException(ErrorKind.INVALID_REQUEST, 499,
                 "the client closed its connection while waiting for the answer", null, null, gone));
-            return false;
+            return Look.DONE;
         }
-        return keep;
+        return result;
     }
 
     boolean isOpen()

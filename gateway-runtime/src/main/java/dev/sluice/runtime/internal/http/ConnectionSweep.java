@@ -25,9 +25,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One periodic task over the server connector's connections, instead of a timer per connection or request. Each
  * period it closes HTTP/1.1 connections whose request head has not completed within the header timeout or whose
  * request body arrives slower than the minimum rate (Jetty 12 core has neither: its idle timeout restarts with every
- * byte, so a client that trickles a byte a second holds a connection for ever), and it probes the sockets of
- * HTTP/1.1 requests that wait for the provider, so that a client that went away aborts its upstream request
- * ({@link ClientWatch}).
+ * byte, so a client that trickles a byte a second holds a connection for ever). It is also the fallback of the
+ * {@link ClientWatch}: a watched request whose endpoint would not take the watch's read interest, or whose socket was
+ * readable with nothing to read, has its socket probed once per period once it has waited {@link #PROBE_AFTER_NANOS}.
  *
  * <p>It runs only while the connector has connections: opening one arms it, and it stops rescheduling itself when the
  * last one closed (as {@code QueueSweep} does for the upstream queues). A period looks at every connection: a
@@ -42,7 +42,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class ConnectionSweep implements Runnable, Connection.Listener
 {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionSweep.class);
-    /** How long a request waits for the provider before its client is probed. */
+    /** How long a watched request waits for the provider before the sweep probes its client (the fallback only). */
     static final long PROBE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     private final AbstractConnector connector;
@@ -60,6 +60,8 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     private volatile boolean stopped;
     private volatile long lastSweepNanos;
     private volatile int lastSweepConnections;
+    /** Probes of watched clients so far; written by this task's thread only. */
+    private volatile long probes;
 
     /** Where a request body stood when the sweep first saw it. */
     private record Body(long requestBegin, long since, long bytesIn)
@@ -91,15 +93,20 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     }
 
     /**
-     * Starts watching an HTTP/1.1 client whose request now waits for the provider.
+     * Creates the watch of an HTTP/1.1 client whose request now waits for the provider; {@link ClientWatch#start}
+     * starts it.
      *
      * @param onGone what to do when the client went away (abort the exchange)
      */
     ClientWatch watch(EndPoint endPoint, java.util.function.Consumer<Throwable> onGone)
     {
-        ClientWatch watch = new ClientWatch(this, endPoint, onGone);
+        return new ClientWatch(this, endPoint, onGone);
+    }
+
+    /** Probes {@code watch}'s client once per period from now on, until it ends or the probe sees an answer. */
+    void probeLater(ClientWatch watch)
+    {
         watches.add(watch);
-        return watch;
     }
 
     void unwatch(ClientWatch watch)
@@ -116,6 +123,12 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     long lastSweepNanos()
     {
         return lastSweepNanos;
+    }
+
+    /** @return how many times the sweep probed a watched client's socket (tests: the read interest makes it rare) */
+    long probes()
+    {
+        return probes;
     }
 
     /** @return how many connections the last period looked at */
@@ -226,6 +239,7 @@ final class ConnectionSweep implements Runnable, Connection.Listener
             }
             if (now - watch.since() < PROBE_AFTER_NANOS)
                 continue;
+            probes++;
             if (!watch.probe(scratch, executor))
                 it.remove();
         }

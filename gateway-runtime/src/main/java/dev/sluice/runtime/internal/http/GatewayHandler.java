@@ -39,6 +39,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -572,7 +573,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         // when it carried one (null: the request's own); both set before start().
         private boolean warmup;
         private HttpFields headers;
-        // Set when the runtime learnt that the client went away (the HTTP/1.1 probe, an h2c reset) and aborted the
+        // Set when the runtime learnt that the client went away (the HTTP/1.1 client watch, an h2c reset) and aborted the
         // exchange for it; the completion is then CLIENT_GONE whatever the last write did.
         private volatile boolean clientGone;
 
@@ -908,7 +909,13 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             if (w == null)
                 stage.whenComplete(this::complete);
             else
+            {
+                // Started here, before respond() can be called: its read interest must never outlive the response. An
+                // answer already there (a cache hit, a refusal) is written at once: no watch.
+                if (!(stage instanceof CompletableFuture<?> f && f.isDone()))
+                    w.start();
                 stage.whenComplete((reply, failure) -> w.respond(() -> complete(reply, failure)));
+            }
         }
 
         /**
@@ -927,7 +934,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             {
                 int filled = ClientWatch.readOne(http1.getEndPoint(), BufferUtil.allocate(1));
                 // A byte of a pipelined next request: close after this answer, and the client sends that request
-                // again (RFC 9112 section 9.3.2), as after the sweep's probe.
+                // again (RFC 9112 section 9.3.2), as after the client watch's look.
                 if (filled > 0)
                     response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
                 return filled < 0;
@@ -957,7 +964,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
         private void complete(Reply reply, Throwable failure)
         {
-            // A probe of the client read ahead into its next request: that request is lost, so close after this one.
+            // The watch read ahead into the client's next request: that request is lost, so close after this one.
             if (watch != null && watch.readAhead() && !response.isCommitted())
                 response.getHeaders().put(HttpHeader.CONNECTION, "close");
             if (failure != null)

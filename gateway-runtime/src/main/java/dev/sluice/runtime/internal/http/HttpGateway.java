@@ -190,6 +190,12 @@ public final class HttpGateway
         return cap == null ? 0 : cap.timesReached();
     }
 
+    /** @return how many times the connection sweep probed the socket of a client waiting for its answer (tests) */
+    public long clientProbes()
+    {
+        return sweep.probes();
+    }
+
     /** @return the gateway port's connector (tests) */
     public ServerConnector connector()
     {
