@@ -24,7 +24,8 @@ import dev.sluice.bench.mock.MockProvider;
  *
  * <pre>
  * java -cp 'bench/target/bench-*.jar:bench/target/lib/*' dev.sluice.bench.cell.StreamEvidence \
- *     [--streams 1000] [--rate 250] [--warmup-streams 3000] [--no-pin] [--dir bench/target/stream-evidence] [--trace 10]
+ *     [--streams 1000] [--rate 250] [--warmup-streams 3000] [--no-pin] [--dir bench/target/stream-evidence] [--trace 10] \\
+ *     [--dist gateway-runtime/target/sluice]
  * </pre>
  *
  * <p>The gateway is started from the distribution ({@code gateway-runtime/target/sluice}) with S3-stream's config
@@ -60,6 +61,7 @@ public final class StreamEvidence
         int warmupStreams = 3_000;
         boolean pin = true;
         int trace = 0;
+        Path dist = Path.of("gateway-runtime/target/sluice");
         Path dir = Path.of("bench/target/stream-evidence");
         for (int i = 0; i < args.length; i++)
         {
@@ -70,16 +72,16 @@ public final class StreamEvidence
                 case "--warmup-streams" -> warmupStreams = Integer.parseInt(args[++i]);
                 case "--no-pin" -> pin = false;
                 case "--dir" -> dir = Path.of(args[++i]);
+                case "--dist" -> dist = Path.of(args[++i]);
                 case "--trace" -> trace = Integer.parseInt(args[++i]);
                 default ->
                 {
-                    System.err.println("usage: StreamEvidence [--streams N] [--rate R] [--warmup-streams N] [--no-pin] [--dir D] [--trace N]");
+                    System.err.println("usage: StreamEvidence [--streams N] [--rate R] [--warmup-streams N] [--no-pin] [--dir D] [--dist D] [--trace N]");
                     System.exit(2);
                 }
             }
         }
         Files.createDirectories(dir);
-        Path dist = Path.of("gateway-runtime/target/sluice");
         Pinning pinning = new Pinning(pin && ProcFs.onlineCpus() >= 2);
         MockProfile ls = MockProfile.LS;
         try (MockProvider mock = MockProvider.builder()
@@ -120,7 +122,13 @@ public final class StreamEvidence
             "\"stream\":true}").getBytes(StandardCharsets.UTF_8);
         LoadSpec spec = new LoadSpec(url, "POST", Map.of("Content-Type", "application/json"), body, true, false, 512,
             rate, 0, Duration.ZERO, Duration.ofMillis(Math.round(streams * 1_000 / rate)), Duration.ofSeconds(10));
-        return new JettyLoadGenerator().run(spec);
+        LoadResult r = new JettyLoadGenerator().run(spec);
+        r.errors().forEach((error, count) ->
+        {
+            if (count > 0)
+                System.out.printf(Locale.ROOT, "  (%d streams failed: %s)%n", count, error);
+        });
+        return r;
     }
 
     private static double eventsPerStream(LoadResult r)
