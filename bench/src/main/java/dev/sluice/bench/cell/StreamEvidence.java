@@ -61,6 +61,7 @@ public final class StreamEvidence
         int warmupStreams = 3_000;
         boolean pin = true;
         int trace = 0;
+        boolean sites = false;
         Path dist = Path.of("gateway-runtime/target/sluice");
         Path dir = Path.of("bench/target/stream-evidence");
         for (int i = 0; i < args.length; i++)
@@ -74,9 +75,10 @@ public final class StreamEvidence
                 case "--dir" -> dir = Path.of(args[++i]);
                 case "--dist" -> dist = Path.of(args[++i]);
                 case "--trace" -> trace = Integer.parseInt(args[++i]);
+                case "--alloc-sites" -> sites = true;
                 default ->
                 {
-                    System.err.println("usage: StreamEvidence [--streams N] [--rate R] [--warmup-streams N] [--no-pin] [--dir D] [--dist D] [--trace N]");
+                    System.err.println("usage: StreamEvidence [--streams N] [--rate R] [--warmup-streams N] [--no-pin] [--dir D] [--dist D] [--trace N] [--alloc-sites]");
                     System.exit(2);
                 }
             }
@@ -110,6 +112,8 @@ public final class StreamEvidence
 
                 r = straced(gateway, dir, url, streams, rate, events);
                 r = allocation(gateway, dir, url, streams, rate, events);
+                if (sites)
+                    allocationSites(gateway, dir, url, streams, rate, events);
                 if (trace > 0)
                     trace(gateway, dir, url, trace);
             }
@@ -233,6 +237,58 @@ public final class StreamEvidence
         System.out.printf(Locale.ROOT, "%nallocated (%d streams ok) %8.0f B/stream %8.0f B/event%n", n, (double)bytes / n,
             (double)bytes / n / events);
         return r;
+    }
+
+    /**
+     * Where the bytes are allocated: a JFR recording of {@code jdk.ObjectAllocationSample} (throttled to 10,000
+     * samples a second, each weighted by the bytes it stands for), summed by allocated class and the first frame
+     * outside {@code java.}/{@code jdk.}/{@code sun.}, top 25. Sampled, so an estimate; the total is the exact figure.
+     */
+    private static void allocationSites(GatewayProcess gateway, Path dir, URI url, int streams, double rate, double events)
+        throws Exception
+    {
+        long pid = gateway.process().pid();
+        Path settings = dir.resolve("sites.jfc").toAbsolutePath();
+        Path file = dir.resolve("sites.jfr").toAbsolutePath();
+        Files.writeString(settings, """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <configuration version="2.0" label="stream-sites" description="jdk.ObjectAllocationSample only">
+              <event name="jdk.ObjectAllocationSample">
+                <setting name="enabled">true</setting>
+                <setting name="throttle">10000/s</setting>
+                <setting name="stackTrace">true</setting>
+              </event>
+            </configuration>
+            """, StandardCharsets.UTF_8);
+        Files.deleteIfExists(file);
+        jcmd(pid, "JFR.start", "name=stream-sites", "settings=" + settings);
+        LoadResult r = load(url, streams, rate);
+        jcmd(pid, "JFR.stop", "name=stream-sites", "filename=" + file);
+        Map<String, Long> bySite = new java.util.HashMap<>();
+        for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(file))
+        {
+            if (!"jdk.ObjectAllocationSample".equals(e.getEventType().getName()))
+                continue;
+            String type = e.getClass("objectClass").getName();
+            String site = "?";
+            jdk.jfr.consumer.RecordedStackTrace stack = e.getStackTrace();
+            if (stack != null)
+            {
+                for (jdk.jfr.consumer.RecordedFrame f : stack.getFrames())
+                {
+                    String owner = f.getMethod().getType().getName();
+                    if (owner.startsWith("java.") || owner.startsWith("jdk.") || owner.startsWith("sun."))
+                        continue;
+                    site = owner.substring(owner.lastIndexOf('.') + 1) + "." + f.getMethod().getName() + ":" + f.getLineNumber();
+                    break;
+                }
+            }
+            bySite.merge(type + " @ " + site, e.getLong("weight"), Long::sum);
+        }
+        long n = r.succeeded();
+        System.out.printf(Locale.ROOT, "%nallocation sites (sampled, %d streams ok), B/stream:%n", n);
+        bySite.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(25)
+            .forEach(e -> System.out.printf(Locale.ROOT, "  %8.0f  %s%n", (double)e.getValue() / n, e.getKey()));
     }
 
     /** Writes every system call of the relay, with thread ids and times, for {@code streams} streams sent 50 ms apart. */
