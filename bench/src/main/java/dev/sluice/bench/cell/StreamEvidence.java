@@ -23,9 +23,9 @@ import dev.sluice.bench.mock.MockProvider;
  * calls by type, context switches by thread, and bytes allocated, each over a bounded number of streams.
  *
  * <pre>
- * java -cp 'bench/target/bench-*.jar:bench/target/lib/*' dev.sluice.bench.cell.StreamEvidence \
- *     [--streams 1000] [--rate 250] [--warmup-streams 3000] [--no-pin] [--dir bench/target/stream-evidence] [--trace 10] \\
- *     [--dist gateway-runtime/target/sluice]
+ * java -cp 'bench/target/classes:bench/target/lib/*' dev.sluice.bench.cell.StreamEvidence \
+ *     [--streams 1000] [--rate 250] [--warmup-streams 3000] [--no-pin] [--dir bench/target/stream-evidence] \
+ *     [--trace 10] [--alloc-sites] [--dist gateway-runtime/target/sluice]
  * </pre>
  *
  * <p>The gateway is started from the distribution ({@code gateway-runtime/target/sluice}) with S3-stream's config
@@ -41,6 +41,8 @@ import dev.sluice.bench.mock.MockProvider;
  * </ol>
  * <p>With {@code --trace N}, a last phase writes every system call of {@code N} streams (sent 50 ms apart) with
  * thread ids and times to {@code trace.txt}: which thread reads an upstream chunk and which writes it to the client.</p>
+ * <p>With {@code --alloc-sites}, a phase samples allocations ({@code jdk.ObjectAllocationSample}) and prints the top
+ * sites. {@code --dist} measures another build of the distribution (a copy made before a change).</p>
  * <p>Counts are divided by the streams that succeeded, and by the events of a stream (as the generator saw them) for
  * the per-event figures. Everything listens on 127.0.0.1; the gateway and the mock stop when it ends.</p>
  */
