@@ -11,7 +11,8 @@ import dev.sluice.api.model.StreamItem;
  * all the way to the upstream socket.
  *
  * <p>Threading: {@code read} and {@code demand} are called by one consumer at a time, never concurrently; the
- * demand callback may run on any thread and may run before {@code demand} returns. After a terminal item
+ * demand callback may run on any thread and may run before {@code demand} returns. It may run on the thread that read
+ * the upstream bytes, which serves other connections too: it must not block. After a terminal item
  * ({@link StreamItem#END} or a {@code StreamEvent.Error}) {@code read} keeps returning it.
  *
  * <p>If the consumer goes away (the client disconnected), it calls {@link #cancel(Throwable)}, which must release

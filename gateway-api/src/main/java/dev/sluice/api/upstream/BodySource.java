@@ -10,7 +10,10 @@ public interface BodySource
     /** @return the next chunk, or {@code null} if none is available now; a failure chunk is terminal */
     BodyChunk read();
 
-    /** Asks to have {@code onAvailable} run once when {@link #read()} may return a chunk. */
+    /**
+     * Asks to have {@code onAvailable} run once when {@link #read()} may return a chunk. It may run on the thread that
+     * read the upstream bytes, which serves other connections too: it must not block.
+     */
     void demand(Runnable onAvailable);
 
     /** Aborts the body and the upstream request. Idempotent. */

@@ -24,6 +24,7 @@ import org.eclipse.jetty.client.transport.HttpExchange;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -597,7 +598,12 @@ final class JettyUpstream implements Upstream
         @Override
         public void demand(Runnable onAvailable)
         {
-            source.demand(onAvailable);
+            // A demand callback only reads on and hands bytes on, never blocks (the concurrency contract of every
+            // reader on the request path): declared so, Jetty runs it on the thread that read the upstream bytes
+            // instead of waking a pool thread for each chunk. The stream pump's callback says so itself, and is
+            // passed as it is, without an object per demand.
+            source.demand(onAvailable instanceof Invocable ? onAvailable
+                : Invocable.from(Invocable.InvocationType.NON_BLOCKING, onAvailable));
         }
 
         @Override
