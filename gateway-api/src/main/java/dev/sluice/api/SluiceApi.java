@@ -25,11 +25,13 @@ package dev.sluice.api;
  * {@code Completion.attempts()}), targets ({@code Target}, {@code BindingContext.target}), routes with targets
  * ({@code RouteConfig.targets()}, {@code settings()}, {@code RouteTarget}), {@code EventStream.contentStarted()},
  * the stream hold ({@code StreamHold}) and {@code KeyPool} (a client binding's keys used in turn).
+ * 0.6.0 added HTTP/2 over TLS to upstreams ({@code HttpVersion.H2}, the default for {@code https} URLs, and
+ * {@code auto}) and a CA file for upstream TLS ({@code UpstreamOptions.caFile()}, {@code HttpOptionsConfig.caFile()}).
  */
 public final class SluiceApi
 {
     /** The SPI version, {@code MAJOR.MINOR.PATCH}. */
-    public static final String VERSION = "0.5.0";
+    public static final String VERSION = "0.6.0";
 
     private SluiceApi()
     {

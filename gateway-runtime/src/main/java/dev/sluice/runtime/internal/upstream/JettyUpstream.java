@@ -158,7 +158,7 @@ final class JettyUpstream implements Upstream
     private Request newRequest(URI uri, UpstreamRequest upstreamRequest)
     {
         Request request = client.newRequest(uri).method(upstreamRequest.method());
-        if (options.version() == HttpVersion.H2C)
+        if (UpstreamClients.protocol(options) == HttpVersion.H2C)
             request.version(org.eclipse.jetty.http.HttpVersion.HTTP_2);
         if (options.totalTimeout() != null)
             request.timeout(options.totalTimeout().toMillis(), TimeUnit.MILLISECONDS);
