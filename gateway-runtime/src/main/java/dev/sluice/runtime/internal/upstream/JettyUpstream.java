@@ -413,6 +413,8 @@ final class JettyUpstream implements Upstream
                 return new GatewayException(ErrorKind.UPSTREAM_TIMEOUT, "upstream timed out: " + t.getMessage(), failure);
             if (t instanceof ConnectException)
                 return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream refused the connection", failure);
+            if (t instanceof javax.net.ssl.SSLException)
+                return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream TLS failed: " + t.getMessage(), failure);
             if (t instanceof EOFException || t instanceof ClosedChannelException)
                 return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream closed the connection", failure);
             if (t instanceof org.eclipse.jetty.http.HttpException)

@@ -17,7 +17,9 @@ import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http2.client.HTTP2Client;
 import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
 import org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2;
+import org.eclipse.jetty.io.ClientConnectionFactory;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.Invocable;
@@ -68,7 +70,7 @@ public final class UpstreamClients extends ContainerLifeCycle
      * HTTP/2 over TLS connections per upstream origin, as for h2c; each carries as many concurrent streams as its
      * server allows. A server that negotiates HTTP/1.1 instead gets the binding's {@code max_connections}.
      */
-    static final int H2_CONNECTIONS = H2C_CONNECTIONS;
+    public static final int H2_CONNECTIONS = H2C_CONNECTIONS;
 
     private record Timeouts(Duration connect, Duration idle)
     {
@@ -153,8 +155,8 @@ public final class UpstreamClients extends ContainerLifeCycle
             HTTP2Client http2 = new HTTP2Client(connector);
             // h2 first: ALPN offers the protocols in this order and the server picks; one that offers no h2 (or no
             // ALPN at all) is spoken HTTP/1.1 to.
-            HttpClientTransportDynamic dynamic = new HttpClientTransportDynamic(connector,
-                new ClientConnectionFactoryOverHTTP2.HTTP2(http2), new HttpClientConnectionFactory.HTTP11());
+            NegotiatingTransport dynamic = new NegotiatingTransport(connector, new ClientConnectionFactoryOverHTTP2.HTTP2(http2),
+                new HttpClientConnectionFactory.HTTP11());
             dynamic.setConnectionPoolFactory(destination -> NegotiatedConnectionPool.of(destination,
                 maxConnections(destination, HttpVersion.H2), H2_CONNECTIONS));
             // As for h2c and HTTP/1.1 below.
@@ -210,6 +212,31 @@ public final class UpstreamClients extends ContainerLifeCycle
         Origin origin = destination.getOrigin();
         String key = poolKey(origin.getScheme(), origin.getAddress().getHost(), origin.getAddress().getPort(), version);
         return poolSizes.getOrDefault(key, destination.getHttpClient().getMaxConnectionsPerDestination());
+    }
+
+    /**
+     * Jetty's dynamic transport, except that a TLS server whose ALPN selects no protocol (or that has no ALPN) is spoken
+     * HTTP/1.1 to: h2 over TLS is only ever what ALPN selected (RFC 9113, section 3.2), where Jetty would try the
+     * first protocol it offered.
+     */
+    private static final class NegotiatingTransport extends HttpClientTransportDynamic
+    {
+        private final ClientConnectionFactory.Info http11;
+
+        private NegotiatingTransport(ClientConnector connector, ClientConnectionFactory.Info h2,
+                                     ClientConnectionFactory.Info http11)
+        {
+            super(connector, h2, http11);
+            this.http11 = http11;
+        }
+
+        @Override
+        public org.eclipse.jetty.io.Connection newConnection(EndPoint endPoint, Map<String, Object> context) throws IOException
+        {
+            if (context.get(ClientConnector.APPLICATION_PROTOCOL_CONTEXT_KEY) == null)
+                return http11.getClientConnectionFactory().newConnection(endPoint, context);
+            return super.newConnection(endPoint, context);
+        }
     }
 
     /**
