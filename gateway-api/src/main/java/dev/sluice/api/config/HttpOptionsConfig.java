@@ -35,7 +35,7 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
         if (version != null && !AUTO.equalsIgnoreCase(version) && HttpVersion.fromConfig(version) == null)
             throw new IllegalArgumentException("version: value: \"" + version + "\" (expected: auto, http/1.1, h2, http/2 or h2c)");
         if (caFile != null && caFile.isBlank())
-            throw new IllegalArgumentException("ca_file: value: \"\" (expected: the path of a PEM file)");
+            throw new IllegalArgumentException("ca_file: value: \"" + caFile + "\" (expected: the path of a PEM file)");
         if (maxConnections != null && maxConnections < 1)
             throw new IllegalArgumentException("max_connections: value: " + maxConnections + " (expected: >= 1)");
         positive("connect_timeout", connectTimeout);
