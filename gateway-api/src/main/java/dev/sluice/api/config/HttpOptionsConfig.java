@@ -33,7 +33,8 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
     public HttpOptionsConfig
     {
         if (version != null && !AUTO.equalsIgnoreCase(version) && HttpVersion.fromConfig(version) == null)
-            throw new IllegalArgumentException("version: value: \"" + version + "\" (expected: auto, http/1.1, h2, http/2 or h2c)");
+            throw new IllegalArgumentException("version: value: \"" + version
+                + "\" (expected: auto, http/1.1, h2, http/2 or h2c)");
         if (caFile != null && caFile.isBlank())
             throw new IllegalArgumentException("ca_file: value: \"" + caFile + "\" (expected: the path of a PEM file)");
         if (maxConnections != null && maxConnections < 1)
@@ -70,7 +71,8 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
 
     /**
      * Combines these settings with the upstream URL into {@link UpstreamOptions}, filling defaults: {@code auto}
-     * (h2 for {@code https}, HTTP/1.1 for {@code http}), 256 connections, connect 5s, first byte 60s, idle 60s, no total timeout, 1,024 queued for at most 2s.
+     * (h2 for {@code https}, HTTP/1.1 for {@code http}), 256 connections, connect 5s, first byte 60s, idle 60s, no
+     * total timeout, 1,024 queued for at most 2s, the JVM's trust store alone.
      *
      * @param url  the upstream base URL from the binding's options
      * @param path the path of the URL option, for messages

@@ -44,12 +44,6 @@ final class NegotiatedConnectionPool extends MultiplexConnectionPool
         return new NegotiatedConnectionPool(destination, new BoundedPool(maxConnections, bound), maxConnections);
     }
 
-    /** @return the number of connections the pool may hold now */
-    int bound()
-    {
-        return bounded.bound;
-    }
-
     @Override
     protected void onCreated(Connection connection)
     {
@@ -91,6 +85,13 @@ final class NegotiatedConnectionPool extends MultiplexConnectionPool
                             return null;
                         return super.reserve();
                     }
+                }
+
+                @Override
+                public int getMaxSize()
+                {
+                    // What the pool's statistics report as its size.
+                    return Math.min(bound, super.getMaxSize());
                 }
             };
         }
