@@ -25,7 +25,9 @@ package dev.sluice.api;
  * {@code Completion.attempts()}), targets ({@code Target}, {@code BindingContext.target}), routes with targets
  * ({@code RouteConfig.targets()}, {@code settings()}, {@code RouteTarget}), {@code EventStream.contentStarted()},
  * the stream hold ({@code StreamHold}) and {@code KeyPool} (a client binding's keys used in turn).
- * 0.6.0 added the warm-up before ready: {@code Exchange.warmup()}, which bindings that keep state per client honour.
+ * 0.6.0 added the warm-up before ready ({@code Exchange.warmup()}, which bindings that keep state per client honour),
+ * HTTP/2 over TLS to upstreams ({@code HttpVersion.H2}, the default for {@code https} URLs, and {@code auto}) and a
+ * CA file for upstream TLS ({@code UpstreamOptions.caFile()}, {@code HttpOptionsConfig.caFile()}).
  */
 public final class SluiceApi
 {

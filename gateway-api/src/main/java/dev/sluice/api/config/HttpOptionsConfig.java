@@ -4,28 +4,39 @@ import dev.sluice.api.upstream.HttpVersion;
 import dev.sluice.api.upstream.UpstreamOptions;
 
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
  * The {@code http} block of a client binding's options, shared by every dialect:
  *
  * <pre>{@code
- * http: { version: h2c, max_connections: 64, connect_timeout: 5s, first_byte_timeout: 60s, idle_timeout: 60s,
- *         total_timeout: 10m, max_queued: 1024, queue_timeout: 2s }
+ * http: { version: h2, max_connections: 64, connect_timeout: 5s, first_byte_timeout: 60s, idle_timeout: 60s,
+ *         total_timeout: 10m, max_queued: 1024, queue_timeout: 2s, ca_file: /etc/sluice/provider-ca.pem }
  * }</pre>
  *
- * Every field is optional; {@code total_timeout} is off unless set, since long generations are legitimate. When all
+ * Every field is optional; {@code total_timeout} is off unless set, since long generations are legitimate.
+ * {@code version} is {@code auto} by default: {@link HttpVersion#H2} for an {@code https} URL (HTTP/1.1 when the
+ * server's ALPN does not offer h2), {@link HttpVersion#HTTP_1_1} for an {@code http} URL. {@code ca_file} names a PEM
+ * file of certificates trusted for TLS in addition to the JVM's trust store. When all
  * {@code max_connections} are busy a request waits for one, at most {@code queue_timeout} and behind at most
  * {@code max_queued} others; past either bound it is refused at once with 503.
  */
 public record HttpOptionsConfig(String version, Integer maxConnections, Duration connectTimeout,
                                 Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout,
-                                Integer maxQueued, Duration queueTimeout)
+                                Integer maxQueued, Duration queueTimeout, String caFile)
 {
+    /** The spelling of the default version, resolved from the URL's scheme. */
+    public static final String AUTO = "auto";
+
     public HttpOptionsConfig
     {
-        if (version != null && HttpVersion.fromConfig(version) == null)
-            throw new IllegalArgumentException("version: value: \"" + version + "\" (expected: http/1.1 or h2c)");
+        if (version != null && !AUTO.equalsIgnoreCase(version) && HttpVersion.fromConfig(version) == null)
+            throw new IllegalArgumentException("version: value: \"" + version
+                + "\" (expected: auto, http/1.1, h2, http/2 or h2c)");
+        if (caFile != null && caFile.isBlank())
+            throw new IllegalArgumentException("ca_file: value: \"" + caFile + "\" (expected: the path of a PEM file)");
         if (maxConnections != null && maxConnections < 1)
             throw new IllegalArgumentException("max_connections: value: " + maxConnections + " (expected: >= 1)");
         positive("connect_timeout", connectTimeout);
@@ -37,11 +48,19 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
             throw new IllegalArgumentException("max_queued: value: " + maxQueued + " (expected: >= 1)");
     }
 
+    /** The block without a CA file (the JVM's trust store alone applies). */
+    public HttpOptionsConfig(String version, Integer maxConnections, Duration connectTimeout, Duration firstByteTimeout,
+                             Duration idleTimeout, Duration totalTimeout, Integer maxQueued, Duration queueTimeout)
+    {
+        this(version, maxConnections, connectTimeout, firstByteTimeout, idleTimeout, totalTimeout, maxQueued, queueTimeout,
+            null);
+    }
+
     /** The block without queue settings (the defaults apply). */
     public HttpOptionsConfig(String version, Integer maxConnections, Duration connectTimeout, Duration firstByteTimeout,
                              Duration idleTimeout, Duration totalTimeout)
     {
-        this(version, maxConnections, connectTimeout, firstByteTimeout, idleTimeout, totalTimeout, null, null);
+        this(version, maxConnections, connectTimeout, firstByteTimeout, idleTimeout, totalTimeout, null, null, null);
     }
 
     private static void positive(String name, Duration d)
@@ -51,8 +70,9 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
     }
 
     /**
-     * Combines these settings with the upstream URL into {@link UpstreamOptions}, filling defaults: HTTP/1.1,
-     * 256 connections, connect 5s, first byte 60s, idle 60s, no total timeout, 1,024 queued for at most 2s.
+     * Combines these settings with the upstream URL into {@link UpstreamOptions}, filling defaults: {@code auto}
+     * (h2 for {@code https}, HTTP/1.1 for {@code http}), 256 connections, connect 5s, first byte 60s, idle 60s, no
+     * total timeout, 1,024 queued for at most 2s, the JVM's trust store alone.
      *
      * @param url  the upstream base URL from the binding's options
      * @param path the path of the URL option, for messages
@@ -73,14 +93,33 @@ public record HttpOptionsConfig(String version, Integer maxConnections, Duration
         if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null)
             throw new ConfigException(path, "value: \"" + url + "\" (expected: an http or https base URL)");
         HttpOptionsConfig h = http == null ? new HttpOptionsConfig(null, null, null, null, null, null) : http;
+        HttpVersion version = h.version == null || AUTO.equalsIgnoreCase(h.version)
+            ? (uri.getScheme().equals("https") ? HttpVersion.H2 : HttpVersion.HTTP_1_1)
+            : HttpVersion.fromConfig(h.version);
+        Path caFile = null;
+        if (h.caFile != null)
+        {
+            caFile = Path.of(h.caFile);
+            if (!Files.isReadable(caFile) || Files.isDirectory(caFile))
+                throw new ConfigException(httpPath(path) + ".ca_file",
+                    "value: \"" + h.caFile + "\" (expected: a readable PEM file of CA certificates)");
+        }
         return new UpstreamOptions(uri,
-            h.version == null ? HttpVersion.HTTP_1_1 : HttpVersion.fromConfig(h.version),
+            version,
             h.maxConnections == null ? 256 : h.maxConnections,
             h.connectTimeout == null ? Duration.ofSeconds(5) : h.connectTimeout,
             h.firstByteTimeout == null ? Duration.ofSeconds(60) : h.firstByteTimeout,
             h.idleTimeout == null ? Duration.ofSeconds(60) : h.idleTimeout,
             h.totalTimeout,
             h.maxQueued == null ? UpstreamOptions.DEFAULT_MAX_QUEUED : h.maxQueued,
-            h.queueTimeout == null ? UpstreamOptions.DEFAULT_QUEUE_TIMEOUT : h.queueTimeout);
+            h.queueTimeout == null ? UpstreamOptions.DEFAULT_QUEUE_TIMEOUT : h.queueTimeout,
+            caFile);
+    }
+
+    private static String httpPath(String urlPath)
+    {
+        // The url option and the http block are siblings: bindings.south.options.url -> bindings.south.options.http
+        int dot = urlPath.lastIndexOf('.');
+        return (dot < 0 ? "" : urlPath.substring(0, dot + 1)) + "http";
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.api.upstream;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -18,10 +19,12 @@ import java.util.Objects;
  * @param maxQueued        how many requests may wait for a connection when all {@code maxConnections} are busy; one
  *                         more is refused at once with {@link dev.sluice.api.ErrorKind#UNAVAILABLE} (503)
  * @param queueTimeout     how long a request may wait for a connection before it is refused the same way
+ * @param caFile           a PEM file of certificates trusted for TLS in addition to the JVM's trust store, or
+ *                         {@code null} for the JVM's trust store alone; the server's name is always verified
  */
 public record UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnections, Duration connectTimeout,
                               Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout, int maxQueued,
-                              Duration queueTimeout)
+                              Duration queueTimeout, Path caFile)
 {
     /** Requests that may wait for a connection, by default. */
     public static final int DEFAULT_MAX_QUEUED = 1024;
@@ -42,11 +45,20 @@ public record UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnectio
             throw new IllegalArgumentException("maxQueued: " + maxQueued + " (expected: >= 1)");
     }
 
+    /** The options without a CA file: the JVM's trust store alone. */
+    public UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnections, Duration connectTimeout,
+                           Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout, int maxQueued,
+                           Duration queueTimeout)
+    {
+        this(baseUrl, version, maxConnections, connectTimeout, firstByteTimeout, idleTimeout, totalTimeout, maxQueued,
+            queueTimeout, null);
+    }
+
     /** The options without queue settings: {@link #DEFAULT_MAX_QUEUED} and {@link #DEFAULT_QUEUE_TIMEOUT}. */
     public UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnections, Duration connectTimeout,
                            Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout)
     {
         this(baseUrl, version, maxConnections, connectTimeout, firstByteTimeout, idleTimeout, totalTimeout,
-            DEFAULT_MAX_QUEUED, DEFAULT_QUEUE_TIMEOUT);
+            DEFAULT_MAX_QUEUED, DEFAULT_QUEUE_TIMEOUT, null);
     }
 }

@@ -197,7 +197,7 @@ final class JettyUpstream implements Upstream
     private Request newRequest(URI uri, UpstreamRequest upstreamRequest)
     {
         Request request = client.newRequest(uri).method(upstreamRequest.method());
-        if (options.version() == HttpVersion.H2C)
+        if (UpstreamClients.protocol(options) == HttpVersion.H2C)
             request.version(org.eclipse.jetty.http.HttpVersion.HTTP_2);
         if (options.totalTimeout() != null)
             request.timeout(options.totalTimeout().toMillis(), TimeUnit.MILLISECONDS);
@@ -452,6 +452,8 @@ final class JettyUpstream implements Upstream
                 return new GatewayException(ErrorKind.UPSTREAM_TIMEOUT, "upstream timed out: " + t.getMessage(), failure);
             if (t instanceof ConnectException)
                 return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream refused the connection", failure);
+            if (t instanceof javax.net.ssl.SSLException)
+                return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream TLS failed: " + t.getMessage(), failure);
             if (t instanceof EOFException || t instanceof ClosedChannelException)
                 return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream closed the connection", failure);
             if (t instanceof org.eclipse.jetty.http.HttpException)

@@ -11,14 +11,30 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.HttpClientTransport;
 import org.eclipse.jetty.client.Origin;
 import org.eclipse.jetty.client.RoundRobinConnectionPool;
+import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
+import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http2.client.HTTP2Client;
+import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
 import org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2;
+import org.eclipse.jetty.io.ClientConnectionFactory;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.Invocable;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,11 +43,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * The runtime's outbound HTTP machinery, on the process's {@link Execution} (its threads, scheduler and buffers).
  *
- * <p>Jetty keeps the connect and idle timeouts on the {@link ClientConnector}, and a connector serves one
- * {@link HttpClient} (its transport configures it at start), so bindings share a client, and its one selector
- * thread, when they share the protocol and both timeouts: HTTP/1.1 upstreams on Jetty's HTTP/1.1 transport, h2c
- * upstreams on the HTTP/2 transport with prior knowledge — no per-request protocol negotiation. With the defaults
- * there is one client. Timeouts are set once,
+ * <p>Jetty keeps the connect and idle timeouts and the TLS settings on the {@link ClientConnector}, and a connector
+ * serves one {@link HttpClient} (its transport configures it at start), so bindings share a client, and its one
+ * selector thread, when they share the protocol, both timeouts and the CA file: HTTP/1.1 upstreams on Jetty's HTTP/1.1
+ * transport, h2c upstreams (and h2 on an {@code http} URL) on the HTTP/2 transport with prior knowledge, h2 upstreams
+ * on the dynamic transport, which offers h2 then http/1.1 by TLS ALPN when it opens a connection and speaks what the
+ * server chose. TLS verifies the server's certificate against the JVM's trust store (and the binding's CA file) and
+ * its name against the URL's host. With the defaults there is one client per protocol. Timeouts are set once,
  * here; no request changes them (a per-request idle timeout makes every pooled HTTP/1.1 connection reschedule its
  * idle timer twice per request). Pool sizes and queue bounds are per upstream origin.</p>
  */
@@ -48,12 +66,17 @@ public final class UpstreamClients extends ContainerLifeCycle
     static final int H2C_CONNECTIONS = Math.max(2, 2 * Runtime.getRuntime().availableProcessors());
     /** Concurrent streams per h2c connection (the server's own limit still applies). */
     static final int H2C_STREAMS_PER_CONNECTION = 1024;
+    /**
+     * HTTP/2 over TLS connections per upstream origin, as for h2c; each carries as many concurrent streams as its
+     * server allows. A server that negotiates HTTP/1.1 instead gets the binding's {@code max_connections}.
+     */
+    public static final int H2_CONNECTIONS = H2C_CONNECTIONS;
 
     private record Timeouts(Duration connect, Duration idle)
     {
     }
 
-    private record ClientKey(Timeouts timeouts, HttpVersion version)
+    private record ClientKey(Timeouts timeouts, HttpVersion version, Path caFile)
     {
     }
 
@@ -74,8 +97,9 @@ public final class UpstreamClients extends ContainerLifeCycle
     public Upstream upstream(String bindingName, UpstreamOptions options)
     {
         Timeouts timeouts = new Timeouts(options.connectTimeout(), options.idleTimeout());
-        HttpClient client = clients.computeIfAbsent(new ClientKey(timeouts, options.version()), this::newClient);
-        String key = poolKey(options.baseUrl().getScheme(), options.baseUrl().getHost(), port(options), options.version());
+        HttpVersion protocol = protocol(options);
+        HttpClient client = clients.computeIfAbsent(new ClientKey(timeouts, protocol, options.caFile()), this::newClient);
+        String key = poolKey(options.baseUrl().getScheme(), options.baseUrl().getHost(), port(options), protocol);
         poolSizes.merge(key, options.maxConnections(), Math::max);
         // Jetty's own bound: the largest queue any binding on this client allows (each upstream checks its own first).
         client.setMaxRequestsQueuedPerDestination(Math.max(client.getMaxRequestsQueuedPerDestination(), options.maxQueued()));
@@ -109,6 +133,17 @@ public final class UpstreamClients extends ContainerLifeCycle
         return stats;
     }
 
+    /**
+     * @return the protocol the upstream is spoken to with: {@link HttpVersion#H2} on an {@code http} URL is h2c with
+     *         prior knowledge, since there is no TLS to negotiate it with
+     */
+    static HttpVersion protocol(UpstreamOptions options)
+    {
+        if (options.version() == HttpVersion.H2 && !"https".equalsIgnoreCase(options.baseUrl().getScheme()))
+            return HttpVersion.H2C;
+        return options.version();
+    }
+
     private static int port(UpstreamOptions options)
     {
         int port = options.baseUrl().getPort();
@@ -128,9 +163,23 @@ public final class UpstreamClients extends ContainerLifeCycle
         connector.setSelectors(1);
         connector.setConnectTimeout(key.timeouts().connect());
         connector.setIdleTimeout(key.timeouts().idle());
+        connector.setSslContextFactory(sslContextFactory(key.caFile()));
         execution.reserve(1);
         HttpClientTransport transport;
-        if (key.version() == HttpVersion.H2C)
+        if (key.version() == HttpVersion.H2)
+        {
+            HTTP2Client http2 = new HTTP2Client(connector);
+            // h2 first: ALPN offers the protocols in this order and the server picks; one that offers no h2 (or no
+            // ALPN at all) is spoken HTTP/1.1 to.
+            NegotiatingTransport dynamic = new NegotiatingTransport(connector, new ClientConnectionFactoryOverHTTP2.HTTP2(http2),
+                new HttpClientConnectionFactory.HTTP11());
+            dynamic.setConnectionPoolFactory(destination -> NegotiatedConnectionPool.of(destination,
+                maxConnections(destination, HttpVersion.H2), H2_CONNECTIONS));
+            // As for h2c and HTTP/1.1 below.
+            dynamic.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
+            transport = dynamic;
+        }
+        else if (key.version() == HttpVersion.H2C)
         {
             HTTP2Client http2 = new HTTP2Client(connector);
             HttpClientTransportOverHTTP2 h2 = new HttpClientTransportOverHTTP2(http2);
@@ -179,6 +228,80 @@ public final class UpstreamClients extends ContainerLifeCycle
         Origin origin = destination.getOrigin();
         String key = poolKey(origin.getScheme(), origin.getAddress().getHost(), origin.getAddress().getPort(), version);
         return poolSizes.getOrDefault(key, destination.getHttpClient().getMaxConnectionsPerDestination());
+    }
+
+    /**
+     * Jetty's dynamic transport, except that a TLS server whose ALPN selects no protocol (or that has no ALPN) is spoken
+     * HTTP/1.1 to: h2 over TLS is only ever what ALPN selected (RFC 9113, section 3.2), where Jetty would try the
+     * first protocol it offered.
+     */
+    private static final class NegotiatingTransport extends HttpClientTransportDynamic
+    {
+        private final ClientConnectionFactory.Info http11;
+
+        private NegotiatingTransport(ClientConnector connector, ClientConnectionFactory.Info h2,
+                                     ClientConnectionFactory.Info http11)
+        {
+            super(connector, h2, http11);
+            this.http11 = http11;
+        }
+
+        @Override
+        public org.eclipse.jetty.io.Connection newConnection(EndPoint endPoint, Map<String, Object> context) throws IOException
+        {
+            if (context.get(ClientConnector.APPLICATION_PROTOCOL_CONTEXT_KEY) == null)
+                return http11.getClientConnectionFactory().newConnection(endPoint, context);
+            return super.newConnection(endPoint, context);
+        }
+    }
+
+    /**
+     * Certificate and host name verification are on: the JVM's trust store, plus the certificates of {@code caFile}
+     * when set.
+     */
+    private static SslContextFactory.Client sslContextFactory(Path caFile)
+    {
+        SslContextFactory.Client tls = new SslContextFactory.Client(false);
+        tls.setEndpointIdentificationAlgorithm("HTTPS");
+        if (caFile != null)
+            tls.setTrustStore(trustStore(caFile));
+        return tls;
+    }
+
+    private static KeyStore trustStore(Path caFile)
+    {
+        try
+        {
+            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+            store.load(null, null);
+            javax.net.ssl.TrustManagerFactory jvm =
+                javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            jvm.init((KeyStore)null);
+            int n = 0;
+            for (javax.net.ssl.TrustManager tm : jvm.getTrustManagers())
+            {
+                if (tm instanceof javax.net.ssl.X509TrustManager x509)
+                {
+                    for (X509Certificate c : x509.getAcceptedIssuers())
+                        store.setCertificateEntry("jvm-" + n++, c);
+                }
+            }
+            Collection<? extends Certificate> certificates;
+            try (InputStream in = Files.newInputStream(caFile))
+            {
+                certificates = CertificateFactory.getInstance("X.509").generateCertificates(in);
+            }
+            if (certificates.isEmpty())
+                throw new IllegalArgumentException(caFile + ": no certificate (expected: a PEM file of CA certificates)");
+            int i = 0;
+            for (Certificate c : certificates)
+                store.setCertificateEntry("ca-file-" + i++, c);
+            return store;
+        }
+        catch (IOException | GeneralSecurityException e)
+        {
+            throw new IllegalArgumentException(caFile + ": " + e.getMessage() + " (expected: a PEM file of CA certificates)", e);
+        }
     }
 
     @Override
