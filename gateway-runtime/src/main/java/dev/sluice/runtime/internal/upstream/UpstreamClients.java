@@ -57,9 +57,14 @@ public final class UpstreamClients extends ContainerLifeCycle
     {
     }
 
+    private record PoolKey(HttpClient client, String origin)
+    {
+    }
+
     private final Execution execution;
     private final Map<ClientKey, HttpClient> clients = new ConcurrentHashMap<>();
     private final Map<String, Integer> poolSizes = new ConcurrentHashMap<>();
+    private final Map<PoolKey, PoolThroughput> throughputs = new ConcurrentHashMap<>();
     private final List<JettyUpstream> upstreams = new CopyOnWriteArrayList<>();
     private final QueueSweep sweep;
 
@@ -79,7 +84,9 @@ public final class UpstreamClients extends ContainerLifeCycle
         poolSizes.merge(key, options.maxConnections(), Math::max);
         // Jetty's own bound: the largest queue any binding on this client allows (each upstream checks its own first).
         client.setMaxRequestsQueuedPerDestination(Math.max(client.getMaxRequestsQueuedPerDestination(), options.maxQueued()));
-        JettyUpstream upstream = new JettyUpstream(bindingName, client, options, execution.scheduler(), sweep);
+        // Bindings on the same client and origin share Jetty's destination, hence its pool and its service rate.
+        PoolThroughput throughput = throughputs.computeIfAbsent(new PoolKey(client, key), k -> new PoolThroughput());
+        JettyUpstream upstream = new JettyUpstream(bindingName, client, options, execution.scheduler(), sweep, throughput);
         upstreams.add(upstream);
         return upstream;
     }
