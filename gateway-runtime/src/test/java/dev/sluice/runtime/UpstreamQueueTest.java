@@ -2,6 +2,7 @@ package dev.sluice.runtime;
 
 import dev.sluice.bench.mock.MockModels;
 import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.runtime.internal.upstream.UpstreamClients;
 import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
@@ -145,6 +146,19 @@ class UpstreamQueueTest
         assertThat(mock.requestCount()).isEqualTo(10 + n - (int)(answers.stream().filter(r -> r.getStatus() == 503).count()));
         assertThat(answeredAtRefusal).hasSize(refused.size()).allSatisfy(a -> assertThat(a).isLessThan((int)ok));
         assertThat(ok).isGreaterThan(0);
+    }
+
+    @Test
+    void theOpenFileLimitMustHoldTheClientAndUpstreamConnections()
+    {
+        // The JVM raises its soft limit to the hard one; with 20,000, the default listen cap (10,000) and two
+        // providers' default pools (2 x 4,096) fit, three do not.
+        int pool = dev.sluice.api.config.HttpOptionsConfig.DEFAULT_MAX_CONNECTIONS;
+        assertThat(UpstreamClients.fileLimitWarning(20_000, 10_000, 2L * pool)).isNull();
+        assertThat(UpstreamClients.fileLimitWarning(20_000, 10_000, 3L * pool))
+            .contains("open-file limit (20000)").contains("listen.max_connections 10000")
+            .contains("upstream max_connections 12288");
+        assertThat(UpstreamClients.fileLimitWarning(-1, 10_000, 3L * pool)).as("unknown limit").isNull();
     }
 
     @Test

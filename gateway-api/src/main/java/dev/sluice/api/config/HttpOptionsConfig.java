@@ -17,8 +17,9 @@ import java.time.Duration;
  * Every field is optional; {@code total_timeout} is off unless set, since long generations are legitimate. When all
  * {@code max_connections} are busy a request waits for one, at most {@code queue_timeout} and behind at most
  * {@code max_queued} others. A request that the pool's recent service rate says would wait longer than
- * {@code queue_timeout}, or that finds {@code max_queued} others waiting, is refused at once with 503; one that waited
- * {@code queue_timeout} all the same is refused then.
+ * {@code queue_timeout}, or that finds {@code max_queued} others waiting, is refused at once with 503; a pool that has
+ * not had to queue recently has no such rate and admits. One that waited {@code queue_timeout} all the same is refused
+ * with 503 then, within a sweep period (50 ms).
  */
 public record HttpOptionsConfig(String version, Integer maxConnections, Duration connectTimeout,
                                 Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout,

@@ -148,7 +148,7 @@ final class JettyUpstream implements Upstream
         int queued = d.getQueuedRequestCount();
         if (queued > 0)
         {
-            GatewayException refused = admit(queued);
+            GatewayException refused = admit(d, queued);
             if (refused != null)
             {
                 if (LOG.isDebugEnabled())
@@ -174,11 +174,14 @@ final class JettyUpstream implements Upstream
      *
      * @return the refusal, or {@code null} to admit it
      */
-    private GatewayException admit(int queued)
+    private GatewayException admit(HttpDestination d, int queued)
     {
         if (queued >= options.maxQueued())
             return busy(options.maxQueued() + " requests are already waiting for one of " + options.maxConnections()
                 + " connections");
+        // A pool that may still open connections serves the waiting requests as those open, not as others free.
+        if (!full(d))
+            return null;
         long now = System.nanoTime();
         long wait = throughput.waitNanos(queued, now);
         if (wait <= queueTimeoutNanos)
@@ -191,14 +194,24 @@ final class JettyUpstream implements Upstream
 
     /**
      * Reports the completion of a request to the pool's {@link PoolThroughput}, if it held one of the pool's
-     * connections: a request aborted while it waited freed none.
+     * connections (a request aborted while it waited freed none), with whether requests still wait for a full pool.
      */
     private void released(Result result, org.eclipse.jetty.client.Connection unpooled)
     {
         if (unpooled != null || result.getRequest().getConnection() == null)
             return;
         HttpDestination d = destination;
-        throughput.completed(System.nanoTime(), d != null && d.getQueuedRequestCount() > 0);
+        throughput.completed(System.nanoTime(), d != null && d.getQueuedRequestCount() > 0 && full(d));
+    }
+
+    /**
+     * @return whether the pool has opened (or is opening) all the connections it may: requests that wait then wait
+     * for one to free, not for one to open
+     */
+    private static boolean full(HttpDestination d)
+    {
+        return !(d.getConnectionPool() instanceof org.eclipse.jetty.client.AbstractConnectionPool pool)
+            || pool.getConnectionCount() >= pool.getMaxConnectionCount();
     }
 
     private Request newRequest(URI uri, UpstreamRequest upstreamRequest)

@@ -9,7 +9,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Each request that held one of the pool's connections (or, for h2c, one of its streams) reports its completion
  * with whether requests were still waiting then. The time between two consecutive completions that both left requests
  * waiting is one sample of the saturated pool's service gap; an exponentially weighted mean of the last few samples
- * (weight 1/8) is the estimate. A completion that leaves no request waiting ends the run: the time until the next
+ * (weight 1/8) is the estimate. Requests that wait while the pool may still open connections wait for those to
+ * open, not for others to free: such a completion counts as leaving none waiting. A completion that leaves none
+ * waiting ends the run: the time until the next
  * saturated completion would measure the offered load, not the pool. So a pool that never had to queue has no
  * estimate (it is cold), and one that queued long ago forgets it after {@link #STALE_NANOS} (or four gaps, if longer).
  * Nothing here locks, allocates or schedules: a report is a few volatile reads and writes, and concurrent reports may
