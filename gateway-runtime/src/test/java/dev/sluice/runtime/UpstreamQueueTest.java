@@ -45,9 +45,10 @@ class UpstreamQueueTest
             mock.close();
     }
 
-    private void start(String http) throws Exception
+    /** @param delay how long the provider takes for each answer (a kept-alive connection, as a real provider's) */
+    private void start(String http, java.time.Duration delay) throws Exception
     {
-        mock = MockProvider.builder().start();
+        mock = MockProvider.builder().delay(delay).start();
         harness = GatewayHarness.start(dir, """
             listen: { host: 127.0.0.1, port: 0 }
             bindings:
@@ -89,8 +90,8 @@ class UpstreamQueueTest
     @Timeout(60)
     void aBurstThePoolServesWithinTheQueueTimeoutIsAdmittedWhole() throws Exception
     {
-        start("{ version: http/1.1, max_connections: 2, queue_timeout: 2s }");
-        String model = MockModels.slow(50);
+        start("{ version: http/1.1, max_connections: 2, queue_timeout: 2s }", java.time.Duration.ofMillis(50));
+        String model = MockModels.DEFAULT;
         // A first burst saturates the pool, so that the second one is judged on a measured service rate (about 40
         // answers a second: 2 connections, 50 ms each), not admitted because the pool is cold.
         assertThat(count(burst(20, model, HttpVersion.HTTP_1_1), 200)).isEqualTo(20);
@@ -104,8 +105,8 @@ class UpstreamQueueTest
     @Timeout(60)
     void theExcessOfABurstThePoolCannotServeInTimeIsRefusedAtOnce() throws Exception
     {
-        start("{ version: http/1.1, max_connections: 2, queue_timeout: 1s }");
-        String model = MockModels.slow(100);
+        start("{ version: http/1.1, max_connections: 2, queue_timeout: 1s }", java.time.Duration.ofMillis(100));
+        String model = MockModels.DEFAULT;
         // Warm: 10 requests keep both connections busy for half a second, measuring about 20 answers a second.
         assertThat(count(burst(10, model, HttpVersion.HTTP_1_1), 200)).isEqualTo(10);
 
@@ -130,6 +131,8 @@ class UpstreamQueueTest
         List<ContentResponse> refused = answers.stream()
             .filter(r -> r.getContentAsString().contains("would wait longer than the queue timeout")).toList();
         long ok = count(answers, 200);
+        System.out.printf("burst of %d: %d refused at once, %d answered, %d refused after waiting%n", n,
+            refused.size(), ok, n - refused.size() - ok);
         // Refused in the client's dialect, with the time to come back.
         assertThat(refused).allSatisfy(r ->
         {
@@ -143,7 +146,8 @@ class UpstreamQueueTest
         assertThat(refused.size()).as("refused at once of %d (%d answered)", n, ok).isBetween(n - 2 - 40, n - 5);
         // At once: none of them reached the provider, and each came back before the pool had drained what it
         // admitted (the refused one would have been answered after all of them).
-        assertThat(mock.requestCount()).isEqualTo(10 + n - (int)(answers.stream().filter(r -> r.getStatus() == 503).count()));
+        // (One that the sweep refused after it waited may have reached the provider as it was aborted.)
+        assertThat(mock.requestCount()).isBetween(10 + (int)ok, 10 + n - refused.size());
         assertThat(answeredAtRefusal).hasSize(refused.size()).allSatisfy(a -> assertThat(a).isLessThan((int)ok));
         assertThat(ok).isGreaterThan(0);
     }
@@ -165,10 +169,10 @@ class UpstreamQueueTest
     @Timeout(120)
     void theDefaultPoolCarriesAThousandSlowRequestsToOneProvider() throws Exception
     {
-        start(null);
+        start(null, java.time.Duration.ofSeconds(3));
         // 1,000 at once over one h2c connection to the gateway, each answered after 3 s: more than the queue timeout
         // (2 s), so every one needs a connection of its own at once.
-        List<ContentResponse> answers = burst(1000, MockModels.slow(3000), HttpVersion.HTTP_2);
+        List<ContentResponse> answers = burst(1000, MockModels.DEFAULT, HttpVersion.HTTP_2);
         assertThat(answers).allSatisfy(r -> assertThat(r.getStatus()).as(r.getContentAsString()).isEqualTo(200));
         assertThat(mock.requestCount()).isEqualTo(1000);
         assertThat(mock.connectionsOpened()).isGreaterThanOrEqualTo(1000);
