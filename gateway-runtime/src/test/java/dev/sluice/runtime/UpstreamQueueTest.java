@@ -141,9 +141,9 @@ class UpstreamQueueTest
             assertThat(r.getHeaders().get("retry-after")).isEqualTo("1");
         });
         // Each answer takes 100 ms on one of 2 connections: within the 1 s queue timeout the pool serves at most 2 in
-        // flight and 20 waiting, so at least n - 22 could not be served in time; give the estimate a factor of two.
-        // It must admit some: a quarter of what the pool serves in time.
-        assertThat(refused.size()).as("refused at once of %d (%d answered)", n, ok).isBetween(n - 2 - 40, n - 5);
+        // flight and 20 waiting, so at least n - 22 could not be served in time; give the estimate a factor of three
+        // (answers that come in pairs make it noisy). It must admit some: a quarter of what the pool serves in time.
+        assertThat(refused.size()).as("refused at once of %d (%d answered)", n, ok).isBetween(n - 2 - 60, n - 5);
         // At once: none of them reached the provider, and each came back before the pool had drained what it
         // admitted (the refused one would have been answered after all of them).
         // (One that the sweep refused after it waited may have reached the provider as it was aborted.)
