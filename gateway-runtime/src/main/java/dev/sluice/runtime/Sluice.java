@@ -169,6 +169,14 @@ public final class Sluice implements AutoCloseable
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(),
                 () -> self[0] != null && self[0].ready, config.secrets());
             services.measure(handler::inFlight, upstreams::stats);
+            if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.UnixOperatingSystemMXBean unix)
+            {
+                String files = UpstreamClients.fileLimitWarning(unix.getMaxFileDescriptorCount(),
+                    config.maxConnections(), upstreams.maxConnections());
+                if (files != null)
+                    LOG.warn(files);
+            }
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
                 config.clientTimeouts(), config.maxConnections(), config.admin(), services.adminRoutes());
             self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());

@@ -438,7 +438,8 @@ class MetricsPluginTest
         for (String route : new String[]{"south_openai", "south_anthropic", "south_gemini"})
         {
             String origin = "http://127.0.0.1:" + mock.port();
-            assertThat(e.value("sluice_upstream_connections_max", "route", route, "origin", origin)).isEqualTo(256);
+            assertThat(e.value("sluice_upstream_connections_max", "route", route, "origin", origin))
+                .isEqualTo(dev.sluice.api.config.HttpOptionsConfig.DEFAULT_MAX_CONNECTIONS);
             assertThat(e.value("sluice_upstream_queued_requests", "route", route, "origin", origin)).isZero();
             assertThat(e.samples("sluice_upstream_connections", "route", route, "origin", origin)).hasSize(2);
         }

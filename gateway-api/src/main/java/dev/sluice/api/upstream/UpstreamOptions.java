@@ -16,9 +16,12 @@ import java.util.Objects;
  * @param firstByteTimeout how long to wait for the response headers after sending
  * @param idleTimeout      how long the response may stay silent (between stream events)
  * @param totalTimeout     a cap on the whole exchange, or {@code null} for none (long generations are legitimate)
- * @param maxQueued        how many requests may wait for a connection when all {@code maxConnections} are busy; one
- *                         more is refused at once with {@link dev.sluice.api.ErrorKind#UNAVAILABLE} (503)
- * @param queueTimeout     how long a request may wait for a connection before it is refused the same way
+ * @param maxQueued        how many requests may wait for a connection when all {@code maxConnections} are busy, a
+ *                         bound on the memory they hold; one more is refused at once with
+ *                         {@link dev.sluice.api.ErrorKind#UNAVAILABLE} (503)
+ * @param queueTimeout     how long a request may wait for a connection: one that the pool's recent service rate
+ *                         says would wait longer is refused the same way at once, and one that waited this long all
+ *                         the same is refused then
  * @param caFile           a PEM file of certificates trusted for TLS in addition to the JVM's trust store, or
  *                         {@code null} for the JVM's trust store alone; the server's name is always verified
  */
@@ -26,8 +29,11 @@ public record UpstreamOptions(URI baseUrl, HttpVersion version, int maxConnectio
                               Duration firstByteTimeout, Duration idleTimeout, Duration totalTimeout, int maxQueued,
                               Duration queueTimeout, Path caFile)
 {
-    /** Requests that may wait for a connection, by default. */
-    public static final int DEFAULT_MAX_QUEUED = 1024;
+    /**
+     * Requests that may wait for a connection, by default: enough for 8,000 requests a second over a
+     * {@link #DEFAULT_QUEUE_TIMEOUT}, the queue timeout being the bound that normally applies.
+     */
+    public static final int DEFAULT_MAX_QUEUED = 16384;
     /** How long a request may wait for a connection, by default. */
     public static final Duration DEFAULT_QUEUE_TIMEOUT = Duration.ofSeconds(2);
 

@@ -85,8 +85,8 @@ class HttpOptionsConfigTest
     {
         UpstreamOptions options = bind(null);
         assertThat(options.version()).isEqualTo(HttpVersion.HTTP_1_1);
-        assertThat(options.maxConnections()).isEqualTo(256);
-        assertThat(options.maxQueued()).isEqualTo(UpstreamOptions.DEFAULT_MAX_QUEUED).isEqualTo(1024);
+        assertThat(options.maxConnections()).isEqualTo(HttpOptionsConfig.DEFAULT_MAX_CONNECTIONS).isEqualTo(4096);
+        assertThat(options.maxQueued()).isEqualTo(UpstreamOptions.DEFAULT_MAX_QUEUED).isEqualTo(16384);
         assertThat(options.queueTimeout()).isEqualTo(UpstreamOptions.DEFAULT_QUEUE_TIMEOUT).isEqualTo(Duration.ofSeconds(2));
     }
 

@@ -45,9 +45,14 @@ import java.util.concurrent.TimeoutException;
  * {@link Upstream} over jetty-client: async send, response body as a demand-driven {@link BodySource}.
  *
  * <p>The destination (Jetty's per-origin connection pool and request queue) is resolved once and kept: each send goes
- * straight to it, with no per-request origin lookup. A request that finds {@link UpstreamOptions#maxQueued()} others
- * already waiting for a connection is refused at once, and one that waits longer than
- * {@link UpstreamOptions#queueTimeout()} is aborted by the {@link QueueSweep}; both answer 503.</p>
+ * straight to it, with no per-request origin lookup.</p>
+ *
+ * <p>When requests already wait for a connection, a new one is admitted only if it can still get one within
+ * {@link UpstreamOptions#queueTimeout()}: its wait is estimated from the number waiting ahead of it and the pool's
+ * recent service rate ({@link PoolThroughput}), and a request that would wait longer is refused at once. A pool with
+ * no recent estimate admits it. {@link UpstreamOptions#maxQueued()} waiting requests is a hard bound on the memory the
+ * queue holds. A request that waits longer than the queue timeout all the same is aborted by the {@link QueueSweep}.
+ * Each refusal is a 503 ({@link ErrorKind#UNAVAILABLE}) with a {@code retry-after}.</p>
  */
 final class JettyUpstream implements Upstream
 {
@@ -58,6 +63,7 @@ final class JettyUpstream implements Upstream
     private final UpstreamOptions options;
     private final Scheduler scheduler;
     private final QueueSweep sweep;
+    private final PoolThroughput throughput;
     private final String base;
     // Client bindings send to one or two fixed paths: parse each URI once, not per request.
     private final Map<String, URI> uris = new java.util.concurrent.ConcurrentHashMap<>();
@@ -65,20 +71,27 @@ final class JettyUpstream implements Upstream
     // first-byte timeout equal to the idle timeout needs no timer of its own (the default: 60s both).
     private final boolean firstByteTimer;
     private final long queueTimeoutNanos;
+    private final dev.sluice.api.exchange.ResponseHeaders retryAfter;
     private volatile HttpDestination destination;
     // The dialect a warm-up exchange is answered in, once the chain knows which client binding uses this upstream.
     private volatile dev.sluice.api.codec.DialectCodec warmupDialect;
 
-    JettyUpstream(String bindingName, HttpClient client, UpstreamOptions options, Scheduler scheduler, QueueSweep sweep)
+    /** @param throughput the service rate of the pool this upstream's requests use, shared with others using it */
+    JettyUpstream(String bindingName, HttpClient client, UpstreamOptions options, Scheduler scheduler, QueueSweep sweep,
+                  PoolThroughput throughput)
     {
         this.bindingName = bindingName;
         this.client = client;
         this.options = options;
         this.scheduler = scheduler;
         this.sweep = sweep;
+        this.throughput = throughput;
         this.base = options.baseUrl().toString();
         this.firstByteTimer = !options.firstByteTimeout().equals(options.idleTimeout());
         this.queueTimeoutNanos = options.queueTimeout().toNanos();
+        // A refused client may try again once the queue it found has had a queue timeout to drain.
+        this.retryAfter = dev.sluice.api.exchange.ResponseHeaders.of("retry-after",
+            Long.toString(Math.max(1, (options.queueTimeout().toMillis() + 999) / 1000)));
     }
 
     @Override
@@ -143,15 +156,16 @@ final class JettyUpstream implements Upstream
         HttpDestination d = destination;
         if (d == null)
             destination = d = (HttpDestination)client.resolveDestination(request);
-        if (d.getQueuedRequestCount() >= options.maxQueued())
+        int queued = d.getQueuedRequestCount();
+        if (queued > 0)
         {
-            if (LOG.isDebugEnabled())
+            GatewayException refused = admit(d, queued);
+            if (refused != null)
             {
-                LOG.debug("G2P {} {} refused: {} requests wait for a connection", id(exchange), bindingName,
-                    options.maxQueued());
+                if (LOG.isDebugEnabled())
+                    LOG.debug("G2P {} {} refused: {}", id(exchange), bindingName, refused.getMessage());
+                return CompletableFuture.failedFuture(refused);
             }
-            return CompletableFuture.failedFuture(busy(options.maxQueued() + " requests are already waiting for one of "
-                + options.maxConnections() + " connections"));
         }
         Call call = new Call(request, uri, upstreamRequest, exchange);
         if (exchange != null)
@@ -192,6 +206,50 @@ final class JettyUpstream implements Upstream
         {
             return CompletableFuture.failedFuture(e);
         }
+
+    /**
+     * Decides on a request that would wait behind {@code queued} others.
+     *
+     * @return the refusal, or {@code null} to admit it
+     */
+    private GatewayException admit(HttpDestination d, int queued)
+    {
+        if (queued >= options.maxQueued())
+            return busy(options.maxQueued() + " requests are already waiting for one of " + options.maxConnections()
+                + " connections");
+        // A pool that may still open connections serves the waiting requests as those open, not as others free.
+        if (!full(d))
+            return null;
+        long now = System.nanoTime();
+        long wait = throughput.waitNanos(queued, now);
+        if (wait <= queueTimeoutNanos)
+            return null;
+        return busy(queued + " requests are already waiting for one of " + options.maxConnections()
+            + " connections, which serve about " + Math.round(throughput.perSecond(now))
+            + " a second: one more would wait longer than the queue timeout of " + options.queueTimeout().toMillis()
+            + " ms");
+    }
+
+    /**
+     * Reports the completion of a request to the pool's {@link PoolThroughput}, if it held one of the pool's
+     * connections (a request aborted while it waited freed none), with whether requests still wait for a full pool.
+     */
+    private void released(Result result, org.eclipse.jetty.client.Connection unpooled)
+    {
+        if (unpooled != null || result.getRequest().getConnection() == null)
+            return;
+        HttpDestination d = destination;
+        throughput.completed(System.nanoTime(), d != null && d.getQueuedRequestCount() > 0 && full(d));
+    }
+
+    /**
+     * @return whether the pool has opened (or is opening) all the connections it may: requests that wait then wait
+     * for one to free, not for one to open
+     */
+    private static boolean full(HttpDestination d)
+    {
+        return !(d.getConnectionPool() instanceof org.eclipse.jetty.client.AbstractConnectionPool pool)
+            || pool.getConnectionCount() >= pool.getMaxConnectionCount();
     }
 
     private Request newRequest(URI uri, UpstreamRequest upstreamRequest)
@@ -268,7 +326,8 @@ final class JettyUpstream implements Upstream
 
     private GatewayException busy(String why)
     {
-        return new GatewayException(ErrorKind.UNAVAILABLE, "upstream " + bindingName + " is busy: " + why);
+        return new GatewayException(ErrorKind.UNAVAILABLE, "upstream " + bindingName + " is busy: " + why)
+            .withHeaders(retryAfter);
     }
 
     /** A queued request that waited too long for a connection. */
@@ -399,6 +458,7 @@ final class JettyUpstream implements Upstream
         public void onComplete(Result r)
         {
             org.eclipse.jetty.client.Connection own = unpooled;
+            released(r, own);
             if (own != null && r.getRequest() == request)
                 own.close();
             if (r.isFailed() && !result.isDone() && r.getRequest() == request

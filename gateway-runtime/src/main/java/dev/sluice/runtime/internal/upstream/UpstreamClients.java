@@ -80,9 +80,14 @@ public final class UpstreamClients extends ContainerLifeCycle
     {
     }
 
+    private record PoolKey(HttpClient client, String origin)
+    {
+    }
+
     private final Execution execution;
     private final Map<ClientKey, HttpClient> clients = new ConcurrentHashMap<>();
     private final Map<String, Integer> poolSizes = new ConcurrentHashMap<>();
+    private final Map<PoolKey, PoolThroughput> throughputs = new ConcurrentHashMap<>();
     private final List<JettyUpstream> upstreams = new CopyOnWriteArrayList<>();
     private final QueueSweep sweep;
 
@@ -103,7 +108,9 @@ public final class UpstreamClients extends ContainerLifeCycle
         poolSizes.merge(key, options.maxConnections(), Math::max);
         // Jetty's own bound: the largest queue any binding on this client allows (each upstream checks its own first).
         client.setMaxRequestsQueuedPerDestination(Math.max(client.getMaxRequestsQueuedPerDestination(), options.maxQueued()));
-        JettyUpstream upstream = new JettyUpstream(bindingName, client, options, execution.scheduler(), sweep);
+        // Bindings on the same client and origin share Jetty's destination, hence its pool and its service rate.
+        PoolThroughput throughput = throughputs.computeIfAbsent(new PoolKey(client, key), k -> new PoolThroughput());
+        JettyUpstream upstream = new JettyUpstream(bindingName, client, options, execution.scheduler(), sweep, throughput);
         upstreams.add(upstream);
         return upstream;
     }
@@ -123,6 +130,37 @@ public final class UpstreamClients extends ContainerLifeCycle
                 u.answerWarmupsIn(codec);
         }
     }
+
+    /** @return the most connections all pools may open together: each origin's largest pool, summed */
+    public long maxConnections()
+    {
+        long sum = 0;
+        for (int size : poolSizes.values())
+            sum += size;
+        return sum;
+    }
+
+    /**
+     * Says what is wrong when the connections the gateway may hold at once do not fit in the process's file-descriptor
+     * limit: past it, accepting a client or opening an upstream connection fails with "too many open files".
+     *
+     * @param files    the process's file-descriptor limit, or {@code <= 0} when unknown
+     * @param clients  the gateway's own client-connection cap ({@code listen.max_connections}), 0 for none
+     * @param upstream the most upstream connections ({@link #maxConnections()})
+     * @return the warning, or {@code null} when they fit (or the limit is unknown)
+     */
+    public static String fileLimitWarning(long files, int clients, long upstream)
+    {
+        long wanted = clients + upstream + RESERVED_FILES;
+        if (files <= 0 || wanted <= files)
+            return null;
+        return "the open-file limit (" + files + ") is lower than the connections the gateway may hold: listen."
+            + "max_connections " + (clients == 0 ? "(none)" : clients) + " + upstream max_connections " + upstream
+            + " + " + RESERVED_FILES + " for the JVM; raise the limit (ulimit -n, LimitNOFILE=) or lower them";
+    }
+
+    /** File descriptors kept for the JVM, its jars, plugins, logs and selectors. */
+    static final int RESERVED_FILES = 256;
 
     /** @return every upstream's connection pool now, in creation order */
     public List<dev.sluice.api.service.RuntimeStats.UpstreamStats> stats()

@@ -1,0 +1,81 @@
+package dev.sluice.runtime.internal.upstream;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How fast a saturated upstream connection pool serves the requests waiting for it, from which a new request's wait
+ * for a connection is estimated.
+ *
+ * <p>Each request that held one of the pool's connections (or, for h2c, one of its streams) reports its completion
+ * with whether requests were still waiting then. The time between two consecutive completions that both left requests
+ * waiting is one sample of the saturated pool's service gap; an exponentially weighted mean of the last few samples
+ * (weight 1/8) is the estimate. Requests that wait while the pool may still open connections wait for those to
+ * open, not for others to free: such a completion counts as leaving none waiting. A completion that leaves none
+ * waiting ends the run: the time until the next
+ * saturated completion would measure the offered load, not the pool. So a pool that never had to queue has no
+ * estimate (it is cold), and one that queued long ago forgets it after {@link #STALE_NANOS} (or four gaps, if longer).
+ * Nothing here locks, allocates or schedules: a report is a few volatile reads and writes, and concurrent reports may
+ * lose a sample, which only slows the mean.</p>
+ *
+ * <p>One instance serves every upstream binding that shares the same client and origin, hence the same pool.</p>
+ */
+final class PoolThroughput
+{
+    /** An estimate without a new sample for this long is dropped: the pool is cold again. */
+    static final long STALE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** The weight of a new sample in the mean, as a shift: 1/8. */
+    private static final int SHIFT = 3;
+
+    /** When the last completion that left requests waiting happened, or 0 when the last completion left none. */
+    private volatile long saturatedAt;
+    /** The mean gap between completions of the saturated pool, in nanoseconds; 0 while unknown. */
+    private volatile long gapNanos;
+    /** When the last sample was taken. */
+    private volatile long sampledAt;
+
+    /**
+     * Reports a completion of a request that held a connection.
+     *
+     * @param now     {@link System#nanoTime()}
+     * @param waiting whether requests still wait for a connection
+     */
+    void completed(long now, boolean waiting)
+    {
+        if (!waiting)
+        {
+            if (saturatedAt != 0)
+                saturatedAt = 0;
+            return;
+        }
+        long last = saturatedAt;
+        saturatedAt = now == 0 ? 1 : now;
+        if (last == 0)
+            return;
+        long gap = Math.max(1, now - last);
+        long mean = gapNanos;
+        gapNanos = mean == 0 ? gap : Math.max(1, mean + ((gap - mean) >> SHIFT));
+        sampledAt = now;
+    }
+
+    /**
+     * @param ahead how many requests wait already
+     * @param now   {@link System#nanoTime()}
+     * @return how long a new request would wait for a connection, in nanoseconds, or -1 when the pool is cold
+     */
+    long waitNanos(int ahead, long now)
+    {
+        long mean = gapNanos;
+        if (mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2))
+            return -1;
+        return (ahead + 1L) * mean;
+    }
+
+    /** @return the saturated pool's completions per second, or 0 when the pool is cold */
+    double perSecond(long now)
+    {
+        long mean = gapNanos;
+        if (mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2))
+            return 0;
+        return 1e9 / mean;
+    }
+}
