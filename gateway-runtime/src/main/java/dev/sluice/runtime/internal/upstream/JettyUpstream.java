@@ -206,6 +206,7 @@ final class JettyUpstream implements Upstream
         {
             return CompletableFuture.failedFuture(e);
         }
+    }
 
     /**
      * Decides on a request that would wait behind {@code queued} others.
