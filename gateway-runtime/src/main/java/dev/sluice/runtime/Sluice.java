@@ -3,6 +3,8 @@ package dev.sluice.runtime;
 import dev.sluice.runtime.internal.chain.ChainAssembler;
 import dev.sluice.runtime.internal.config.ConfigLoader;
 import dev.sluice.runtime.internal.config.GatewayConfig;
+import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.runtime.internal.http.Admission;
 import dev.sluice.runtime.internal.http.Execution;
 import dev.sluice.runtime.internal.http.GatewayHandler;
 import dev.sluice.runtime.internal.http.HttpGateway;
@@ -41,11 +43,13 @@ public final class Sluice implements AutoCloseable
     private final HttpGateway http;
     private final GatewayConfig config;
     private final Runnable closeBindings;
+    private final Admission admission;
     private volatile boolean ready;
 
     private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config,
-                   Runnable closeBindings)
+                   Runnable closeBindings, Admission admission)
     {
+        this.admission = admission;
         this.closeBindings = closeBindings;
         this.types = types;
         this.execution = execution;
@@ -144,18 +148,23 @@ public final class Sluice implements AutoCloseable
         {
             chain = new ChainAssembler(types, upstreams::upstream, options.env, services).assemble(config);
             Sluice[] self = new Sluice[1];
+            Admission admission = Admission.of(config.admission());
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(),
-                () -> self[0] != null && self[0].ready, config.secrets());
-            services.measure(handler::inFlight, upstreams::stats);
+                () -> self[0] != null && self[0].ready, config.secrets(), admission);
+            services.measure(handler::inFlight, upstreams::stats, admission == null ? () -> RuntimeStats.AdmissionStats.OFF
+                : () -> new RuntimeStats.AdmissionStats(true, admission.limit(), admission.inFlight(), admission.refused()));
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
                 config.clientTimeouts(), config.maxConnections(), config.admin(), services.adminRoutes());
-            self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());
+            self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings(), admission);
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
             // Now that the scheduler runs: what plugins scheduled while their bindings were created.
             services.start();
             upstreams.start();
             http.start();
+            // After the server: its selectors exist once it started.
+            if (admission != null)
+                admission.start(execution.scheduler(), http.serverSelectors(), execution.threads());
             self[0].ready = true;
             LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),
                 config.bindings().size(), types.pluginIds());
@@ -196,6 +205,12 @@ public final class Sluice implements AutoCloseable
         return http.connector();
     }
 
+    /** @return the limit on chat requests in flight, or {@code null} when admission is off (tests) */
+    Admission admission()
+    {
+        return admission;
+    }
+
     /** @return the validated config this gateway runs */
     public GatewayConfig config()
     {
@@ -207,6 +222,8 @@ public final class Sluice implements AutoCloseable
     public void close() throws Exception
     {
         ready = false;
+        if (admission != null)
+            admission.stop();
         try
         {
             http.stop();
