@@ -12,6 +12,7 @@ import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.io.ManagedSelector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -228,6 +230,94 @@ class AdmissionTest
             assertThat(response.getStatus()).as(response.getContentAsString()).isEqualTo(200);
         }
         assertThat(gateway.gateway.admission().refused()).isEqualTo(refused);
+    }
+
+    /**
+     * The adaptive limit end to end: with four requests held at the provider, the gateway's selectors are stalled (a
+     * gateway that has fallen behind); the probes see the delay and the limit falls below what is in flight; a request
+     * sent meanwhile is refused when the gateway reads it; once the selectors run again the limit climbs back to its
+     * ceiling and requests are served.
+     */
+    @Test
+    void aGatewayWhoseThreadsFallBehindLowersItsLimitRefusesAndRecovers() throws Exception
+    {
+        start("{ min_limit: 1, max_limit: 1000, target_delay: 5ms }");
+        Admission admission = gateway.gateway.admission();
+        List<Request> held = new ArrayList<>();
+        List<CompletableFuture<Result>> heldEnds = new ArrayList<>();
+        for (int i = 0; i < 4; i++)
+        {
+            Request request = i % 2 == 0 ? post(CHAT, openAiBody(MockModels.HANG, true), HttpVersion.HTTP_1_1)
+                : post(MESSAGES, anthropicBody(MockModels.HANG, false), HttpVersion.HTTP_1_1);
+            held.add(request);
+            heldEnds.add(hold(request));
+        }
+        assertThat(mock.awaitRequests(4, java.time.Duration.ofSeconds(10))).isTrue();
+        awaitInFlight(4);
+        assertThat(admission.limit()).isEqualTo(1000);
+
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<ContentResponse> late;
+        try
+        {
+            stallSelectors(release);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (admission.limit() >= 4 && System.nanoTime() < deadline)
+                Thread.sleep(10);
+            assertThat(admission.limit()).as("the limit under a stall").isLessThan(4);
+            assertThat(admission.delayNanos()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(5));
+            late = new CompletableResponseListener(post(CHAT, openAiBody(MockModels.DEFAULT, false), HttpVersion.HTTP_1_1))
+                .send();
+        }
+        finally
+        {
+            release.countDown();
+        }
+        assertOpenAiRefusal(late.get(30, TimeUnit.SECONDS));
+        assertThat(mock.requestCount()).isEqualTo(4);
+
+        for (Request request : held)
+            request.abort(new Exception("test: the client leaves"));
+        for (CompletableFuture<Result> end : heldEnds)
+            end.get(10, TimeUnit.SECONDS);
+        awaitInFlight(0);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (admission.limit() < 1000 && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        assertThat(admission.limit()).isEqualTo(1000);
+        long refused = admission.refused();
+        for (int i = 0; i < 4; i++)
+        {
+            ContentResponse response = send(i % 2 == 0 ? CHAT : MESSAGES, i % 2 == 0 ? openAiBody(MockModels.DEFAULT, false)
+                : anthropicBody(MockModels.DEFAULT, true));
+            assertThat(response.getStatus()).as(response.getContentAsString()).isEqualTo(200);
+        }
+        assertThat(admission.refused()).isEqualTo(refused);
+    }
+
+    /** Blocks every selector of the gateway's port until {@code release}: nothing the clients send is read. */
+    private void stallSelectors(CountDownLatch release) throws InterruptedException
+    {
+        List<ManagedSelector> selectors = new ArrayList<>(gateway.gateway.serverConnector().getSelectorManager()
+            .getBeans(ManagedSelector.class));
+        assertThat(selectors).isNotEmpty();
+        CountDownLatch stalled = new CountDownLatch(selectors.size());
+        for (ManagedSelector selector : selectors)
+        {
+            selector.submit(ignored ->
+            {
+                stalled.countDown();
+                try
+                {
+                    release.await(30, TimeUnit.SECONDS);
+                }
+                catch (InterruptedException e)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        assertThat(stalled.await(10, TimeUnit.SECONDS)).as("every selector stalled").isTrue();
     }
 
     @Test

@@ -53,6 +53,7 @@ public final class Admission
     private long refusedAtWarning;
     private long lastWarning;
     private long lastDelay;
+    private long peakDelay;
 
     /** @return the gate {@code config} describes, or {@code null} when admission is off */
     public static Admission of(GatewayConfig.Admission config)
@@ -170,15 +171,17 @@ public final class Admission
         for (Probe probe : probes)
             standing = Math.max(standing, probe.standing(now));
         lastDelay = standing;
+        peakDelay = Math.max(peakDelay, standing);
         limit = adaptive.update(standing, inFlight.get());
         long refusals = refused.sum();
         if (refusals > refusedAtWarning && now - lastWarning >= WARN_EVERY_NANOS)
         {
-            LOG.warn("refusing requests (503): the gateway's threads are {} ms behind (admission.target_delay {} ms); "
-                    + "limit {}, in flight {}, {} refused since the start", TimeUnit.NANOSECONDS.toMillis(standing),
+            LOG.warn("refusing requests (503): the gateway's threads were up to {} ms behind (admission.target_delay {} ms);"
+                    + " limit {}, in flight {}, {} refused since the start", TimeUnit.NANOSECONDS.toMillis(peakDelay),
                 TimeUnit.NANOSECONDS.toMillis(targetNanos), limit, inFlight.get(), refusals);
             lastWarning = now;
             refusedAtWarning = refusals;
+            peakDelay = 0;
         }
     }
 
