@@ -312,10 +312,6 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     }
 
     /**
-     * A request to no chat endpoint (404, 405), seen by the completion listeners when there are any: the callback that
-     * reports it, and the completion it reports.
-     */
-    /**
      * The handler's callback for a {@link Call}: completes Jetty's callback exactly once (a second completion is a bug,
      * counted and logged as {@link OnceCallback} does), after telling the completion listeners. Extends
      * {@link AtomicBoolean} for its once-flag: one object per request, as the plain {@code OnceCallback} was.
@@ -368,6 +364,11 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         }
     }
 
+    /**
+     * A request answered without an exchange — to no chat endpoint (404, 405), or refused at the admission limit (503)
+     * — seen by the completion listeners when there are any: the callback that reports it, and the completion it
+     * reports.
+     */
     private final class Unrouted implements Callback, Completion
     {
         private final String id;
