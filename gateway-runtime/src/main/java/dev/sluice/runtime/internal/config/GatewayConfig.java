@@ -126,12 +126,15 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     public record Admission(boolean enabled, boolean adaptive, int minLimit, int maxLimit, int initialLimit,
                             Duration targetDelay, long retryAfterSeconds)
     {
-        /** The default floor of the adaptive limit. */
-        public static final int DEFAULT_MIN_LIMIT = 16;
+        /**
+         * The default floor of the adaptive limit: so many requests are always admitted, so that a burst worked through
+         * on a starved machine (whose threads fall far behind while few requests are in flight) is never shed.
+         */
+        public static final int DEFAULT_MIN_LIMIT = 128;
         /** The default ceiling, also the default initial limit: far above what a gateway holds in flight. */
         public static final int DEFAULT_MAX_LIMIT = 100_000;
-        /** The default target: work waits 20 ms for a thread at the least, over two intervals running. */
-        public static final Duration DEFAULT_TARGET_DELAY = Duration.ofMillis(20);
+        /** The default target: work waits 50 ms for a thread at the least, over three intervals running. */
+        public static final Duration DEFAULT_TARGET_DELAY = Duration.ofMillis(50);
         /** On, adaptive, from the ceiling: it refuses nothing unless the gateway's threads fall behind. */
         public static final Admission DEFAULTS = new Admission(true, true, DEFAULT_MIN_LIMIT, DEFAULT_MAX_LIMIT,
             DEFAULT_MAX_LIMIT, DEFAULT_TARGET_DELAY, 1);

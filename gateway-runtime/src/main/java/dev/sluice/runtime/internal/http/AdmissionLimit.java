@@ -7,8 +7,8 @@ package dev.sluice.runtime.internal.http;
  * Gradient2 and Envoy's adaptive concurrency filter, with the gateway's own delay where they use the request's round
  * trip:
  * <ul>
- *   <li>Late (standing delay over the target for a second interval running: one late interval alone is a pause, such
- *       as a garbage collection, which refusing requests would not shorten): the gradient {@code target / delay}, at least 0.5, scales what is in
+ *   <li>Late (standing delay over the target and not draining, for {@value #LATE_INTERVALS} intervals running): the
+ *       gradient {@code target / delay}, at least 0.5, scales what is in
  *       flight (not an unused ceiling), so the limit falls below the work the gateway holds and new requests are
  *       refused until the delay is back under the target. A delay twice the target or more halves it.</li>
  *   <li>In time: the limit grows by {@code sqrt(limit)}, and each further interval in time doubles the step, so that a
@@ -25,8 +25,16 @@ final class AdmissionLimit
 {
     /** The smallest gradient: one interval at most halves the limit. */
     static final double MIN_GRADIENT = 0.5;
-    /** How many late intervals running it takes to lower the limit. */
-    static final int LATE_INTERVALS = 2;
+    /**
+     * How many late intervals running it take to lower the limit: fewer are a pause (a collection, a neighbour's burst
+     * of CPU) or a burst of arrivals being worked through, which refusing requests would not help.
+     */
+    static final int LATE_INTERVALS = 3;
+    /**
+     * An interval whose standing delay fell below this share of the one before is draining, not late: the gateway is
+     * working through a backlog (a burst of arrivals) faster than it builds up.
+     */
+    static final double DRAINING = 0.75;
     /** The growth step doubles at most this many times (then stays): ample to climb from {@code min} to {@code max}. */
     private static final int MAX_DOUBLINGS = 20;
 
@@ -36,6 +44,7 @@ final class AdmissionLimit
     private volatile int limit;
     private int inTime;
     private int late;
+    private long previousDelay;
 
     /**
      * @param min         the limit never falls below this
@@ -68,13 +77,22 @@ final class AdmissionLimit
     {
         int current = limit;
         double next;
-        if (delayNanos > targetNanos)
+        boolean draining = delayNanos < previousDelay * DRAINING;
+        previousDelay = delayNanos;
+        if (delayNanos > targetNanos && !draining)
         {
             inTime = 0;
             if (++late < LATE_INTERVALS)
                 return current;
             double gradient = Math.max(MIN_GRADIENT, (double)targetNanos / delayNanos);
             next = Math.min(current, inFlight) * gradient;
+        }
+        else if (delayNanos > targetNanos)
+        {
+            // Draining: neither late nor in time.
+            late = 0;
+            inTime = 0;
+            return current;
         }
         else
         {

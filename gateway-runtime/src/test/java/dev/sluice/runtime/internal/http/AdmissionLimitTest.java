@@ -18,10 +18,11 @@ class AdmissionLimitTest
         return new AdmissionLimit(min, max, initial, TARGET);
     }
 
-    /** Two intervals at {@code delay}: the first alone is a pause and changes nothing. */
+    /** {@link AdmissionLimit#LATE_INTERVALS} intervals at {@code delay}: fewer change nothing. */
     private static int late(AdmissionLimit limit, long delay, long inFlight)
     {
-        limit.update(delay, inFlight);
+        for (int i = 1; i < AdmissionLimit.LATE_INTERVALS; i++)
+            limit.update(delay, inFlight);
         return limit.update(delay, inFlight);
     }
 
@@ -51,14 +52,29 @@ class AdmissionLimitTest
     }
 
     @Test
-    void oneLateIntervalAloneChangesNothing()
+    void aShortLatenessChangesNothing()
     {
         AdmissionLimit limit = limit(10, 1_000, 500);
-        assertThat(limit.update(TARGET * 10, 400)).isEqualTo(500);
+        for (int i = 1; i < AdmissionLimit.LATE_INTERVALS; i++)
+            assertThat(limit.update(TARGET * 10, 400)).isEqualTo(500);
         // In time again: the pause is forgotten, and the next late interval is again a first one.
         limit.update(IN_TIME, 400);
         int after = limit.limit();
         assertThat(limit.update(TARGET * 10, 400)).isEqualTo(after);
+    }
+
+    @Test
+    void aBacklogThatDrainsIsNotCutNorGrown()
+    {
+        // A burst worked through: over the target, but each interval well under the one before.
+        AdmissionLimit limit = limit(10, 1_000, 500);
+        limit.update(TARGET * 20, 400);
+        for (long delay : new long[]{TARGET * 12, TARGET * 7, TARGET * 4, TARGET * 2})
+            assertThat(limit.update(delay, 400)).isEqualTo(500);
+        // A backlog that stops draining is late again.
+        for (int i = 0; i < AdmissionLimit.LATE_INTERVALS; i++)
+            limit.update(TARGET * 2, 400);
+        assertThat(limit.limit()).isEqualTo(200);
     }
 
     @Test
