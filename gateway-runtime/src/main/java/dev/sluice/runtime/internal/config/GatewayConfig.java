@@ -130,7 +130,7 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
          * The default floor of the adaptive limit: so many requests are always admitted, so that a burst worked through
          * on a starved machine (whose threads fall far behind while few requests are in flight) is never shed.
          */
-        public static final int DEFAULT_MIN_LIMIT = 128;
+        public static final int DEFAULT_MIN_LIMIT = 512;
         /** The default ceiling, also the default initial limit: far above what a gateway holds in flight. */
         public static final int DEFAULT_MAX_LIMIT = 100_000;
         /** The default target: work waits 50 ms for a thread at the least, over three intervals running. */
