@@ -23,7 +23,7 @@ public interface RuntimeStats
     /**
      * @return the limit on chat requests in flight ({@code admission} in the config): {@link AdmissionStats#OFF}
      *         when it is off or the runtime does not say
-     * @since 0.5.0
+     * @since 0.6.0
      */
     default AdmissionStats admission()
     {
@@ -37,7 +37,7 @@ public interface RuntimeStats
      * @param limit    the limit now (it adapts to the gateway's own scheduling delay unless configured fixed)
      * @param inFlight requests admitted and not yet over
      * @param refused  requests refused at the limit since the start
-     * @since 0.5.0
+     * @since 0.6.0
      */
     record AdmissionStats(boolean enabled, long limit, long inFlight, long refused)
     {
