@@ -3,6 +3,8 @@ package dev.sluice.runtime;
 import dev.sluice.runtime.internal.chain.ChainAssembler;
 import dev.sluice.runtime.internal.config.ConfigLoader;
 import dev.sluice.runtime.internal.config.GatewayConfig;
+import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.runtime.internal.http.Admission;
 import dev.sluice.runtime.internal.http.Execution;
 import dev.sluice.runtime.internal.http.GatewayHandler;
 import dev.sluice.runtime.internal.http.HttpGateway;
@@ -44,6 +46,7 @@ public final class Sluice implements AutoCloseable
     private final HttpGateway http;
     private final GatewayConfig config;
     private final Runnable closeBindings;
+    private final Admission admission;
     private volatile boolean ready;
     // Completes when the gateway is ready: at once without a warm-up, else when the warm-up ended.
     private final java.util.concurrent.CompletableFuture<Void> readiness = new java.util.concurrent.CompletableFuture<>();
@@ -52,8 +55,9 @@ public final class Sluice implements AutoCloseable
     private volatile Warmup.Report warmupReport;
 
     private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config,
-                   Runnable closeBindings)
+                   Runnable closeBindings, Admission admission)
     {
+        this.admission = admission;
         this.closeBindings = closeBindings;
         this.types = types;
         this.execution = execution;
@@ -166,9 +170,11 @@ public final class Sluice implements AutoCloseable
         {
             chain = new ChainAssembler(types, upstreams::upstream, options.env, services).assemble(config);
             Sluice[] self = new Sluice[1];
+            Admission admission = Admission.of(config.admission());
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(),
-                () -> self[0] != null && self[0].ready, config.secrets());
-            services.measure(handler::inFlight, upstreams::stats);
+                () -> self[0] != null && self[0].ready, config.secrets(), admission);
+            services.measure(handler::inFlight, upstreams::stats, admission == null ? () -> RuntimeStats.AdmissionStats.OFF
+                : () -> new RuntimeStats.AdmissionStats(true, admission.limit(), admission.inFlight(), admission.refused()));
             if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                 instanceof com.sun.management.UnixOperatingSystemMXBean unix)
             {
@@ -179,7 +185,7 @@ public final class Sluice implements AutoCloseable
             }
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
                 config.clientTimeouts(), config.maxConnections(), config.admin(), services.adminRoutes());
-            self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings());
+            self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings(), admission);
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
             // Now that the scheduler runs: what plugins scheduled while their bindings were created.
@@ -190,6 +196,9 @@ public final class Sluice implements AutoCloseable
             // Before the port opens too: /readyz says warming from the first probe on.
             Warmup warmup = config.warmup().enabled() ? new Warmup(handler, chain, config) : null;
             http.start();
+            // After the server: its selectors exist once it started.
+            if (admission != null)
+                admission.start(execution.scheduler(), http.serverSelectors(), execution.threads());
             LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),
                 config.bindings().size(), types.pluginIds());
             if (warmup != null)
@@ -319,6 +328,12 @@ public final class Sluice implements AutoCloseable
         return http.connector();
     }
 
+    /** @return the limit on chat requests in flight, or {@code null} when admission is off (tests) */
+    Admission admission()
+    {
+        return admission;
+    }
+
     /** @return the validated config this gateway runs */
     public GatewayConfig config()
     {
@@ -343,6 +358,8 @@ public final class Sluice implements AutoCloseable
             if (thread != null)
                 thread.join(w.maxTime().toMillis() + 15_000);
         }
+        if (admission != null)
+            admission.stop();
         try
         {
             http.stop();

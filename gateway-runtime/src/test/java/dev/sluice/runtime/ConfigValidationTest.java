@@ -68,6 +68,43 @@ class ConfigValidationTest
     }
 
     @Test
+    void admissionIsOnAndAdaptiveByDefaultAndItsKeysAreChecked()
+    {
+        GatewayConfig.Admission defaults = parse(VALID).admission();
+        assertThat(defaults).isEqualTo(GatewayConfig.Admission.DEFAULTS);
+        assertThat(defaults.enabled()).isTrue();
+        assertThat(defaults.adaptive()).isTrue();
+        assertThat(defaults.initialLimit()).isEqualTo(defaults.maxLimit());
+        String with = "listen: { port: 0 }\nadmission: ";
+        GatewayConfig.Admission set = parse(VALID.replace("listen: { port: 0 }", with
+            + "{ min_limit: 4, max_limit: 400, initial_limit: 40, target_delay: 50ms, retry_after: 2s }")).admission();
+        assertThat(set).isEqualTo(new GatewayConfig.Admission(true, true, 4, 400, 40, java.time.Duration.ofMillis(50), 2));
+        // Only a ceiling: the limit starts there.
+        assertThat(parse(VALID.replace("listen: { port: 0 }", with + "{ max_limit: 8 }")).admission())
+            .extracting(GatewayConfig.Admission::minLimit, GatewayConfig.Admission::initialLimit).containsExactly(8, 8);
+        GatewayConfig.Admission fixed = parse(VALID.replace("listen: { port: 0 }", with
+            + "{ adaptive: false, initial_limit: 7 }")).admission();
+        assertThat(fixed).extracting(GatewayConfig.Admission::adaptive, GatewayConfig.Admission::minLimit,
+            GatewayConfig.Admission::maxLimit, GatewayConfig.Admission::initialLimit).containsExactly(false, 7, 7, 7);
+        assertThat(parse(VALID.replace("listen: { port: 0 }", with + "{ enabled: false }")).admission().enabled()).isFalse();
+
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ min_limit: 0 }"),
+            "admission.min_limit: value: 0 (expected: >= 1)");
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ min_limit: 10, max_limit: 5 }"),
+            "admission.min_limit: value: 10 (expected: at most max_limit, 5)");
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ min_limit: 10, initial_limit: 5 }"),
+            "admission.initial_limit: value: 5 (expected: between min_limit, 10, and max_limit, 100000)");
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ target_delay: 0ms }"),
+            "admission.target_delay: value: PT0S (expected: 1ms..10s)");
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ retry_after: 1500ms }"),
+            "admission.retry_after: value: PT1.5S (expected: whole seconds, 1s..1h)");
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ adaptive: false, max_limit: 5 }"),
+            "admission.max_limit: applies to an adaptive limit only");
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ limit: 5 }"), "admission.limit: unknown key");
+        assertFails(VALID.replace("listen: { port: 0 }", with + "{ adaptive: sometimes }"), "admission.adaptive");
+    }
+
+    @Test
     void theConnectionCapDefaultsToTenThousandAndCanBeSetOrTurnedOff()
     {
         assertThat(parse(VALID).maxConnections()).isEqualTo(GatewayConfig.defaultMaxConnections())
@@ -84,7 +121,7 @@ class ConfigValidationTest
     void rejectsUnknownTopLevelKey()
     {
         assertFails("listn: { port: 1 }\n" + VALID.substring(VALID.indexOf("bindings:")),
-            "listn: unknown key (expected one of: admin, bindings, execution, limits, listen, shutdown, warmup)");
+            "listn: unknown key (expected one of: admin, admission, bindings, execution, limits, listen, shutdown, warmup)");
     }
 
     @Test

@@ -453,6 +453,10 @@ class MetricsPluginTest
             "sluice_upstream_first_byte_seconds", "sluice_upstream_duration_seconds", "sluice_time_to_first_token_seconds",
             "sluice_stream_event_gap_max_seconds", "sluice_stream_event_gap_mean_seconds", "sluice_in_flight_requests",
             "sluice_upstream_connections", "sluice_upstream_connections_max", "sluice_upstream_queued_requests");
+        // The admission limit, at its default ceiling: nothing refused.
+        assertThat(e.value("sluice_admission_limit")).isEqualTo(100_000.0);
+        assertThat(e.value("sluice_admission_in_flight_requests")).isZero();
+        assertThat(e.value("sluice_admission_refusals_total")).isZero();
         assertThat(e.samples("jvm_threads_current")).hasSize(1);
         assertThat(e.samples("process_cpu_seconds_total")).hasSize(1);
         assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("prometheus"));

@@ -21,6 +21,31 @@ public interface RuntimeStats
     List<UpstreamStats> upstreams();
 
     /**
+     * @return the limit on chat requests in flight ({@code admission} in the config): {@link AdmissionStats#OFF}
+     *         when it is off or the runtime does not say
+     * @since 0.6.0
+     */
+    default AdmissionStats admission()
+    {
+        return AdmissionStats.OFF;
+    }
+
+    /**
+     * The gateway's limit on chat requests in flight, at the time of the call: requests over it are refused with 503.
+     *
+     * @param enabled  whether there is a limit at all
+     * @param limit    the limit now (it adapts to the gateway's own scheduling delay unless configured fixed)
+     * @param inFlight requests admitted and not yet over
+     * @param refused  requests refused at the limit since the start
+     * @since 0.6.0
+     */
+    record AdmissionStats(boolean enabled, long limit, long inFlight, long refused)
+    {
+        /** No limit. */
+        public static final AdmissionStats OFF = new AdmissionStats(false, 0, 0, 0);
+    }
+
+    /**
      * One upstream's connection pool, at the time of the call. Before its first request an upstream has no pool yet:
      * every count is 0 and {@code maxConnections} is its configured bound.
      *

@@ -11,7 +11,7 @@ import java.util.Map;
  * route conditions stay raw: their factories validate them.
  */
 public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin admin, Exec execution,
-                         JsonNode warmup, Map<String, Binding> bindings)
+                         Admission admission, JsonNode warmup, Map<String, Binding> bindings)
 {
     /**
      * {@code listen: { host, port, idle_timeout, header_timeout, min_body_rate, max_connections }}: where to listen, how
@@ -70,6 +70,29 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
                 throw new IllegalArgumentException("workers: value: " + workers + " (expected: 1..1024)");
             if (bufferPoolBytes != null && bufferPoolBytes < 0)
                 throw new IllegalArgumentException("buffer_pool_bytes: value: " + bufferPoolBytes + " (expected: >= 0)");
+        }
+    }
+
+    /**
+     * {@code admission: { enabled, adaptive, min_limit, max_limit, initial_limit, target_delay, retry_after }}: the limit
+     * on chat requests in flight (docs/admission.md). Each value alone is checked here; how they relate, by the loader.
+     */
+    public record Admission(Boolean enabled, Boolean adaptive, Integer minLimit, Integer maxLimit, Integer initialLimit,
+                            Duration targetDelay, Duration retryAfter)
+    {
+        public Admission
+        {
+            if (minLimit != null && minLimit < 1)
+                throw new IllegalArgumentException("min_limit: value: " + minLimit + " (expected: >= 1)");
+            if (maxLimit != null && maxLimit < 1)
+                throw new IllegalArgumentException("max_limit: value: " + maxLimit + " (expected: >= 1)");
+            if (initialLimit != null && initialLimit < 1)
+                throw new IllegalArgumentException("initial_limit: value: " + initialLimit + " (expected: >= 1)");
+            if (targetDelay != null && (targetDelay.toMillis() < 1 || targetDelay.compareTo(Duration.ofSeconds(10)) > 0))
+                throw new IllegalArgumentException("target_delay: value: " + targetDelay + " (expected: 1ms..10s)");
+            if (retryAfter != null && (retryAfter.compareTo(Duration.ofSeconds(1)) < 0
+                || retryAfter.compareTo(Duration.ofHours(1)) > 0 || retryAfter.toNanos() % 1_000_000_000L != 0))
+                throw new IllegalArgumentException("retry_after: value: " + retryAfter + " (expected: whole seconds, 1s..1h)");
         }
     }
 

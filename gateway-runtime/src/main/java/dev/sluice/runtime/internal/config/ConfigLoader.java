@@ -309,7 +309,7 @@ public final class ConfigLoader
                 listen.headerTimeout() == null ? defaults.header() : listen.headerTimeout(),
                 listen.minBodyRate() == null ? defaults.minBodyRate() : listen.minBodyRate()),
             listen.maxConnections() == null ? GatewayConfig.defaultMaxConnections() : listen.maxConnections(),
-            bindings, secrets, warmup(file.warmup()));
+            admission(file.admission()), bindings, secrets, warmup(file.warmup()));
     }
 
     /** {@code warmup: off} (or {@code false}), or {@code warmup: { requests, max_time }}; absent: the defaults. */
@@ -361,6 +361,43 @@ public final class ConfigLoader
             }
         }
         return new GatewayConfig.Warmup(requests, maxTime);
+    }
+
+    /**
+     * The admission block with its defaults; {@code min_limit <= initial_limit <= max_limit}, where an unset
+     * {@code initial_limit} is {@code max_limit} (capped by {@code max_limit} too when only that is set).
+     */
+    private static GatewayConfig.Admission admission(ConfigFile.Admission a)
+    {
+        GatewayConfig.Admission d = GatewayConfig.Admission.DEFAULTS;
+        if (a == null)
+            return d;
+        boolean adaptive = a.adaptive() == null || a.adaptive();
+        int max = a.maxLimit() == null ? d.maxLimit() : a.maxLimit();
+        int min = a.minLimit() == null ? Math.min(d.minLimit(), max) : a.minLimit();
+        int initial = a.initialLimit() == null ? max : a.initialLimit();
+        if (adaptive)
+        {
+            if (min > max)
+                throw new ConfigException("admission.min_limit", "value: " + min + " (expected: at most max_limit, " + max + ")");
+            if (initial < min || initial > max)
+                throw new ConfigException("admission.initial_limit", "value: " + initial + " (expected: between min_limit, "
+                    + min + ", and max_limit, " + max + ")");
+        }
+        else if (a.minLimit() != null || a.maxLimit() != null || a.targetDelay() != null)
+        {
+            String key = a.minLimit() != null ? "min_limit" : a.maxLimit() != null ? "max_limit" : "target_delay";
+            throw new ConfigException("admission." + key, "applies to an adaptive limit only (expected: adaptive: true, "
+                + "or initial_limit alone for a fixed limit)");
+        }
+        else
+        {
+            min = initial;
+            max = initial;
+        }
+        return new GatewayConfig.Admission(a.enabled() == null || a.enabled(), adaptive, min, max, initial,
+            a.targetDelay() == null ? d.targetDelay() : a.targetDelay(),
+            a.retryAfter() == null ? d.retryAfterSeconds() : a.retryAfter().toSeconds());
     }
 
     private static GatewayConfig.Admin admin(ConfigFile.Admin admin)

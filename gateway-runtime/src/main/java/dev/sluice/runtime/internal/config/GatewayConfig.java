@@ -15,12 +15,13 @@ import java.util.Map;
  * @param bufferPoolBytes the shared buffer pool's cap on retained heap, and on retained direct memory
  * @param clientTimeouts how long the server waits for its clients
  * @param maxConnections how many client connections the server holds at once, 0 for no limit (README "Server timeouts")
+ * @param admission    the limit on chat requests in flight (docs/admission.md)
  * @param secrets      the values the environment put into secret fields ({@code api_key}, {@code …_token}, …): the
  *                     provider credentials, which no error message may show a client (see {@code Redaction})
  * @param warmup       how the gateway exercises itself before it reports ready
  */
 public record GatewayConfig(String host, int port, int maxBodyBytes, Duration grace, Admin admin, int workers,
-                            long bufferPoolBytes, ClientTimeouts clientTimeouts, int maxConnections,
+                            long bufferPoolBytes, ClientTimeouts clientTimeouts, int maxConnections, Admission admission,
                             Map<String, BindingConfig> bindings, java.util.Set<String> secrets, Warmup warmup)
 {
     /** The default cap on client connections where the process may open at least twice as many files. */
@@ -31,27 +32,28 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
         bindings = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(bindings));
         secrets = secrets == null ? java.util.Set.of() : java.util.Set.copyOf(secrets);
         warmup = warmup == null ? Warmup.DEFAULTS : warmup;
+        admission = admission == null ? Admission.DEFAULTS : admission;
     }
 
     /** @return a copy listening on {@code newPort} */
     public GatewayConfig withPort(int newPort)
     {
         return new GatewayConfig(host, newPort, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts,
-            maxConnections, bindings, secrets, warmup);
+            maxConnections, admission, bindings, secrets, warmup);
     }
 
     /** @return a copy that warms up as {@code newWarmup} says */
     public GatewayConfig withWarmup(Warmup newWarmup)
     {
         return new GatewayConfig(host, port, maxBodyBytes, grace, admin, workers, bufferPoolBytes, clientTimeouts,
-            maxConnections, bindings, secrets, newWarmup);
+            maxConnections, admission, bindings, secrets, newWarmup);
     }
 
     /** @return a copy whose admin listener (if it has one) listens on {@code newPort} */
     public GatewayConfig withAdminPort(int newPort)
     {
         return new GatewayConfig(host, port, maxBodyBytes, grace, new Admin(admin.host(), newPort, admin.token(), admin.stages()),
-            workers, bufferPoolBytes, clientTimeouts, maxConnections, bindings, secrets, warmup);
+            workers, bufferPoolBytes, clientTimeouts, maxConnections, admission, bindings, secrets, warmup);
     }
 
     /**
@@ -138,5 +140,34 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
     {
         /** The defaults: 30 s idle (Jetty's), 10 s for a request head, 1 KiB/s for a body. */
         public static final ClientTimeouts DEFAULTS = new ClientTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(10), 1024);
+    }
+
+    /**
+     * The limit on chat requests in flight (docs/admission.md).
+     *
+     * @param enabled           whether requests are counted and refused at the limit at all
+     * @param adaptive          whether the limit follows the gateway's scheduling delay; otherwise it stays at
+     *                          {@code initialLimit}
+     * @param minLimit          the adaptive limit's floor
+     * @param maxLimit          its ceiling
+     * @param initialLimit      the limit at start (and the fixed limit without {@code adaptive})
+     * @param targetDelay       the standing scheduling delay above which the adaptive limit falls
+     * @param retryAfterSeconds the {@code retry-after} of a refusal
+     */
+    public record Admission(boolean enabled, boolean adaptive, int minLimit, int maxLimit, int initialLimit,
+                            Duration targetDelay, long retryAfterSeconds)
+    {
+        /**
+         * The default floor of the adaptive limit: so many requests are always admitted, so that a burst worked through
+         * on a starved machine (whose threads fall far behind while few requests are in flight) is never shed.
+         */
+        public static final int DEFAULT_MIN_LIMIT = 512;
+        /** The default ceiling, also the default initial limit: far above what a gateway holds in flight. */
+        public static final int DEFAULT_MAX_LIMIT = 100_000;
+        /** The default target: work waits 50 ms for a thread at the least, over three intervals running. */
+        public static final Duration DEFAULT_TARGET_DELAY = Duration.ofMillis(50);
+        /** On, adaptive, from the ceiling: it refuses nothing unless the gateway's threads fall behind. */
+        public static final Admission DEFAULTS = new Admission(true, true, DEFAULT_MIN_LIMIT, DEFAULT_MAX_LIMIT,
+            DEFAULT_MAX_LIMIT, DEFAULT_TARGET_DELAY, 1);
     }
 }

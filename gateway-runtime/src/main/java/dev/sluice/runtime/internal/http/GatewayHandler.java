@@ -89,11 +89,15 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     // Exchanges begun and not yet ended (their completion listeners run): at stop, the bindings are closed only after
     // the exchanges the server's stop cut have ended, which happens on other threads after the stop returned.
     private final LongAdder inFlight = new LongAdder();
+    // The limit on chat requests in flight, or null when admission is off.
+    private final Admission admission;
+    private final GatewayException overloaded;
     private ConnectionSweep clientSweep;
     // The warm-up's token while the gateway warms, null otherwise: a request carries it to be a warm-up exchange.
     private volatile byte[] warmupToken;
 
-    private record Bound(Endpoint endpoint, ServerRoute route)
+    /** An endpoint, and its dialect's answer to a request refused at the admission limit (rendered once). */
+    private record Bound(Endpoint endpoint, ServerRoute route, byte[] overloaded)
     {
     }
 
@@ -112,6 +116,21 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
      */
     public GatewayHandler(Chain chain, int maxBodyBytes, boolean stages, BooleanSupplier ready, java.util.Set<String> secrets)
     {
+        this(chain, maxBodyBytes, stages, ready, secrets, null);
+    }
+
+    /**
+     * @param admission the limit on chat requests in flight, or {@code null} for none: a request over it is answered
+     *                  503 with {@code retry-after} before its body is read
+     */
+    public GatewayHandler(Chain chain, int maxBodyBytes, boolean stages, BooleanSupplier ready, java.util.Set<String> secrets,
+                          Admission admission)
+    {
+        this.admission = admission;
+        this.overloaded = admission == null ? null : new GatewayException(ErrorKind.UNAVAILABLE, 503,
+            "the gateway is overloaded: it is at its limit of requests in flight; retry after "
+                + admission.retryAfterSeconds() + " s", null, "overloaded", null,
+            dev.sluice.api.exchange.ResponseHeaders.of("retry-after", Long.toString(admission.retryAfterSeconds())));
         this.redaction = new Redaction(secrets);
         this.chain = chain;
         this.stageStats = stages ? new StageStats(chain.bindingNames()) : null;
@@ -120,8 +139,9 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         this.ready = ready;
         for (ServerRoute route : chain.servers())
         {
+            byte[] refusal = overloaded == null ? null : route.binding().codec().encodeError(overloaded);
             for (Endpoint e : route.binding().endpoints())
-                endpoints.add(new Bound(e, route));
+                endpoints.add(new Bound(e, route, refusal));
         }
         StringBuilder b = new StringBuilder("{\"object\":\"list\",\"data\":[");
         for (int i = 0; i < chain.models().size(); i++)
@@ -241,6 +261,11 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
                 : new Unrouted(unroutedId, arrival, request, response, null, error, body.length, callback), 404, body);
             return true;
         }
+        if (admission != null && !admission.tryAcquire())
+        {
+            refuse(bound, request, response, callback);
+            return true;
+        }
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
         long arrival = System.nanoTime();
         Call call = new Call(id, arrival, request, response, bound.route(), callback);
@@ -289,6 +314,29 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
     }
 
     /**
+     * Answers a request over the admission limit: 503 in its dialect with {@code retry-after}, its body unread (Jetty
+     * reads and discards what the client sends of it, or closes the connection), no exchange, no binding.
+     */
+    private void refuse(Bound bound, Request request, Response response, Callback callback)
+    {
+        long arrival = System.nanoTime();
+        String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
+        response.getHeaders().put(REQUEST_ID, id);
+        ReplyHeaders.add(response.getHeaders(), overloaded.headers());
+        if (LOG.isDebugEnabled())
+            LOG.debug("G2C {} 503 refused at the admission limit of {}", id, admission.limit());
+        writePlain(response, completionListeners.length == 0 ? callback
+            : new Unrouted(id, arrival, request, response, bound.route(), overloaded, bound.overloaded().length, callback),
+            503, bound.overloaded());
+    }
+
+    /** @return the limit on chat requests in flight, or {@code null} when admission is off */
+    public Admission admission()
+    {
+        return admission;
+    }
+
+    /**
      * @return the codec of the dialect served at {@code path} (by any method), or {@code null}: the error handler
      *         answers in it
      */
@@ -314,10 +362,6 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         response.write(true, ByteBuffer.wrap(json), callback);
     }
 
-    /**
-     * A request to no chat endpoint (404, 405), seen by the completion listeners when there are any: the callback that
-     * reports it, and the completion it reports.
-     */
     /**
      * The handler's callback for a {@link Call}: completes Jetty's callback exactly once (a second completion is a bug,
      * counted and logged as {@link OnceCallback} does), after telling the completion listeners. Extends
@@ -371,6 +415,11 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         }
     }
 
+    /**
+     * A request answered without an exchange — to no chat endpoint (404, 405), or refused at the admission limit (503)
+     * — seen by the completion listeners when there are any: the callback that reports it, and the completion it
+     * reports.
+     */
     private final class Unrouted implements Callback, Completion
     {
         private final String id;
@@ -618,6 +667,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             finally
             {
                 inFlight.decrement();
+                if (admission != null)
+                    admission.release();
             }
         }
 

@@ -196,6 +196,12 @@ public final class HttpGateway
         return sweep.probes();
     }
 
+    /** @return the selectors of the gateway port's connector, once it started (the admission limit probes them) */
+    public java.util.List<org.eclipse.jetty.io.ManagedSelector> serverSelectors()
+    {
+        return java.util.List.copyOf(connector.getSelectorManager().getBeans(org.eclipse.jetty.io.ManagedSelector.class));
+    }
+
     /** @return the gateway port's connector (tests) */
     public ServerConnector connector()
     {

@@ -44,6 +44,8 @@ public final class RuntimeServices
     // What runtimeStats() reads; set once the handler and the upstream clients exist (zeros before, and in check mode).
     private volatile java.util.function.LongSupplier inFlight = () -> 0;
     private volatile java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams = List::of;
+    private volatile java.util.function.Supplier<dev.sluice.api.service.RuntimeStats.AdmissionStats> admission =
+        () -> dev.sluice.api.service.RuntimeStats.AdmissionStats.OFF;
     private final dev.sluice.api.service.RuntimeStats runtimeStats = new dev.sluice.api.service.RuntimeStats()
     {
         @Override
@@ -56,6 +58,12 @@ public final class RuntimeServices
         public List<UpstreamStats> upstreams()
         {
             return upstreams.get();
+        }
+
+        @Override
+        public AdmissionStats admission()
+        {
+            return admission.get();
         }
     };
 
@@ -150,8 +158,17 @@ public final class RuntimeServices
     public void measure(java.util.function.LongSupplier inFlight,
                         java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams)
     {
+        measure(inFlight, upstreams, () -> dev.sluice.api.service.RuntimeStats.AdmissionStats.OFF);
+    }
+
+    /** As {@link #measure(java.util.function.LongSupplier, java.util.function.Supplier)}, with the admission limit's figures. */
+    public void measure(java.util.function.LongSupplier inFlight,
+                        java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams,
+                        java.util.function.Supplier<dev.sluice.api.service.RuntimeStats.AdmissionStats> admission)
+    {
         this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
         this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
+        this.admission = Objects.requireNonNull(admission, "admission");
     }
 
     /** @return the live figures bindings read through {@code BindingContext.runtimeStats()} */

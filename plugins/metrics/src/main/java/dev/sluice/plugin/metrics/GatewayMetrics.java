@@ -3,6 +3,7 @@ package dev.sluice.plugin.metrics;
 import dev.sluice.api.service.RuntimeStats;
 import io.prometheus.metrics.config.PrometheusProperties;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
@@ -156,6 +157,34 @@ final class GatewayMetrics
         GaugeWithCallback.builder(config).name("sluice_in_flight_requests")
             .help("Requests to the chat endpoints that arrived and are not over yet")
             .callback(cb -> cb.call(stats.get().inFlight()))
+            .register(registry);
+        // The admission limit (docs/admission.md): absent when it is off.
+        GaugeWithCallback.builder(config).name("sluice_admission_limit")
+            .help("The limit on chat requests in flight: a request over it is refused with 503 (admission)")
+            .callback(cb ->
+            {
+                RuntimeStats.AdmissionStats a = stats.get().admission();
+                if (a.enabled())
+                    cb.call(a.limit());
+            })
+            .register(registry);
+        GaugeWithCallback.builder(config).name("sluice_admission_in_flight_requests")
+            .help("Chat requests the admission limit admitted that are not over yet")
+            .callback(cb ->
+            {
+                RuntimeStats.AdmissionStats a = stats.get().admission();
+                if (a.enabled())
+                    cb.call(a.inFlight());
+            })
+            .register(registry);
+        CounterWithCallback.builder(config).name("sluice_admission_refusals_total")
+            .help("Chat requests refused with 503 at the admission limit, before their body was read")
+            .callback(cb ->
+            {
+                RuntimeStats.AdmissionStats a = stats.get().admission();
+                if (a.enabled())
+                    cb.call(a.refused());
+            })
             .register(registry);
         GaugeWithCallback.builder(config).name("sluice_upstream_connections")
             .help("Open connections of each client binding's upstream pool, by state: active (carrying a request) or idle")

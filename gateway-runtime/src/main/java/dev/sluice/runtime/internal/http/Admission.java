@@ -1,0 +1,255 @@
+package dev.sluice.runtime.internal.http;
+
+import dev.sluice.runtime.internal.config.GatewayConfig;
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.util.thread.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The limit on chat requests in flight ({@code admission}, docs/admission.md). A request arriving while the count is
+ * at the limit is refused before its body is read: the handler answers 503 in the client's dialect with
+ * {@code retry-after}. On the request path this is one atomic increment and one compare to admit, one decrement when
+ * the exchange ends; nothing else.
+ *
+ * <p>With {@code adaptive}, the limit follows {@link AdmissionLimit} from the gateway's own scheduling delay, never
+ * from the providers' latency: every {@value #PROBE_MILLIS} ms while requests are in flight, a no-op task is handed
+ * to each server selector and to the worker pool, and the time it waited for its thread is the sample. A selector
+ * runs such a task after the ready connections of its current pass, so its wait is what a request that arrives now
+ * waits before the gateway reads it. Every {@value #WINDOW_PROBES} probes (an interval) the least wait of each
+ * thread over the interval, the worst of them, is the standing delay the limit is updated with: a burst or a pause
+ * leaves some probe of the interval unhindered, a gateway that cannot keep up does not. One scheduler task, no timer
+ * or allocation per request.</p>
+ */
+public final class Admission
+{
+    /** How often the threads are probed. */
+    static final int PROBE_MILLIS = 10;
+    /** Probes per interval: the limit is updated every {@code PROBE_MILLIS * WINDOW_PROBES} ms. */
+    static final int WINDOW_PROBES = 10;
+    private static final Logger LOG = LoggerFactory.getLogger(Admission.class);
+    private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final LongAdder refused = new LongAdder();
+    private final AdmissionLimit adaptive;
+    private final long retryAfterSeconds;
+    private final long targetNanos;
+    private volatile int limit;
+    private final List<Probe> probes = new ArrayList<>();
+    private final Runnable tickTask = this::tick;
+    private Scheduler scheduler;
+    private volatile boolean stopped;
+    private int probesInWindow;
+    private long refusedAtWarning;
+    private long lastWarning;
+    private long lastDelay;
+    private long peakDelay;
+
+    /** @return the gate {@code config} describes, or {@code null} when admission is off */
+    public static Admission of(GatewayConfig.Admission config)
+    {
+        return config.enabled() ? new Admission(config) : null;
+    }
+
+    Admission(GatewayConfig.Admission config)
+    {
+        this.targetNanos = config.targetDelay().toNanos();
+        this.adaptive = config.adaptive()
+            ? new AdmissionLimit(config.minLimit(), config.maxLimit(), config.initialLimit(), targetNanos) : null;
+        this.limit = config.initialLimit();
+        this.retryAfterSeconds = config.retryAfterSeconds();
+        this.lastWarning = System.nanoTime() - WARN_EVERY_NANOS;
+    }
+
+    /** @return whether a request may start now; if so, {@link #release()} must follow when it ends */
+    boolean tryAcquire()
+    {
+        if (inFlight.incrementAndGet() <= limit)
+            return true;
+        inFlight.decrementAndGet();
+        refused.increment();
+        return false;
+    }
+
+    /** An admitted request ended. */
+    void release()
+    {
+        inFlight.decrementAndGet();
+    }
+
+    /** @return the value of the {@code retry-after} header of a refusal, in seconds */
+    long retryAfterSeconds()
+    {
+        return retryAfterSeconds;
+    }
+
+    /** @return the current limit on requests in flight */
+    public int limit()
+    {
+        return limit;
+    }
+
+    /** @return requests admitted and not yet ended */
+    public int inFlight()
+    {
+        return inFlight.get();
+    }
+
+    /** @return requests refused since the start */
+    public long refused()
+    {
+        return refused.sum();
+    }
+
+    /** @return the standing scheduling delay of the last interval, in nanoseconds (0 without {@code adaptive}) */
+    public long delayNanos()
+    {
+        return lastDelay;
+    }
+
+    /**
+     * Starts probing {@code selectors} and {@code workers} on {@code scheduler} (nothing without {@code adaptive}).
+     * Called once, after the server started (its selectors exist then).
+     */
+    public void start(Scheduler scheduler, List<ManagedSelector> selectors, Executor workers)
+    {
+        if (adaptive == null)
+            return;
+        for (ManagedSelector selector : selectors)
+            probes.add(new Probe(selector, null));
+        probes.add(new Probe(null, workers));
+        this.scheduler = scheduler;
+        scheduler.schedule(tickTask, PROBE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Stops probing; the limit stays as it is. */
+    public void stop()
+    {
+        stopped = true;
+    }
+
+    /** Runs on the scheduler only. */
+    private void tick()
+    {
+        if (stopped)
+            return;
+        long now = System.nanoTime();
+        // An idle gateway has nothing to protect: no probe wakes its selectors.
+        if (inFlight.get() > 0)
+        {
+            for (Probe probe : probes)
+                probe.send(now);
+        }
+        if (++probesInWindow >= WINDOW_PROBES)
+        {
+            probesInWindow = 0;
+            endInterval(now);
+        }
+        try
+        {
+            scheduler.schedule(tickTask, PROBE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+        catch (java.util.concurrent.RejectedExecutionException stopping)
+        {
+            stopped = true;
+        }
+    }
+
+    private void endInterval(long now)
+    {
+        long standing = 0;
+        for (Probe probe : probes)
+            standing = Math.max(standing, probe.standing(now));
+        lastDelay = standing;
+        peakDelay = Math.max(peakDelay, standing);
+        limit = adaptive.update(standing, inFlight.get());
+        long refusals = refused.sum();
+        if (refusals > refusedAtWarning && now - lastWarning >= WARN_EVERY_NANOS)
+        {
+            LOG.warn("refusing requests (503): the gateway's threads were up to {} ms behind (admission.target_delay {} ms);"
+                    + " limit {}, in flight {}, {} refused since the start", TimeUnit.NANOSECONDS.toMillis(peakDelay),
+                TimeUnit.NANOSECONDS.toMillis(targetNanos), limit, inFlight.get(), refusals);
+            lastWarning = now;
+            refusedAtWarning = refusals;
+            peakDelay = 0;
+        }
+    }
+
+    /**
+     * One thread's probe: a task that records how long it waited. At most one is pending per thread, so a thread that
+     * is far behind is not handed more of them; the one pending then says how long it has waited.
+     */
+    private static final class Probe implements Runnable, ManagedSelector.SelectorUpdate
+    {
+        private final ManagedSelector selector;
+        private final Executor executor;
+        // When the pending probe was sent; 0 when none is pending. Set by the scheduler, cleared by the probed thread.
+        private volatile long sentAt;
+        private final AtomicLong least = new AtomicLong(Long.MAX_VALUE);
+
+        Probe(ManagedSelector selector, Executor executor)
+        {
+            this.selector = selector;
+            this.executor = executor;
+        }
+
+        void send(long now)
+        {
+            if (sentAt != 0)
+                return;
+            sentAt = now;
+            try
+            {
+                if (selector != null)
+                    selector.submit(this);
+                else
+                    executor.execute(this);
+            }
+            catch (RuntimeException stopping)
+            {
+                // The server or the pool is stopping: no sample.
+                sentAt = 0;
+            }
+        }
+
+        @Override
+        public void update(Selector selector)
+        {
+            run();
+        }
+
+        @Override
+        public void run()
+        {
+            long sent = sentAt;
+            if (sent == 0)
+                return;
+            long waited = System.nanoTime() - sent;
+            least.accumulateAndGet(waited, Math::min);
+            sentAt = 0;
+        }
+
+        /**
+         * @return the least wait over the interval that ends; when no probe completed in it, how long the pending one
+         *         has waited (0 when none is pending: nothing was in flight)
+         */
+        long standing(long now)
+        {
+            long pending = sentAt;
+            long least = this.least.getAndSet(Long.MAX_VALUE);
+            if (least != Long.MAX_VALUE)
+                return least;
+            return pending == 0 ? 0 : Math.max(0, now - pending);
+        }
+    }
+}
