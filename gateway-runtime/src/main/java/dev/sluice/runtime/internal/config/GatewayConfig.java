@@ -164,7 +164,7 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
         public static final int DEFAULT_MIN_LIMIT = 512;
         /** The default ceiling, also the default initial limit: far above what a gateway holds in flight. */
         public static final int DEFAULT_MAX_LIMIT = 100_000;
-        /** The default target: work waits 50 ms for a thread at the least, over three intervals running. */
+        /** The default target: work waits 50 ms for a thread at the least, the delay growing over a second. */
         public static final Duration DEFAULT_TARGET_DELAY = Duration.ofMillis(50);
         /** On, adaptive, from the ceiling: it refuses nothing unless the gateway's threads fall behind. */
         public static final Admission DEFAULTS = new Admission(true, true, DEFAULT_MIN_LIMIT, DEFAULT_MAX_LIMIT,

@@ -7,10 +7,13 @@ package dev.sluice.runtime.internal.http;
  * Gradient2 and Envoy's adaptive concurrency filter, with the gateway's own delay where they use the request's round
  * trip:
  * <ul>
- *   <li>Late (standing delay over the target and not draining, for {@value #LATE_INTERVALS} intervals running): the
- *       gradient {@code target / delay}, at least 0.5, scales what is in
- *       flight (not an unused ceiling), so the limit falls below the work the gateway holds and new requests are
- *       refused until the delay is back under the target. A delay twice the target or more halves it.</li>
+ *   <li>Overloaded: the standing delay stayed over the target for {@value #SUSTAINED_INTERVALS} intervals running
+ *       (a second) and grew by more than the target over them. Then the gradient {@code target / delay}, at least 0.5,
+ *       scales what is in flight (not an unused ceiling), so the limit falls below the work the gateway holds and new
+ *       requests are refused until the delay is back under the target. A delay twice the target or more halves it.
+ *       A delay over the target that did not grow over the second is a backlog being worked through — a burst of
+ *       arrivals, the requests that queued during a process pause or a long collection — or a stall that refusing
+ *       requests would not shorten: the limit stays, and nothing that can be served is refused.</li>
  *   <li>In time: the limit grows by {@code sqrt(limit)}, and each further interval in time doubles the step, so that a
  *       gateway that keeps up is back at {@code max} within about a second, while one at the edge of its capacity
  *       (alternating late and in time) only probes upward by a square root at a time.</li>
@@ -23,18 +26,13 @@ package dev.sluice.runtime.internal.http;
  */
 final class AdmissionLimit
 {
-    /** The smallest gradient: one interval at most halves the limit. */
+    /** The smallest gradient: one cut at most halves the limit. */
     static final double MIN_GRADIENT = 0.5;
     /**
-     * How many late intervals running it take to lower the limit: fewer are a pause (a collection, a neighbour's burst
-     * of CPU) or a burst of arrivals being worked through, which refusing requests would not help.
+     * How many intervals running over the target it takes to judge the gateway overloaded: a second, so that a burst
+     * or the backlog of a pause, which the gateway works through, is never shed.
      */
-    static final int LATE_INTERVALS = 3;
-    /**
-     * An interval whose standing delay fell below this share of the one before is draining, not late: the gateway is
-     * working through a backlog (a burst of arrivals) faster than it builds up.
-     */
-    static final double DRAINING = 0.75;
+    static final int SUSTAINED_INTERVALS = 10;
     /** The growth step doubles at most this many times (then stays): ample to climb from {@code min} to {@code max}. */
     private static final int MAX_DOUBLINGS = 20;
 
@@ -44,7 +42,7 @@ final class AdmissionLimit
     private volatile int limit;
     private int inTime;
     private int late;
-    private long previousDelay;
+    private long lateSince;
 
     /**
      * @param min         the limit never falls below this
@@ -77,22 +75,20 @@ final class AdmissionLimit
     {
         int current = limit;
         double next;
-        boolean draining = delayNanos < previousDelay * DRAINING;
-        previousDelay = delayNanos;
-        if (delayNanos > targetNanos && !draining)
+        if (delayNanos > targetNanos)
         {
             inTime = 0;
-            if (++late < LATE_INTERVALS)
+            if (late++ == 0)
+                lateSince = delayNanos;
+            if (late < SUSTAINED_INTERVALS)
+                return current;
+            // A second over the target: judged, and the next second is judged afresh.
+            boolean grew = delayNanos - lateSince > targetNanos;
+            late = 0;
+            if (!grew)
                 return current;
             double gradient = Math.max(MIN_GRADIENT, (double)targetNanos / delayNanos);
             next = Math.min(current, inFlight) * gradient;
-        }
-        else if (delayNanos > targetNanos)
-        {
-            // Draining: neither late nor in time.
-            late = 0;
-            inTime = 0;
-            return current;
         }
         else
         {

@@ -18,11 +18,15 @@ class AdmissionLimitTest
         return new AdmissionLimit(min, max, initial, TARGET);
     }
 
-    /** {@link AdmissionLimit#LATE_INTERVALS} intervals at {@code delay}: fewer change nothing. */
-    private static int late(AdmissionLimit limit, long delay, long inFlight)
+    /**
+     * A second of overload: {@link AdmissionLimit#SUSTAINED_INTERVALS} intervals over the target, the delay growing
+     * from just over the target to {@code delay}; fewer change nothing.
+     */
+    private static int overloaded(AdmissionLimit limit, long delay, long inFlight)
     {
-        for (int i = 1; i < AdmissionLimit.LATE_INTERVALS; i++)
-            limit.update(delay, inFlight);
+        int n = AdmissionLimit.SUSTAINED_INTERVALS;
+        for (int i = 0; i < n - 1; i++)
+            limit.update(TARGET + 1 + (delay - TARGET - 1) * i / (n - 1), inFlight);
         return limit.update(delay, inFlight);
     }
 
@@ -48,69 +52,77 @@ class AdmissionLimitTest
     void aDelayAtTheTargetIsInTime()
     {
         AdmissionLimit limit = limit(10, 1_000, 100);
-        assertThat(late(limit, TARGET, 100)).isGreaterThan(100);
+        for (int i = 0; i < AdmissionLimit.SUSTAINED_INTERVALS; i++)
+            limit.update(TARGET, 100);
+        assertThat(limit.limit()).isGreaterThan(100);
     }
 
     @Test
-    void aShortLatenessChangesNothing()
+    void lessThanASecondOverTheTargetChangesNothing()
     {
         AdmissionLimit limit = limit(10, 1_000, 500);
-        for (int i = 1; i < AdmissionLimit.LATE_INTERVALS; i++)
-            assertThat(limit.update(TARGET * 10, 400)).isEqualTo(500);
-        // In time again: the pause is forgotten, and the next late interval is again a first one.
+        for (int i = 1; i < AdmissionLimit.SUSTAINED_INTERVALS; i++)
+            assertThat(limit.update(TARGET * (1 + i), 400)).isEqualTo(500);
+        // In time again: the lateness is forgotten, and the next late interval is again a first one.
         limit.update(IN_TIME, 400);
         int after = limit.limit();
-        assertThat(limit.update(TARGET * 10, 400)).isEqualTo(after);
+        for (int i = 1; i < AdmissionLimit.SUSTAINED_INTERVALS; i++)
+            assertThat(limit.update(TARGET * (1 + i), 400)).isEqualTo(after);
     }
 
     @Test
-    void aBacklogThatDrainsIsNotCutNorGrown()
+    void aBacklogBeingWorkedThroughIsNotShed()
     {
-        // A burst worked through: over the target, but each interval well under the one before.
+        // The requests that queued during a 600 ms pause: far over the target at first, then falling, slowly and not
+        // evenly, for two seconds.
         AdmissionLimit limit = limit(10, 1_000, 500);
-        limit.update(TARGET * 20, 400);
-        for (long delay : new long[]{TARGET * 12, TARGET * 7, TARGET * 4, TARGET * 2})
-            assertThat(limit.update(delay, 400)).isEqualTo(500);
-        // A backlog that stops draining is late again.
-        for (int i = 0; i < AdmissionLimit.LATE_INTERVALS; i++)
-            limit.update(TARGET * 2, 400);
-        assertThat(limit.limit()).isEqualTo(200);
+        long[] delays = {600, 560, 580, 540, 500, 510, 470, 430, 440, 400, 380, 390, 350, 300, 310, 260, 220, 230, 180, 120};
+        for (long delay : delays)
+            assertThat(limit.update(TimeUnit.MILLISECONDS.toNanos(delay), 400)).isEqualTo(500);
     }
 
     @Test
-    void shrinksBelowWhatIsInFlightWhenTheDelayStaysOverTheTarget()
+    void aStallThatDoesNotGrowIsNotShed()
     {
-        // 1.25 x the target: gradient 0.8 of the 1,000 in flight.
-        assertThat(late(limit(10, 100_000, 5_000), TARGET * 5 / 4, 1_000)).isEqualTo(800);
-        // Twice the target or more: halved, never less.
-        assertThat(late(limit(10, 100_000, 5_000), TARGET * 2, 1_000)).isEqualTo(500);
-        assertThat(late(limit(10, 100_000, 5_000), TARGET * 100, 1_000)).isEqualTo(500);
-        // A rising delay keeps lowering it, interval after interval.
+        // A gateway whose threads wait a steady 5 x the target (a starved machine, a neighbour's CPU): refusing
+        // requests would not shorten it.
+        AdmissionLimit limit = limit(10, 1_000, 500);
+        for (int i = 0; i < 5 * AdmissionLimit.SUSTAINED_INTERVALS; i++)
+            assertThat(limit.update(TARGET * 5 + (i % 3) * TARGET / 4, 400)).isEqualTo(500);
+    }
+
+    @Test
+    void aDelayThatGrowsForASecondIsOverloadAndHalvesWhatIsInFlight()
+    {
+        // Grown from just over the target to 2.5 x: the gradient target / delay, at least a half.
+        assertThat(overloaded(limit(10, 100_000, 5_000), TARGET * 5 / 2, 1_000)).isEqualTo(500);
+        assertThat(overloaded(limit(10, 100_000, 5_000), TARGET * 100, 1_000)).isEqualTo(500);
+        // A delay that keeps growing keeps lowering it, second after second.
         AdmissionLimit limit = limit(10, 100_000, 1_000);
-        int previous = late(limit, TARGET * 2, 1_000);
-        for (int i = 0; i < 3; i++)
+        int previous = overloaded(limit, TARGET * 3, 1_000);
+        for (int s = 0; s < 3; s++)
         {
-            int next = limit.update(TARGET * (3 + i), previous);
+            int next = overloaded(limit, TARGET * (5 + 3 * s), previous);
             assertThat(next).isLessThan(previous);
             previous = next;
         }
     }
 
     @Test
-    void aLateGatewayCutsFromWhatIsInFlightNotFromAnUnusedCeiling()
+    void anOverloadedGatewayCutsFromWhatIsInFlightNotFromAnUnusedCeiling()
     {
         // At the ceiling of 100,000 with 300 in flight: the next requests must be refused, not the 50,001st.
-        assertThat(late(limit(10, 100_000, 100_000), TARGET * 2, 300)).isEqualTo(150);
+        assertThat(overloaded(limit(10, 100_000, 100_000), TARGET * 3, 300)).isEqualTo(150);
         // With more in flight than the limit, from the limit.
-        assertThat(late(limit(10, 100_000, 200), TARGET * 2, 300)).isEqualTo(100);
+        assertThat(overloaded(limit(10, 100_000, 200), TARGET * 3, 300)).isEqualTo(100);
     }
 
     @Test
     void staysWithinItsFloorAndCeiling()
     {
         AdmissionLimit limit = limit(50, 2_000, 1_000);
-        for (int i = 0; i < 20; i++)
-            limit.update(TARGET * 10, 0);
+        for (int i = 0; i < 10; i++)
+            overloaded(limit, TARGET * 10, 2_000);
         assertThat(limit.limit()).isEqualTo(50);
         for (int i = 0; i < 40; i++)
             limit.update(IN_TIME, 2_000);
@@ -121,8 +133,8 @@ class AdmissionLimitTest
     void recoversToTheCeilingWithinASecondOfIntervalsOnceTheGatewayKeepsUpAgain()
     {
         AdmissionLimit limit = limit(16, 100_000, 100_000);
-        for (int i = 0; i < 30; i++)
-            limit.update(TARGET * 4, limit.limit());
+        for (int i = 0; i < 20; i++)
+            overloaded(limit, TARGET * 4, limit.limit());
         assertThat(limit.limit()).isEqualTo(16);
         int intervals = 0;
         while (limit.limit() < 100_000)
@@ -136,13 +148,13 @@ class AdmissionLimitTest
     @Test
     void atTheEdgeOfCapacityItProbesUpwardBySquareRootsOnly()
     {
-        // Late and in time by turns: after a late interval the growth starts again from one square root.
+        // Overloaded and in time by turns: after a cut the growth starts again from one square root.
         AdmissionLimit limit = limit(16, 100_000, 10_000);
         for (int i = 0; i < 5; i++)
         {
             int before = limit.limit();
-            int cut = late(limit, TARGET * 5 / 4, before);
-            assertThat(cut).isEqualTo((int)(before * 0.8));
+            int cut = overloaded(limit, TARGET * 3, before);
+            assertThat(cut).isEqualTo(before / 2);
             int grown = limit.update(IN_TIME, cut);
             assertThat(grown - cut).isEqualTo((int)Math.sqrt(cut));
         }
