@@ -8,12 +8,12 @@ package dev.sluice.runtime.internal.http;
  * trip:
  * <ul>
  *   <li>Overloaded: the standing delay stayed over the target for {@value #SUSTAINED_INTERVALS} intervals running
- *       (a second) and grew by more than the target over them. Then the gradient {@code target / delay}, at least 0.5,
+ *       (a second) and did not fall by a quarter over them. Then the gradient {@code target / delay}, at least 0.5,
  *       scales what is in flight (not an unused ceiling), so the limit falls below the work the gateway holds and new
  *       requests are refused until the delay is back under the target. A delay twice the target or more halves it.
- *       A delay over the target that did not grow over the second is a backlog being worked through — a burst of
- *       arrivals, the requests that queued during a process pause or a long collection — or a stall that refusing
- *       requests would not shorten: the limit stays, and nothing that can be served is refused.</li>
+ *       A delay over the target that fell by a quarter over the second is a backlog being worked through — a burst
+ *       of arrivals, the requests that queued during a process pause or a long collection: the limit stays, and
+ *       nothing that will be served a moment later is refused.</li>
  *   <li>In time: the limit grows by {@code sqrt(limit)}, and each further interval in time doubles the step, so that a
  *       gateway that keeps up is back at {@code max} within about a second, while one at the edge of its capacity
  *       (alternating late and in time) only probes upward by a square root at a time.</li>
@@ -33,6 +33,8 @@ final class AdmissionLimit
      * or the backlog of a pause, which the gateway works through, is never shed.
      */
     static final int SUSTAINED_INTERVALS = 10;
+    /** A delay that fell below this share of where the second began is draining. */
+    static final double DRAINING = 0.75;
     /** The growth step doubles at most this many times (then stays): ample to climb from {@code min} to {@code max}. */
     private static final int MAX_DOUBLINGS = 20;
 
@@ -82,10 +84,11 @@ final class AdmissionLimit
                 lateSince = delayNanos;
             if (late < SUSTAINED_INTERVALS)
                 return current;
-            // A second over the target: judged, and the next second is judged afresh.
-            boolean grew = delayNanos - lateSince > targetNanos;
+            // A second over the target: judged, and the next second is judged afresh. A delay that fell by a quarter
+            // or more over it is a backlog being worked through.
+            boolean draining = delayNanos < lateSince * DRAINING;
             late = 0;
-            if (!grew)
+            if (draining)
                 return current;
             double gradient = Math.max(MIN_GRADIENT, (double)targetNanos / delayNanos);
             next = Math.min(current, inFlight) * gradient;
