@@ -27,7 +27,8 @@ import java.util.function.Consumer;
  * nginx does (its 499). A read of 0 bytes cannot see the end of stream (the JDK answers an empty buffer without a
  * system call), so the look reads into one byte. A socket that was readable but gave nothing, or an endpoint that
  * would not take the interest, falls back to the {@link ConnectionSweep}'s periodic probe: the same look, once per
- * period.</p>
+ * period. The handler registers the interest for streams only ({@link #start}); a plain request is probed from the
+ * start ({@link #probeLater}), since an interest costs a selector update and wake-up per request.</p>
  *
  * <p>Jetty closes the connection when a response completes while a read interest is still registered (it takes it
  * for a read in progress), so {@link #respond} withdraws the interest before the response is written; the connection
@@ -87,6 +88,12 @@ final class ClientWatch implements Callback
         }
         sweep.probeLater(this);
         return false;
+    }
+
+    /** Starts watching through the sweep's periodic probe alone, with no read interest. Called at most once. */
+    void probeLater()
+    {
+        sweep.probeLater(this);
     }
 
     /**
