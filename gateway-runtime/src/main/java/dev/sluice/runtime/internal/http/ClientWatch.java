@@ -27,9 +27,8 @@ import java.util.function.Consumer;
  * nginx does (its 499). A read of 0 bytes cannot see the end of stream (the JDK answers an empty buffer without a
  * system call), so the look reads into one byte. A socket that was readable but gave nothing, or an endpoint that
  * would not take the interest, falls back to the {@link ConnectionSweep}'s periodic probe: the same look, once per
- * period. The handler registers the interest of a stream at once ({@link #start}); a plain request's is registered by
- * the sweep once the request has waited a little ({@link #startLater}), since an interest costs a selector update and
- * wake-up per request, which an answer that comes within that time need not pay.</p>
+ * period. The handler registers the interest for streams only ({@link #start}); a plain request is probed from the
+ * start ({@link #probeLater}), since an interest costs a selector update and wake-up per request.</p>
  *
  * <p>Jetty closes the connection when a response completes while a read interest is still registered (it takes it
  * for a read in progress), so {@link #respond} withdraws the interest before the response is written; the connection
@@ -63,8 +62,6 @@ final class ClientWatch implements Callback
     private volatile boolean readAhead;
     /** Whether this watch may still be registered as the endpoint's read interest. */
     private volatile boolean interested;
-    /** Whether a look saw the client gone or read ahead: no more looks. */
-    private volatile boolean finished;
 
     ClientWatch(ConnectionSweep sweep, EndPoint endPoint, Consumer<Throwable> onGone)
     {
@@ -93,40 +90,10 @@ final class ClientWatch implements Callback
         return false;
     }
 
-    /**
-     * Starts watching a plain request's client: the sweep registers the read interest once the request has waited
-     * {@link ConnectionSweep#REGISTER_AFTER_NANOS} ({@link #registerLate}), so that an answer that comes sooner costs
-     * no selector update. Called at most once, instead of {@link #start}.
-     */
-    void startLater()
+    /** Starts watching through the sweep's periodic probe alone, with no read interest. Called at most once. */
+    void probeLater()
     {
-        sweep.registerLater(this);
-    }
-
-    /**
-     * Registers the read interest on the sweep's thread, for a watch started with {@link #startLater}. It holds the
-     * PROBING state meanwhile, so the response cannot run between the registration and the state's return: an answer
-     * that arrives during it is written by this call, after the interest was withdrawn.
-     *
-     * @return whether the sweep must probe the client instead (the interest was not taken, or was already used)
-     */
-    boolean registerLate(Executor executor)
-    {
-        if (finished || !(endPoint instanceof AbstractEndPoint) || !STATE.compareAndSet(this, WAITING, PROBING))
-            return !finished && state == WAITING;
-        interested = true;
-        if (!endPoint.tryFillInterested(this))
-            interested = false;
-        if (!STATE.compareAndSet(this, PROBING, WAITING))
-        {
-            // The answer arrived during the registration: take the interest back, then write the answer.
-            withdraw();
-            state = RESPONDING;
-            executor.execute(respond);
-            return false;
-        }
-        // Not registered, or the selector already fired and found the state PROBING (its look was skipped): probe.
-        return !interested;
+        sweep.probeLater(this);
     }
 
     /**
@@ -246,7 +213,7 @@ final class ClientWatch implements Callback
      */
     private Look look(Throwable failure, ByteBuffer scratch, Executor executor)
     {
-        if (finished || !STATE.compareAndSet(this, WAITING, PROBING))
+        if (!STATE.compareAndSet(this, WAITING, PROBING))
             return Look.SKIPPED;
         Throwable gone = failure;
         Look result = Look.NOTHING;
@@ -262,7 +229,6 @@ final class ClientWatch implements Callback
                     // The client is there: it sent more. That byte is gone for Jetty's parser, so this connection must
                     // close after the response; no need to look again.
                     readAhead = true;
-                    finished = true;
                     result = Look.DONE;
                 }
             }
@@ -283,7 +249,6 @@ final class ClientWatch implements Callback
         }
         if (gone != null)
         {
-            finished = true;
             onGone.accept(new GatewayException(ErrorKind.INVALID_REQUEST, 499,
                 "the client closed its connection while waiting for the answer", null, null, gone));
             return Look.DONE;

@@ -42,10 +42,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class ConnectionSweep implements Runnable, Connection.Listener
 {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionSweep.class);
-    /** How long a plain request waits for the provider before its client's read interest is registered. */
-    static final long REGISTER_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** How often the registration task looks while plain requests wait. */
-    static final long REGISTER_PERIOD_MILLIS = 50;
     /** How long a watched request waits for the provider before the sweep probes its client (the fallback only). */
     static final long PROBE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -57,9 +53,6 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     private final int minBodyRate;
     private final AtomicBoolean armed = new AtomicBoolean();
     private final Set<ClientWatch> watches = ConcurrentHashMap.newKeySet();
-    /** Plain requests' watches whose read interest is not registered yet. */
-    private final Set<ClientWatch> pending = ConcurrentHashMap.newKeySet();
-    private final AtomicBoolean registrarArmed = new AtomicBoolean();
     /** Bodies in progress at the last look: only this task's thread touches it. */
     private Map<HttpConnection, Body> bodies = new HashMap<>();
     private Map<HttpConnection, Body> nextBodies = new HashMap<>();
@@ -110,55 +103,6 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         return new ClientWatch(this, endPoint, onGone);
     }
 
-    /**
-     * Registers {@code watch}'s read interest once its request has waited {@link #REGISTER_AFTER_NANOS}, from a task
-     * that runs every {@link #REGISTER_PERIOD_MILLIS} while such watches wait (one task for the process, none while
-     * no plain request waits).
-     */
-    void registerLater(ClientWatch watch)
-    {
-        pending.add(watch);
-        if (!registrarArmed.get() && registrarArmed.compareAndSet(false, true) && !stopped)
-            scheduler.schedule(this::registerPending, REGISTER_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
-    private void registerPending()
-    {
-        long now = System.nanoTime();
-        try
-        {
-            for (Iterator<ClientWatch> it = pending.iterator(); it.hasNext(); )
-            {
-                ClientWatch watch = it.next();
-                if (!watch.isOpen())
-                {
-                    it.remove();
-                    continue;
-                }
-                if (now - watch.since() < REGISTER_AFTER_NANOS)
-                    continue;
-                it.remove();
-                if (watch.registerLate(executor))
-                    probeLater(watch);
-            }
-        }
-        catch (Throwable t)
-        {
-            LOG.warn("client watch registration failed", t);
-        }
-        if (stopped)
-            return;
-        if (!pending.isEmpty())
-        {
-            scheduler.schedule(this::registerPending, REGISTER_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
-            return;
-        }
-        registrarArmed.set(false);
-        // A watch added after the last look but before the flag was cleared would not have armed the task.
-        if (!pending.isEmpty() && registrarArmed.compareAndSet(false, true))
-            scheduler.schedule(this::registerPending, REGISTER_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
     /** Probes {@code watch}'s client once per period from now on, until it ends or the probe sees an answer. */
     void probeLater(ClientWatch watch)
     {
@@ -167,7 +111,6 @@ final class ConnectionSweep implements Runnable, Connection.Listener
 
     void unwatch(ClientWatch watch)
     {
-        pending.remove(watch);
         watches.remove(watch);
     }
 

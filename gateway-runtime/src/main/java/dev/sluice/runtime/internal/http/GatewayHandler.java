@@ -962,16 +962,17 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
             else
             {
                 // Started here, before respond() can be called: its read interest must never outlive the response. An
-                // answer already there (a cache hit, a refusal) is written at once: no watch. A stream's read interest
-                // is registered now; a read interest costs a selector update and wake-up per request (about five
-                // system calls), so a plain request's is registered by the sweep once it has waited a little.
+                // answer already there (a cache hit, a refusal) is written at once: no watch. A stream's client is
+                // watched through a read interest, noticed at once when it leaves; a read interest costs a selector
+                // update and wake-up per request (about five system calls), so a plain request's client is probed by
+                // the sweep instead, once it has waited a while.
                 if (!(stage instanceof CompletableFuture<?> f && f.isDone()))
                 {
                     DefaultExchange e = exchange;
                     if (e != null && e.stream())
                         w.start();
                     else
-                        w.startLater();
+                        w.probeLater();
                 }
                 stage.whenComplete((reply, failure) -> w.respond(() -> complete(reply, failure)));
             }
