@@ -283,7 +283,9 @@ class UpstreamH2TlsTest
 
         assertThat(versions).hasSize(requests).containsOnly(HttpVersion.HTTP_2);
         assertThat(connections.get()).isBetween(1, UpstreamClients.H2_CONNECTIONS);
-        assertThat(maxInFlightPerConnection.get()).isBetween(2, streamsPerConnection);
+        // The server's count may see one more than its limit for a moment: a handler that answered still runs its
+        // last lines when the client, having seen that stream end, opens the next on the same connection.
+        assertThat(maxInFlightPerConnection.get()).isBetween(2, streamsPerConnection + 1);
     }
 
     @Test
