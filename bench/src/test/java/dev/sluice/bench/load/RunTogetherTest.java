@@ -145,7 +145,9 @@ class RunTogetherTest
             gaps.add((b.get(j) - from) / 1e3);
         }
         assertThat(pairs).isGreaterThan(400);
-        assertThat((double)withB / pairs).as("%d of %d A→A intervals hold a B arrival", withB, pairs).isGreaterThan(0.9);
+        // Most, not all: a late send (a collection, the scheduler) puts two of one run together now and then; runs
+        // that were not interleaved at all would hold a B arrival in about half of them.
+        assertThat((double)withB / pairs).as("%d of %d A→A intervals hold a B arrival", withB, pairs).isGreaterThan(0.75);
         // B's turn comes half an interval after A's (1.25 ms at 400/s each). Were both due at the same instants, the
         // next B would come right after A (near 0) or right before the next A (near a whole interval).
         Collections.sort(gaps);
