@@ -17,9 +17,10 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The admin listener (README "Admin listener") with a third-party plugin's endpoint on it: the exchange-tap example's
- * {@code GET /exchange-tap/recent}. Off by default, on its own port, behind {@code admin.token} when one is set, and
- * the only place the per-stage table and plugin endpoints are served. Plugin tasks on the shared scheduler run.
+ * The admin listener (docs/configuration.md, "Admin listener") with a third-party plugin's endpoint on it: the
+ * exchange-tap example's {@code GET /exchange-tap/recent}. Off by default, on its own port, behind {@code admin.token}
+ * when one is set, and the only place the per-stage table and plugin endpoints are served. Plugin tasks on the shared
+ * scheduler run.
  */
 class AdminListenerTest
 {

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The execution model (README "Execution model"): one fixed pool of named threads shared by the server and the
+ * The execution model (docs/operations.md, "Execution model"): one fixed pool of named threads shared by the server and the
  * upstream clients, whose count does not move under load, and bounded upstream queues that answer a fast 503 in the
  * client's dialect instead of queueing without limit.
  */

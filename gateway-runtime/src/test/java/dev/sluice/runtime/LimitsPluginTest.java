@@ -431,8 +431,8 @@ class LimitsPluginTest
     @Test
     void anOpenAiStreamWithoutIncludeUsageIsSettledFromTheUsageTheGatewayAskedFor() throws Exception
     {
-        // Same dialect, no stream_options.include_usage: the gateway asks the provider for usage anyway (README "usage
-        // on same-dialect OpenAI streams"), so the budget is charged the provider's count, not an estimate.
+        // Same dialect, no stream_options.include_usage: the gateway asks the provider for usage anyway
+        // (docs/plugins/openai.md, "Usage on every stream"), so the budget is charged the provider's count, not an estimate.
         ChatCompletionCreateParams ask = ChatCompletionCreateParams.builder().model("openai/" + MockModels.DEFAULT)
             .addUserMessage("Say hello").maxCompletionTokens(20).putAdditionalHeader("x-test-key", "k-unmetered")
             .putAdditionalHeader("x-test-team", "team-unmetered").build();

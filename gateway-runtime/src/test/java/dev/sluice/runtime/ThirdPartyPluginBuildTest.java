@@ -20,7 +20,7 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A plugin built the way a third party builds one (README "Writing a plugin"): {@code plugin-examples/deny-words}
+ * A plugin built the way a third party builds one (docs/writing-plugins.md): {@code plugin-examples/deny-words}
  * copied out of the repository and built by Maven with its own pom against {@code gateway-api} as
  * {@code mvn install -DskipTests -pl gateway-api -am} installs it — jar, pom, test helpers and the parent pom, in a
  * local repository of the test's own (the build stages it in {@code target/plugin-author/repository}). The jar it

@@ -129,7 +129,7 @@ public final class Report
 
     /**
      * @param cells the results
-     * @return the headline table (Markdown), as the README shows it
+     * @return the headline table (Markdown), as docs/benchmarks.md shows it
      */
     public static String headline(List<CellResult> cells)
     {

@@ -19,9 +19,9 @@ import java.util.concurrent.Executor;
  * being created by {@code sluice check} to validate its options: it must have no side effect (open no file, start
  * nothing, schedule nothing, register nothing); the services then accept registrations and do nothing with them.
  *
- * <p>The runtime implements this interface; it may gain methods in a minor version of the SPI (README "SPI
- * versions"). For tests, {@code dev.sluice.api.testing.TestBindingContext} in gateway-api's test-jar records what a
- * binding registers (admin routes, completion listeners, scheduled and submitted tasks) rather than relying on the
+ * <p>The runtime implements this interface; it may gain methods in a minor version of the SPI (docs/writing-plugins.md,
+ * "SPI versions"). For tests, {@code dev.sluice.api.testing.TestBindingContext} in gateway-api's test-jar records what
+ * a binding registers (admin routes, completion listeners, scheduled and submitted tasks) rather than relying on the
  * defaults here, which refuse.
  */
 public interface BindingContext

@@ -12,7 +12,7 @@ import java.util.Arrays;
  * Coverage-guided fuzzing of {@link JsonPeek}, the scan every OpenAI and Anthropic request body goes through first
  * (each dialect plugin also fuzzes its server binding's peek followed by its decoder). Seeds:
  * {@code src/test/resources/dev/sluice/api/codec/JsonPeekFuzzTestInputs/}. Every build runs them in regression mode;
- * {@code JAZZER_FUZZ=1} fuzzes (README "Fuzz tests").
+ * {@code JAZZER_FUZZ=1} fuzzes (docs/testing.md, "Fuzz tests").
  */
 @Timeout(10)
 class JsonPeekFuzzTest

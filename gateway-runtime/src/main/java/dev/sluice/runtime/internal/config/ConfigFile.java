@@ -15,7 +15,7 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
 {
     /**
      * {@code listen: { host, port, idle_timeout, header_timeout, min_body_rate, max_connections }}: where to listen, how
-     * long the server waits for its clients (README "Server timeouts") and how many it holds at once.
+     * long the server waits for its clients (docs/operations.md, "Timeouts") and how many it holds at once.
      */
     public record Listen(String host, Integer port, Duration idleTimeout, Duration headerTimeout, Integer minBodyRate,
                          Integer maxConnections)
@@ -47,8 +47,9 @@ public record ConfigFile(Listen listen, Limits limits, Shutdown shutdown, Admin 
     }
 
     /**
-     * {@code admin: { host, port, token, stages }}: the admin listener (README "Admin listener"), off unless a port is
-     * set; {@code token} (from the environment) makes every admin request carry {@code Authorization: Bearer TOKEN}.
+     * {@code admin: { host, port, token, stages }}: the admin listener (docs/configuration.md, "Admin listener"),
+     * off unless a port is set; {@code token} (from the environment) makes every admin request carry
+     * {@code Authorization: Bearer TOKEN}.
      */
     public record Admin(String host, Integer port, String token, Boolean stages)
     {

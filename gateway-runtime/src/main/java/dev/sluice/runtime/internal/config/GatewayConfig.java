@@ -14,7 +14,7 @@ import java.util.Map;
  * @param workers      worker threads of the shared pool, 0 for the default (from the cores)
  * @param bufferPoolBytes the shared buffer pool's cap on retained heap, and on retained direct memory
  * @param clientTimeouts how long the server waits for its clients
- * @param maxConnections how many client connections the server holds at once, 0 for no limit (README "Server timeouts")
+ * @param maxConnections how many client connections the server holds at once, 0 for no limit (docs/operations.md, "Timeouts")
  * @param admission    the limit on chat requests in flight (docs/admission.md)
  * @param secrets      the values the environment put into secret fields ({@code api_key}, {@code …_token}, …): the
  *                     provider credentials, which no error message may show a client (see {@code Redaction})

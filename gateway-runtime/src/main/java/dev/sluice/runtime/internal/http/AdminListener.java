@@ -20,7 +20,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The admin listener's handler (README "Admin listener"): the bearer token check, the runtime's own endpoints
+ * The admin listener's handler (docs/configuration.md, "Admin listener"): the bearer token check, the runtime's own endpoints
  * ({@code /healthz}, {@code /_sluice/stages} when enabled) and the endpoints plugins registered. Off the request path:
  * it runs only for connections to the admin port.
  */

@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>It runs only while the connector has connections: opening one arms it, and it stops rescheduling itself when the
  * last one closed (as {@code QueueSweep} does for the upstream queues). A period looks at every connection: a
- * volatile read of the parser's state for an idle one (README "Server timeouts" has the measured cost). It never
+ * volatile read of the parser's state for an idle one (docs/operations.md, "Timeouts", has the measured cost). It never
  * imposes a minimum response rate: a stream is legitimately slow, and a client that stops reading one meets the idle
  * timeout of its pending write.</p>
  *
@@ -178,7 +178,7 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         for (EndPoint endPoint : connector.getConnectedEndPoints())
         {
             seen++;
-            // h2c connections are not looked at: see README "Server timeouts" for what Jetty does there.
+            // h2c connections are not looked at: see docs/operations.md, "Timeouts", for what Jetty does there.
             if (!(endPoint.getConnection() instanceof HttpConnection connection))
                 continue;
             HttpParser parser = connection.getParser();

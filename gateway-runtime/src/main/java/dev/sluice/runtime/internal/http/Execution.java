@@ -8,7 +8,7 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 
 /**
  * The process's one execution model: one thread pool of fixed size, one scheduler thread and one capped buffer pool,
- * shared by the server connector and every upstream client (see README "Execution model").
+ * shared by the server connector and every upstream client (see docs/operations.md, "Execution model").
  *
  * <p>The pool is fixed (minimum = maximum) so that the thread count after any load equals the idle count: a growing
  * pool adds a thread whenever none is idle (a GC pause is enough) and sheds them one per idle period. Its size is

@@ -593,8 +593,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
 
     /**
      * One chat request through the chain, and the {@link Completion} the listeners read. Not itself a callback: as a
-     * plain {@link Runnable} its body-read demand is dispatched as Jetty dispatches blocking tasks (README "Execution
-     * model"); {@link Finish} is the handler's callback.
+     * plain {@link Runnable} its body-read demand is dispatched as Jetty dispatches blocking tasks (docs/operations.md,
+     * "Execution model"); {@link Finish} is the handler's callback.
      */
     private final class Call implements Runnable, Completion, StreamPump.Observer
     {
@@ -984,7 +984,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
          * gives up on a gateway that is behind (its timeout) closes the connection it opened for that request and opens
          * another for the next; without this look, each of those requests, read from the socket after its client had
          * left, went to the provider (paid for, answered to no one) while newer ones waited. A client that half-closes
-         * after its request is treated as gone, as while it waits for the provider (README "Server timeouts").
+         * after its request is treated as gone, as while it waits for the provider (docs/operations.md, "Timeouts").
          */
         private boolean leftBeforeDispatch()
         {

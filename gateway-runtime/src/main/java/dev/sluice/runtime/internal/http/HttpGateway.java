@@ -31,7 +31,7 @@ public final class HttpGateway
      * The HTTP/1.1 connections' request buffer: held per request in flight (see the constructor). 4 KiB holds a usual
      * request head and a small body in one read; a larger head or body takes more reads (the parser resumes across
      * them; the head's cap stays 8 KiB). Measured under L1500-inflight (3,000+ requests waiting): 8 KiB gave an RSS
-     * peak of 252–261 MiB over five runs, 4 KiB 246 MiB (README "JVM flags").
+     * peak of 252–261 MiB over five runs, 4 KiB 246 MiB (docs/operations.md, "Execution model").
      */
     static final int INPUT_BUFFER_BYTES = 4 * 1024;
 
@@ -123,7 +123,7 @@ public final class HttpGateway
         server.addConnector(connector);
         // A bound on what clients can make the gateway hold (each connection a few KiB of parser, endpoint and timers
         // even when idle): without it, clients that time out and reconnect while the gateway is behind filled the
-        // heap with connections it had not yet seen close (README "Server timeouts").
+        // heap with connections it had not yet seen close (docs/operations.md, "Timeouts").
         cap = maxConnections > 0 ? new ConnectionCap(maxConnections, connector, execution.threads()) : null;
         if (cap != null)
             server.addBean(cap);

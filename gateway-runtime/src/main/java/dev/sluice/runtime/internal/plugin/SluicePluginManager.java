@@ -197,8 +197,8 @@ public final class SluicePluginManager extends DefaultPluginManager
         }
         if (!shadowed.isEmpty())
             LOG.warn("{} bundles classes the runtime provides, and the runtime's are used, never the jar's: {}. Declare "
-                + "gateway-api, Jackson, SLF4J and PF4J with <scope>provided</scope> so they stay out of the jar (README "
-                + "\"Writing a plugin\")", describe(plugin), counts(shadowed));
+                + "gateway-api, Jackson, SLF4J and PF4J with <scope>provided</scope> so they stay out of the jar (docs/"
+                + "writing-plugins.md)", describe(plugin), counts(shadowed));
         if (!missing.isEmpty())
             LOG.warn("{} bundles classes under the runtime's shared packages (dev.sluice.api, com.fasterxml.jackson, "
                 + "org.slf4j, org.pf4j) that the runtime does not have: {}. These packages always load from the runtime, "

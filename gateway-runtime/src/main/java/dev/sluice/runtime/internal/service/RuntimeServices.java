@@ -19,10 +19,10 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What the runtime shares with plugins (README "Shared services"): the process's one thread pool and scheduler, the
- * admin listener's routes and the gateway-wide completion listeners. Filled while the chain is assembled, read-only
- * afterwards. In check mode ({@code sluice check}) nothing runs: the executor refuses, scheduled tasks never run, and
- * registrations are kept but unused.
+ * What the runtime shares with plugins (docs/writing-plugins.md, "Shared services"): the process's one thread pool and
+ * scheduler, the admin listener's routes and the gateway-wide completion listeners. Filled while the chain is
+ * assembled, read-only afterwards. In check mode ({@code sluice check}) nothing runs: the executor refuses, scheduled
+ * tasks never run, and registrations are kept but unused.
  *
  * <p>Bindings are created before the scheduler starts (the pool is sized from the connectors, which come after the
  * chain), and Jetty's scheduler silently drops what it is given before it started. Tasks a plugin schedules while its

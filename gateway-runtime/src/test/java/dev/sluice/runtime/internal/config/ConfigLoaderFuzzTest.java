@@ -11,7 +11,7 @@ import java.util.Map;
  * Coverage-guided fuzzing of {@link ConfigLoader#parse}: any text, as YAML and as JSON, becomes a validated config or
  * a {@link ConfigException} that names a path, never another exception. Seeds:
  * {@code src/test/resources/dev/sluice/runtime/internal/config/ConfigLoaderFuzzTestInputs/}. Every build runs them in
- * regression mode; {@code JAZZER_FUZZ=1} fuzzes (README "Fuzz tests").
+ * regression mode; {@code JAZZER_FUZZ=1} fuzzes (docs/testing.md, "Fuzz tests").
  */
 @Timeout(10)
 class ConfigLoaderFuzzTest

@@ -28,7 +28,7 @@ import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.service.Scheduler;
 
 /**
- * The {@code cache} binding: answers an exact repeat of a request from memory (README "Response cache").
+ * The {@code cache} binding: answers an exact repeat of a request from memory (docs/plugins/cache.md).
  *
  * <p>Per exchange: the key is computed from the decoded request ({@link CacheKeys}); a stored answer is a hit, replayed
  * as a body or a stream ({@link ReplayStream}) in the client's dialect, whichever dialect and form filled it (the

@@ -19,7 +19,7 @@ import dev.sluice.api.config.Options;
 import org.pf4j.Extension;
 
 /**
- * Creates {@code cache} proxy bindings: an exact-match response cache (README "Response cache").
+ * Creates {@code cache} proxy bindings: an exact-match response cache (docs/plugins/cache.md).
  *
  * <pre>{@code
  * answers:

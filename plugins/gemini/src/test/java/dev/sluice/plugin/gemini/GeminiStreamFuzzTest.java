@@ -14,7 +14,7 @@ import java.util.List;
 /**
  * Coverage-guided fuzzing of the Gemini dialect's stream decoder on upstream bytes in arbitrary chunk splits. Seeds:
  * {@code src/test/resources/dev/sluice/plugin/gemini/GeminiStreamFuzzTestInputs/} (first byte: the chunk split, see
- * {@link FuzzInputs#chunks}). Every build runs them in regression mode; {@code JAZZER_FUZZ=1} fuzzes (README
+ * {@link FuzzInputs#chunks}). Every build runs them in regression mode; {@code JAZZER_FUZZ=1} fuzzes (docs/testing.md,
  * "Fuzz tests").
  */
 @Timeout(10)

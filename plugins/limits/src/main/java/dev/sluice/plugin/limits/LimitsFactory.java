@@ -20,7 +20,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Creates {@code limits} proxy bindings: request, token and concurrency limits and currency budgets per key, team and
- * model (README "Limits and budgets").
+ * model (docs/plugins/limits.md).
  *
  * <pre>{@code
  * limits:

@@ -14,8 +14,8 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 
 /**
- * Creates {@code log} proxy bindings: the request log, one JSON line per exchange of the gateway (README "Request
- * log"). Put it anywhere in a chain, with an {@code exit}: it passes every request on untouched and logs every
+ * Creates {@code log} proxy bindings: the request log, one JSON line per exchange of the gateway (docs/plugins/log.md).
+ * Put it anywhere in a chain, with an {@code exit}: it passes every request on untouched and logs every
  * exchange of the gateway, those that never pass it and the refusals before any chain included.
  *
  * <pre>{@code

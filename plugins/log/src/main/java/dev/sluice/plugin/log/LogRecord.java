@@ -212,7 +212,7 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
      * Writes this record as one JSON object, without the line's end. Every field is always there (null when unknown),
      * except the body fields, present only for exchanges whose route logs bodies, {@code attempts}, present only for
      * exchanges with several attempts or one that did not answer (see the class comment), and {@code retry_refused},
-     * present only when a router refused a retry; README "Request log" defines each.
+     * present only when a router refused a retry; docs/plugins/log.md defines each.
      *
      * <p>{@code attempts} is an array with one object per attempt, in order: {@code target}, {@code model},
      * {@code start} (ISO-8601 UTC, as {@code time}), {@code duration_us}, {@code status} (absent when no response head

@@ -10,7 +10,7 @@ import org.pf4j.Extension;
 
 /**
  * Creates {@code timing-headers} proxy bindings: each answer and error that passes back through it gets the gateway's
- * and the provider's time so far as response headers (README "Timing headers"; {@link TimingHeadersBinding} defines
+ * and the provider's time so far as response headers (docs/plugins/log.md, "Timing headers"; {@link TimingHeadersBinding} defines
  * each value). Opt-in: a gateway without this binding sends no timing.
  *
  * <pre>{@code

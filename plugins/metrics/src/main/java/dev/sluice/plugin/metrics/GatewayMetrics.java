@@ -24,8 +24,8 @@ import java.util.function.Supplier;
 
 /**
  * The metric families of one {@code metrics} binding, in a {@link PrometheusRegistry} of its own (never the library's
- * global default registry: two gateways in one JVM, as in tests, keep their own counts). The README's "Metrics"
- * section lists each with its labels and exact definition; the help texts here say the same in short.
+ * global default registry: two gateways in one JVM, as in tests, keep their own counts). docs/plugins/metrics.md
+ * lists each with its labels and exact definition; the help texts here say the same in short.
  *
  * <p>Every family is built without exemplars: an exemplar sampler looks for a tracing span on every observation
  * and needs the library's scheduler thread, and the gateway has no tracing. Histograms are classic only (fixed

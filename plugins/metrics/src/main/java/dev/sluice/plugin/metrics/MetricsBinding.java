@@ -43,7 +43,8 @@ import java.util.function.Supplier;
  * ({@link ModelLabels}) — packs them into one {@code long}, finds the {@link Series} of that combination in a
  * lock-free table ({@link SeriesTable}) and adds to the data points the series holds. After the first exchange of a
  * combination nothing is allocated and no lock is taken; the library's counters are {@code LongAdder}s and
- * {@code DoubleAdder}s, its classic histograms a bucket scan and three adders. The README gives the measured cost.
+ * {@code DoubleAdder}s, its classic histograms a bucket scan and three adders.
+ * docs/plugins/metrics.md, "Cost per request", gives the measured cost.
  *
  * <h2>Attempts</h2>
  * The attempt families ({@code sluice_upstream_attempts_total}, {@code sluice_retries_total},

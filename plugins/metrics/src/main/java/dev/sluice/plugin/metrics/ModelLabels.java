@@ -77,7 +77,7 @@ final class ModelLabels
         return values[id];
     }
 
-    /** @return the model names admitted so far, in order (for tests and the README's claims) */
+    /** @return the model names admitted so far, in order (for tests and the claims of docs/plugins/metrics.md) */
     List<String> admitted()
     {
         String[] v = values;

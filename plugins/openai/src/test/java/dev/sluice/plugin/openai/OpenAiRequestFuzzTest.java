@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Timeout;
  * Coverage-guided fuzzing of the OpenAI dialect's request path: bodies as the server binding receives them, through its
  * peek and, when the peek accepts, the codec's decoder. Seeds:
  * {@code src/test/resources/dev/sluice/plugin/openai/OpenAiRequestFuzzTestInputs/}.
- * Every build runs them in regression mode; {@code JAZZER_FUZZ=1} fuzzes (README "Fuzz tests").
+ * Every build runs them in regression mode; {@code JAZZER_FUZZ=1} fuzzes (docs/testing.md, "Fuzz tests").
  */
 @Timeout(10)
 class OpenAiRequestFuzzTest

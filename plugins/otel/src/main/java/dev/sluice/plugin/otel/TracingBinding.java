@@ -32,7 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The {@code tracing} proxy binding: one OpenTelemetry span per exchange that passes it (README "Tracing").
+ * The {@code tracing} proxy binding: one OpenTelemetry span per exchange that passes it (docs/plugins/otel.md).
  *
  * <p>On the way in it reads the client's W3C {@code traceparent} and {@code tracestate} (a valid one becomes the span's
  * parent, otherwise a new trace starts), starts a {@link SpanKind#SERVER} span named {@code chat {model}} at the
