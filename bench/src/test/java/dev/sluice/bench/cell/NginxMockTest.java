@@ -13,8 +13,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.sluice.bench.load.LoadSpec;
-import dev.sluice.bench.mock.FixedAnswer;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.FixedAnswer;
+import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;

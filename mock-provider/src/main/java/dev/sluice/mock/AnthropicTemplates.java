@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.time.Instant;
 
@@ -7,12 +7,12 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.http.HttpStatus;
 
-import static dev.sluice.bench.mock.Template.CACHED;
-import static dev.sluice.bench.mock.Template.ID;
-import static dev.sluice.bench.mock.Template.MODEL;
-import static dev.sluice.bench.mock.Template.OUTPUT;
-import static dev.sluice.bench.mock.Template.UNCACHED;
-import static dev.sluice.bench.mock.Template.quote;
+import static dev.sluice.mock.Template.CACHED;
+import static dev.sluice.mock.Template.ID;
+import static dev.sluice.mock.Template.MODEL;
+import static dev.sluice.mock.Template.OUTPUT;
+import static dev.sluice.mock.Template.UNCACHED;
+import static dev.sluice.mock.Template.quote;
 
 /**
  * Pre-rendered Anthropic Messages answers for one mock configuration.

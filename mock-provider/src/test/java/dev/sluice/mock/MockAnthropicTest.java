@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.bench.mock.MockHttp.Reply;
-import dev.sluice.bench.mock.MockHttp.Sse;
-import dev.sluice.bench.mock.MockHttp.Transport;
+import dev.sluice.mock.MockHttp.Reply;
+import dev.sluice.mock.MockHttp.Sse;
+import dev.sluice.mock.MockHttp.Transport;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.http.HttpHeader;
 import org.junit.jupiter.api.AfterEach;
@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import static dev.sluice.bench.mock.MockHttp.JSON;
+import static dev.sluice.mock.MockHttp.JSON;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.nio.charset.StandardCharsets;
 
@@ -7,14 +7,14 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.http.HttpStatus;
 
-import static dev.sluice.bench.mock.Template.CACHED;
-import static dev.sluice.bench.mock.Template.COMPLETION;
-import static dev.sluice.bench.mock.Template.CREATED;
-import static dev.sluice.bench.mock.Template.ID;
-import static dev.sluice.bench.mock.Template.MODEL;
-import static dev.sluice.bench.mock.Template.PROMPT;
-import static dev.sluice.bench.mock.Template.TOTAL;
-import static dev.sluice.bench.mock.Template.quote;
+import static dev.sluice.mock.Template.CACHED;
+import static dev.sluice.mock.Template.COMPLETION;
+import static dev.sluice.mock.Template.CREATED;
+import static dev.sluice.mock.Template.ID;
+import static dev.sluice.mock.Template.MODEL;
+import static dev.sluice.mock.Template.PROMPT;
+import static dev.sluice.mock.Template.TOTAL;
+import static dev.sluice.mock.Template.quote;
 
 /**
  * Pre-rendered OpenAI Chat Completions answers for one mock configuration.

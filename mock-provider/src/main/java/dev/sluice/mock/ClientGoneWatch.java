@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -9,14 +9,14 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 
-import static dev.sluice.bench.mock.Template.CACHED;
-import static dev.sluice.bench.mock.Template.COMPLETION;
-import static dev.sluice.bench.mock.Template.ID;
-import static dev.sluice.bench.mock.Template.MODEL;
-import static dev.sluice.bench.mock.Template.PROMPT;
-import static dev.sluice.bench.mock.Template.THOUGHTS;
-import static dev.sluice.bench.mock.Template.TOTAL;
-import static dev.sluice.bench.mock.Template.quote;
+import static dev.sluice.mock.Template.CACHED;
+import static dev.sluice.mock.Template.COMPLETION;
+import static dev.sluice.mock.Template.ID;
+import static dev.sluice.mock.Template.MODEL;
+import static dev.sluice.mock.Template.PROMPT;
+import static dev.sluice.mock.Template.THOUGHTS;
+import static dev.sluice.mock.Template.TOTAL;
+import static dev.sluice.mock.Template.quote;
 
 /**
  * Pre-rendered Gemini {@code generateContent} answers for one mock configuration.

@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 /**
  * The provider APIs the {@link MockProvider} speaks, told apart by the request path alone.

@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 /**
  * The model names that make the {@link MockProvider} misbehave on purpose, in every dialect it speaks.

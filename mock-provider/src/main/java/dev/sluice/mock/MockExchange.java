@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -12,12 +12,12 @@ import java.util.function.Consumer;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.sluice.bench.mock.DialectTemplates.Answer;
-import dev.sluice.bench.mock.DialectTemplates.ErrorReply;
-import dev.sluice.bench.mock.DialectTemplates.Shape;
-import dev.sluice.bench.mock.MockDialect.GeminiPath;
-import dev.sluice.bench.mock.MockModels.Behavior;
-import dev.sluice.bench.mock.MockModels.Kind;
+import dev.sluice.mock.DialectTemplates.Answer;
+import dev.sluice.mock.DialectTemplates.ErrorReply;
+import dev.sluice.mock.DialectTemplates.Shape;
+import dev.sluice.mock.MockDialect.GeminiPath;
+import dev.sluice.mock.MockModels.Behavior;
+import dev.sluice.mock.MockModels.Kind;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;

@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -7,11 +7,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.bench.mock.MockHttp.Reply;
-import dev.sluice.bench.mock.MockHttp.Sse;
-import dev.sluice.bench.mock.MockHttp.Transport;
-import dev.sluice.bench.mock.MockModels.Behavior;
-import dev.sluice.bench.mock.MockModels.Kind;
+import dev.sluice.mock.MockHttp.Reply;
+import dev.sluice.mock.MockHttp.Sse;
+import dev.sluice.mock.MockHttp.Transport;
+import dev.sluice.mock.MockModels.Behavior;
+import dev.sluice.mock.MockModels.Kind;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.http.HttpMethod;
 import org.junit.jupiter.api.AfterEach;

@@ -1,13 +1,13 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import dev.sluice.bench.mock.DialectTemplates.Answer;
-import dev.sluice.bench.mock.DialectTemplates.ErrorReply;
-import dev.sluice.bench.mock.DialectTemplates.Shape;
+import dev.sluice.mock.DialectTemplates.Answer;
+import dev.sluice.mock.DialectTemplates.ErrorReply;
+import dev.sluice.mock.DialectTemplates.Shape;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpStatus;
 

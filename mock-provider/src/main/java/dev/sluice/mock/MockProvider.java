@@ -1,4 +1,4 @@
-package dev.sluice.bench.mock;
+package dev.sluice.mock;
 
 import java.time.Duration;
 import java.util.List;
@@ -61,7 +61,7 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  * }
  * }</pre>
  *
- * <p>Standalone: {@code java dev.sluice.bench.mock.MockProvider --port 9999 --delay-ms 0 --first-event-ms 0
+ * <p>Standalone: {@code java dev.sluice.mock.MockProvider --port 9999 --delay-ms 0 --first-event-ms 0
  * --interval-ms 0 --events 10 --text "..."}.</p>
  */
 public final class MockProvider implements AutoCloseable
