@@ -210,7 +210,7 @@ class NginxMockTest
 
     private static LoadSpec direct(Cell cell, int port)
     {
-        return CellRunner.loadSpec(cell, cell.provider(), 1, Cells.MODEL,
+        return LoadSpecs.loadSpec(cell, cell.provider(), 1, Cells.MODEL,
             URI.create("http://127.0.0.1:" + port + Dialects.path(cell.provider())), cell.h2c(), 1, Duration.ZERO,
             Duration.ofSeconds(1));
     }
