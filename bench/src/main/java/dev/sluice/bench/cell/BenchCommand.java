@@ -192,6 +192,7 @@ public final class BenchCommand
                 results.add(result);
                 done.put(cell.name(), result);
                 failed |= "failed".equals(result.status());
+                plot(cell, session);
                 Report.write(dir, info.finishedAt(OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS).toString()), results);
             }
         }
@@ -199,6 +200,22 @@ public final class BenchCommand
         System.out.println(Report.headline(results));
         System.out.println("bench: report in " + dir.resolve("report.md"));
         return failed ? 1 : 0;
+    }
+
+    // The cell's latency percentile plot beside the report; a cell without histograms (IDLE, skipped) has none.
+    private static void plot(Cell cell, Session session)
+    {
+        try
+        {
+            Path svg = LatencyPlot.write(cell.name(), session.raw().resolve(cell.name()),
+                session.dir().resolve(LatencyPlot.DIR));
+            if (svg != null)
+                CellLog.log(cell, "latency plot: " + session.dir().relativize(svg));
+        }
+        catch (IOException | RuntimeException x)
+        {
+            CellLog.log(cell, "no latency plot: " + CellLog.message(x));
+        }
     }
 
     // The command line as the user typed it: without the --root bench/run adds.
