@@ -1,7 +1,7 @@
 package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;

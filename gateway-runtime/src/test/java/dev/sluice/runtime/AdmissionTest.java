@@ -2,8 +2,8 @@ package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.bench.mock.MockModels;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockModels;
+import dev.sluice.mock.MockProvider;
 import dev.sluice.runtime.internal.http.Admission;
 import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.ContentResponse;

@@ -13,7 +13,7 @@ import com.openai.core.JsonValue;
 import com.openai.errors.OpenAIServiceException;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.sluice.api.json.Json;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockProvider;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,8 +1,8 @@
 package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.bench.mock.MockModels;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockModels;
+import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;

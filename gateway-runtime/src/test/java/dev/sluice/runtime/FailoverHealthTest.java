@@ -2,8 +2,8 @@ package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.json.Json;
-import dev.sluice.bench.mock.MockModels;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockModels;
+import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.ContentResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;

@@ -1,6 +1,6 @@
 package dev.sluice.runtime;
 
-import dev.sluice.bench.mock.MockModels;
+import dev.sluice.mock.MockModels;
 
 /**
  * The routes the observability tests share to make attempts: {@code failover/*} to a client binding that asks the

@@ -1,6 +1,6 @@
 package dev.sluice.runtime;
 
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,7 @@ package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.json.Json;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.AsyncRequestContent;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.ContentResponse;

@@ -1,6 +1,6 @@
 package dev.sluice.runtime;
 
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockProvider;
 import dev.sluice.runtime.internal.upstream.UpstreamClients;
 import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
 import org.eclipse.jetty.client.CompletableResponseListener;

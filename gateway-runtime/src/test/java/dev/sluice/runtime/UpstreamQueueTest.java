@@ -1,7 +1,7 @@
 package dev.sluice.runtime;
 
-import dev.sluice.bench.mock.MockModels;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockModels;
+import dev.sluice.mock.MockProvider;
 import dev.sluice.runtime.internal.upstream.UpstreamClients;
 import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.ContentResponse;

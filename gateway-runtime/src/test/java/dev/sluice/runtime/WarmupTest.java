@@ -1,8 +1,8 @@
 package dev.sluice.runtime;
 
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.bench.mock.MockModels;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockModels;
+import dev.sluice.mock.MockProvider;
 import dev.sluice.runtime.internal.http.GatewayHandler;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;

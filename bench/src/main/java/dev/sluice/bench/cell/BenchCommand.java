@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.sluice.bench.load.H2loadGenerator;
+
 /**
  * The bench session: resolves the environment (distribution, nginx, whether the gateway accepts the stage-table
  * key), runs the selected cells and writes {@code report.md}, {@code report.json} and {@code raw/} into
@@ -152,6 +154,11 @@ public final class BenchCommand
         if (options.quick())
             notes.add("--quick: short warm-up and window, a smoke test; the gateway's JIT is not warm, so latencies and " +
                 "CPU are not comparable with a full run");
+        if (H2loadGenerator.class.getName().equals(options.generator()))
+            notes.add(new H2loadGenerator().available() ? "closed loops of whole answers ran with h2load (another " +
+                "process: no generator CPU for them, latency until the end of each response); everything else with " +
+                "the Jetty generator" : "h2load is not installed (Debian package nghttp2-client): every run used the " +
+                "Jetty generator");
         if (System.getenv("SLUICE_JAVA_OPTS") != null)
             notes.add("SLUICE_JAVA_OPTS is set (" + System.getenv("SLUICE_JAVA_OPTS") + "): the gateway does not run with " +
                 "the distribution's default JVM flags");
@@ -192,6 +199,7 @@ public final class BenchCommand
                 results.add(result);
                 done.put(cell.name(), result);
                 failed |= "failed".equals(result.status());
+                plot(cell, session);
                 Report.write(dir, info.finishedAt(OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS).toString()), results);
             }
         }
@@ -199,6 +207,22 @@ public final class BenchCommand
         System.out.println(Report.headline(results));
         System.out.println("bench: report in " + dir.resolve("report.md"));
         return failed ? 1 : 0;
+    }
+
+    // The cell's latency percentile plot beside the report; a cell without histograms (IDLE, skipped) has none.
+    private static void plot(Cell cell, Session session)
+    {
+        try
+        {
+            Path svg = LatencyPlot.write(cell.name(), session.raw().resolve(cell.name()),
+                session.dir().resolve(LatencyPlot.DIR));
+            if (svg != null)
+                CellLog.log(cell, "latency plot: " + session.dir().relativize(svg));
+        }
+        catch (IOException | RuntimeException x)
+        {
+            CellLog.log(cell, "no latency plot: " + CellLog.message(x));
+        }
     }
 
     // The command line as the user typed it: without the --root bench/run adds.

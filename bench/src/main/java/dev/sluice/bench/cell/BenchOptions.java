@@ -103,7 +103,10 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)
           --root DIR        the repository root (default: the working directory)
           --dist DIR        the gateway distribution (default ROOT/gateway-runtime/target/sluice)
-          --generator CLASS the LoadGenerator implementation (default dev.sluice.bench.load.JettyLoadGenerator)
+          --generator CLASS the LoadGenerator implementation (default dev.sluice.bench.load.JettyLoadGenerator);
+                            dev.sluice.bench.load.H2loadGenerator runs closed loops of whole answers (C64, the
+                            priming) with nghttp2's h2load, and hands everything else to the default (and every run
+                            when h2load is not installed)
           --gateway-jvm "FLAGS"  JVM flags replacing the distribution's defaults for every gateway process
                             (SLUICE_JAVA_OPTS), e.g. "-XX:+UseParallelGC -Xms256m -Xmx1g"; the report names them
           --gateway-jvm-add "FLAGS"  JVM flags added after the defaults (SLUICE_EXTRA_OPTS, with the GC log)

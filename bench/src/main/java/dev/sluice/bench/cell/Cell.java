@@ -1,7 +1,7 @@
 package dev.sluice.bench.cell;
 
 /**
- * One named benchmark cell of issue 3: what load, against which mock profile, measured how.
+ * One named benchmark cell: what load, against which mock profile, measured how.
  *
  * @param name        the fixed name, e.g. {@code S1-5k}
  * @param kind        how the cell is run
@@ -57,7 +57,7 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
     }
 
     /**
-     * @return how the response cache is in this cell (issue 11): {@code "hit"} (a {@code cache} binding in front of the
+     * @return how the response cache is in this cell: {@code "hit"} (a {@code cache} binding in front of the
      *         router; every request the same, so all but the first are hits), {@code "miss"} (the same binding, every
      *         request with {@code Cache-Control: no-cache}: the key is computed from the decoded request, the answer
      *         asked for in canonical form, relayed (a stream recorded) and stored — a miss without the lookup), or
@@ -74,7 +74,7 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
     }
 
     /**
-     * @return whether every request passes the observability plugins (S1-5k-obs, issue 11): a {@code log} binding
+     * @return whether every request passes the observability plugins (S1-5k-obs): a {@code log} binding
      *         writing one JSON line per exchange to a file in the run's folder and a {@code metrics} binding counting
      *         it into Prometheus metrics, in front of the router
      */

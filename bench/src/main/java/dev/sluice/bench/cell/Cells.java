@@ -7,7 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The catalog of cells. The names and loads are fixed by issue 3 (rates scaled to a 2-core machine where generator,
+ * The catalog of cells. The names and loads are fixed (rates scaled to a 2-core machine where generator,
  * mock and gateway share the CPUs).
  */
 final class Cells
@@ -40,13 +40,13 @@ final class Cells
             false, 256, 0, 512, true, null));
         add(new Cell("S1-5k", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, HTTP/1.1", 5000, l0, SMALL_BODY, false,
             false, 512, 0, 512, true, null));
-        // S1-5k through keys, limits and guard (issue 10: overhead p50 at most 10 µs above S1-5k in the same run).
+        // S1-5k through keys, limits and guard (target: overhead p50 at most 10 µs above S1-5k in the same run).
         add(new Cell("S1-5k-guard", Cell.Kind.OPEN, "S1-5k with one key checked, a per-key limit and a guard rule on "
             + "every request", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, true, null));
-        // The request log and metrics together (issue 11: overhead p50 at most 10 µs above S1-5k in the same run).
+        // The request log and metrics together (target: overhead p50 at most 10 µs above S1-5k in the same run).
         add(new Cell("S1-5k-obs", Cell.Kind.OPEN, "S1-5k through the log (a JSON line per exchange to a file) and "
             + "metrics bindings", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
-        // The response cache's costs (issue 11): a miss over S1-5k, a hit against the direct run, streams recorded.
+        // The response cache's costs: a miss over S1-5k, a hit against the direct run, streams recorded.
         add(new Cell("S1-5k-cache-miss", Cell.Kind.OPEN, "S1-5k through a cache binding, every request a miss "
             + "(Cache-Control: no-cache: key computed, answer stored)", 5000, l0, SMALL_BODY, false, false, 512, 0, 512,
             false, null));

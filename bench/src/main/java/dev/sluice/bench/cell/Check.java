@@ -1,7 +1,7 @@
 package dev.sluice.bench.cell;
 
 /**
- * One target of issue 3's table, checked against a cell's medians.
+ * One target of a cell, checked against the cell's medians.
  *
  * @param what     what is checked, e.g. {@code overhead p99}
  * @param target   the target as written in the issue, e.g. {@code ≤ 500 µs}

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a target process costs per request beyond latency, and how it started: the figures of issue 8 shown beside
+ * What a target process costs per request beyond latency, and how it started: the figures shown beside
  * each reference. Counted over their own spans after the measured window (strace slows its target, so nothing here
  * is taken inside the window but the GC counts), each divided by the requests the mock received in that span — every
  * request through a target is one upstream request. Any figure may be null: not applicable (allocation of nginx) or

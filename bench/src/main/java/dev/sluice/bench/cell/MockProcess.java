@@ -11,11 +11,11 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.bench.load.LoadSpec;
-import dev.sluice.bench.mock.FixedAnswer;
+import dev.sluice.mock.FixedAnswer;
 
 /**
  * The mock provider of one cell, started once and kept for all the cell's repetitions: the Java mock in its own JVM
- * ({@code dev.sluice.bench.mock.MockProvider}) with the cell's latency profile, or, for the cells that only need
+ * ({@code dev.sluice.mock.MockProvider}) with the cell's latency profile, or, for the cells that only need
  * immediate, non-streamed answers to one fixed request, the static nginx mock ({@link NginxMockConf}), which answers
  * the same bytes for a fraction of the CPU.
  */
@@ -105,7 +105,7 @@ final class MockProcess implements AutoCloseable
         List<String> command = new ArrayList<>();
         command.add(java);
         command.addAll(JVM_FLAGS);
-        command.addAll(List.of("-cp", classpath, "dev.sluice.bench.mock.MockProvider", "--port", Integer.toString(port)));
+        command.addAll(List.of("-cp", classpath, "dev.sluice.mock.MockProvider", "--port", Integer.toString(port)));
         command.addAll(profile.args());
         // As the nginx mock's keep-alive: a gateway's idle pooled connections are never closed under it. With the
         // mock's default of 30 s the upstream connections of a burst expired together 30 s later and the gateway

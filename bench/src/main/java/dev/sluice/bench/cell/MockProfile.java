@@ -3,7 +3,7 @@ package dev.sluice.bench.cell;
 import java.util.List;
 
 /**
- * A latency profile of the mock provider (issue 3): {@code L0} answers at once, {@code L<ms>} after a fixed delay,
+ * A latency profile of the mock provider: {@code L0} answers at once, {@code L<ms>} after a fixed delay,
  * {@code LS} streams (first event after 200 ms, then one every 20 ms, 10 events).
  *
  * @param name           the profile's name in reports

@@ -3,7 +3,7 @@ package dev.sluice.bench.cell;
 import java.nio.file.Path;
 import java.util.Map;
 
-import dev.sluice.bench.mock.FixedAnswer;
+import dev.sluice.mock.FixedAnswer;
 
 /**
  * The static nginx mock's config: one worker that answers each chat path of a cell with the Java mock's answer to

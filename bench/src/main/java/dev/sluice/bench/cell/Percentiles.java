@@ -38,7 +38,7 @@ public record Percentiles(double p50, double p90, double p99, double p999, doubl
 
     /**
      * The overhead of this run over a reference run, percentile by percentile: {@code this − reference}. This is the
-     * harness' definition of overhead (issue 3): the same percentile of two runs at the same offered load, not a
+     * harness' definition of overhead: the same percentile of two runs at the same offered load, not a
      * per-request difference.
      *
      * @param reference the direct run, may be {@code null}

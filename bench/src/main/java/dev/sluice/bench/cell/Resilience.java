@@ -52,14 +52,18 @@ final class Resilience
     static final double RECOVERY_LIMIT_MILLIS = 1_000;
 
     private final Session session;
-    private final CellRunner runner;
+    private final TargetLauncher launcher;
+    private final Priming priming;
+    private final LoadDriver loads;
     private final Cell cell;
     private final List<Outcome> outcomes = new ArrayList<>();
 
-    Resilience(Session session, CellRunner runner, Cell cell)
+    Resilience(Session session, TargetLauncher launcher, Priming priming, LoadDriver loads, Cell cell)
     {
         this.session = session;
-        this.runner = runner;
+        this.launcher = launcher;
+        this.priming = priming;
+        this.loads = loads;
         this.cell = cell;
     }
 
@@ -120,14 +124,14 @@ final class Resilience
         };
         outcomes.add(outcome);
         for (String line : outcome.lines())
-            CellRunner.log(cell, line);
+            CellLog.log(cell, line);
     }
 
     private Outcome step(int rep, MockProcess mock) throws Exception
     {
         Duration phase = scaled(STEP_PHASE);
         double len = phase.toMillis();
-        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
         {
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, STEP_RATES.get(0));
@@ -168,14 +172,14 @@ final class Resilience
     {
         Duration length = scaled(HICCUP_LENGTH);
         List<Hiccup.Stall> stalls = stalls();
-        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
         {
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, HICCUP_RATE);
             Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), length);
             long pid = gw.process().pid();
             long maxWait = spec.warmup().toMillis() + 60_000;
-            Future<List<Hiccup.Done>> driver = runner.driver().submit(() -> Hiccup.run(pid, timeline, stalls, maxWait));
+            Future<List<Hiccup.Done>> driver = loads.executor().submit(() -> Hiccup.run(pid, timeline, stalls, maxWait));
             List<Hiccup.Done> done;
             try
             {
@@ -216,11 +220,11 @@ final class Resilience
     private Outcome cold(int rep, MockProcess mock) throws Exception
     {
         Duration length = scaled(COLD_LENGTH);
-        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
         {
             // Ready now: the load starts at once, no priming, no warm-up.
             int ready = gw.gcLog().kinds().size();
-            LoadSpec spec = CellRunner.loadSpec(cell, cell.client(), cell.rate(), Cells.MODEL, gw.chatUri(), false,
+            LoadSpec spec = LoadSpecs.loadSpec(cell, cell.client(), cell.rate(), Cells.MODEL, gw.chatUri(), false,
                 cell.connections(), Duration.ZERO, length);
             Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), length);
             LoadResult whole = run(spec, List.of(new Phase(cell.rate(), length)), timeline);
@@ -251,7 +255,7 @@ final class Resilience
         List<String> lines = new ArrayList<>();
         List<Timeline.Window> windows;
         long fulls;
-        try (GatewayProcess gw = runner.startGateway(cell, rep, mock, true))
+        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
         {
             int ready = gw.gcLog().kinds().size();
             // The warm-up runs at the half rate: warming at the overload would already be the overload.
@@ -266,7 +270,7 @@ final class Resilience
         Windows.Figures recovery = Windows.figures(Windows.span(windows, len, 2 * len));
         Windows.Figures fresh;
         long freshSteady;
-        try (GatewayProcess gw = runner.startGateway(cell, cell, "fresh", rep, mock, true))
+        try (GatewayProcess gw = launcher.startGateway(cell, cell, "fresh", rep, mock, true))
         {
             LoadSpec spec = warm(rep, gw, half);
             Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), phase);
@@ -382,20 +386,20 @@ final class Resilience
     private LoadSpec warm(int rep, GatewayProcess gw, double rate)
     {
         BenchOptions o = session.options();
-        LoadSpec spec = CellRunner.loadSpec(cell, cell.client(), rate, Cells.MODEL, gw.chatUri(), false, cell.connections(),
+        LoadSpec spec = LoadSpecs.loadSpec(cell, cell.client(), rate, Cells.MODEL, gw.chatUri(), false, cell.connections(),
             o.warmup(), o.window());
-        return runner.withJvmWarmup(spec, runner.primeJvm(cell, rep, gw, spec, runner.primeLength()));
+        return priming.withJvmWarmup(spec, priming.primeJvm(cell, rep, gw, spec, priming.primeLength()));
     }
 
     // The warm-up runs at the spec's rate.
     private LoadResult run(LoadSpec spec, List<Phase> phases, Timeline timeline) throws Exception
     {
-        LoadGenerator generator = CellRunner.newGenerator(session.options().generator());
-        Future<LoadResult> run = runner.driver().submit(() -> generator.runPhased(spec, phases, timeline));
+        LoadGenerator generator = LoadGenerators.newGenerator(session.options().generator());
+        Future<LoadResult> run = loads.executor().submit(() -> generator.runPhased(spec, phases, timeline));
         try
         {
             long bound = spec.warmup().toMillis() + sum(phases).toMillis() + spec.timeout().toMillis() +
-                CellRunner.RUN_SLACK.toMillis();
+                LoadDriver.RUN_SLACK.toMillis();
             return run.get(bound, TimeUnit.MILLISECONDS);
         }
         finally

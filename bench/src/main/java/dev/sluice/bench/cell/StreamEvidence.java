@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import dev.sluice.bench.load.JettyLoadGenerator;
 import dev.sluice.bench.load.LoadResult;
 import dev.sluice.bench.load.LoadSpec;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockProvider;
 
 /**
  * Per-stream and per-event counts of the gateway's stream relay that do not depend on how busy the machine is: system

@@ -6,7 +6,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The targets of issue 3's table, judged on a cell's medians (errors: on the sum over repetitions). They are goals
+ * The cells' targets, judged on a cell's medians (errors: on the sum over repetitions). They are goals
  * reported next to the figures, not assertions: a missed target is a row in the report, not a failed run.
  */
 final class Targets
@@ -16,7 +16,7 @@ final class Targets
     /** A stop reason of SAT's ladder that starts like this means the direct run failed first. */
     static final String HARNESS_LIMIT = "harness limit";
     /**
-     * The plugin cells' targets (issues 10 and 11) and the route cells' on the paired cost's p50, µs over the baseline
+     * The plugin cells' targets and the route cells' on the paired cost's p50, µs over the baseline
      * in the same window: judged when the cell ran paired ({@code --pair}). S1-5k-targets: a weighted pick between two
      * targets; S1-5k-ejected: the fallback's answer within a direct route's to it + 20 µs, the ejected primary skipped.
      */

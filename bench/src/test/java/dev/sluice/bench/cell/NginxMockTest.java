@@ -13,8 +13,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.sluice.bench.load.LoadSpec;
-import dev.sluice.bench.mock.FixedAnswer;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.FixedAnswer;
+import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;
@@ -210,7 +210,7 @@ class NginxMockTest
 
     private static LoadSpec direct(Cell cell, int port)
     {
-        return CellRunner.loadSpec(cell, cell.provider(), 1, Cells.MODEL,
+        return LoadSpecs.loadSpec(cell, cell.provider(), 1, Cells.MODEL,
             URI.create("http://127.0.0.1:" + port + Dialects.path(cell.provider())), cell.h2c(), 1, Duration.ZERO,
             Duration.ofSeconds(1));
     }

@@ -88,19 +88,19 @@ class PiecesTest
             .contains("  limits:\n    type: limits\n    kind: proxy\n    exit: guard\n")
             .contains("  guard:\n    type: guard\n    kind: proxy\n    exit: router\n")
             .contains("request: [ { rule: codenames, action: block } ]");
-        LoadSpec keyed = CellRunner.loadSpec(guarded, 5_000, Cells.MODEL, URI.create("http://127.0.0.1:8081/v1/chat/completions"),
+        LoadSpec keyed = LoadSpecs.loadSpec(guarded, 5_000, Cells.MODEL, URI.create("http://127.0.0.1:8081/v1/chat/completions"),
             false, 64, Duration.ZERO, Duration.ofSeconds(1));
         assertThat(keyed.headers()).containsEntry("authorization", "Bearer " + Cells.GATEWAY_KEY);
 
         // The flood: an ordinary model, the unknown key as a bearer token; R404's load carries no key.
-        LoadSpec flood = CellRunner.refusalSpec(r401, CellRunner.loadSpec(r401, 1_000, CellRunner.refusalModel(r401),
+        LoadSpec flood = LoadSpecs.refusalSpec(r401, LoadSpecs.loadSpec(r401, 1_000, LoadSpecs.refusalModel(r401),
             URI.create("http://127.0.0.1:8081/v1/chat/completions"), false, 64, Duration.ZERO, Duration.ofSeconds(1)));
         assertThat(flood.headers()).containsEntry("authorization", "Bearer " + Cells.UNKNOWN_KEY);
         assertThat(new String(flood.body(), java.nio.charset.StandardCharsets.UTF_8)).contains(Cells.MODEL);
         assertThat(Cells.UNKNOWN_KEY).isNotEqualTo(Cells.GATEWAY_KEY);
         Cell r404 = Fixtures.cell("R404");
-        assertThat(CellRunner.refusalSpec(r404, spec()).headers()).doesNotContainKey("authorization");
-        assertThat(CellRunner.refusalModel(r404)).isEqualTo(Cells.UNKNOWN_MODEL);
+        assertThat(LoadSpecs.refusalSpec(r404, spec()).headers()).doesNotContainKey("authorization");
+        assertThat(LoadSpecs.refusalModel(r404)).isEqualTo(Cells.UNKNOWN_MODEL);
     }
 
     @Test
@@ -124,9 +124,9 @@ class PiecesTest
             .contains("  metrics:\n    type: metrics\n    kind: proxy\n    exit: router\n").doesNotContain("type: cache");
 
         URI target = URI.create("http://127.0.0.1:8081/v1/chat/completions");
-        assertThat(CellRunner.loadSpec(Fixtures.cell("S1-5k-cache-miss"), 5_000, Cells.MODEL, target, false, 64,
+        assertThat(LoadSpecs.loadSpec(Fixtures.cell("S1-5k-cache-miss"), 5_000, Cells.MODEL, target, false, 64,
             Duration.ZERO, Duration.ofSeconds(1)).headers()).containsEntry("cache-control", "no-cache");
-        assertThat(CellRunner.loadSpec(Fixtures.cell("S1-5k-cache-hit"), 5_000, Cells.MODEL, target, false, 64,
+        assertThat(LoadSpecs.loadSpec(Fixtures.cell("S1-5k-cache-hit"), 5_000, Cells.MODEL, target, false, 64,
             Duration.ZERO, Duration.ofSeconds(1)).headers()).doesNotContainKey("cache-control");
     }
 
@@ -232,7 +232,7 @@ class PiecesTest
         });
         // A stream cell pairs as an S1 cell does: half the rate and half the connections each.
         Cell streamed = Fixtures.cell("S3-stream-targets");
-        LoadSpec half = CellRunner.halfLoad(CellRunner.loadSpec(streamed, streamed.rate(), Cells.MODEL,
+        LoadSpec half = LoadSpecs.halfLoad(LoadSpecs.loadSpec(streamed, streamed.rate(), Cells.MODEL,
             URI.create("http://127.0.0.1:8081/v1/chat/completions"), false, streamed.connections(), Duration.ofSeconds(5),
             Duration.ofSeconds(10)));
         assertThat(half.rate()).isEqualTo(250);
@@ -266,9 +266,9 @@ class PiecesTest
     {
         Cell cell = Fixtures.cell("S1-5k-cache-miss");
         URI target = URI.create("http://127.0.0.1:8081/v1/chat/completions");
-        LoadSpec spec = CellRunner.loadSpec(cell, cell.rate(), Cells.MODEL, target, false, cell.connections(),
+        LoadSpec spec = LoadSpecs.loadSpec(cell, cell.rate(), Cells.MODEL, target, false, cell.connections(),
             Duration.ofSeconds(5), Duration.ofSeconds(10));
-        LoadSpec half = CellRunner.halfLoad(spec);
+        LoadSpec half = LoadSpecs.halfLoad(spec);
         assertThat(half.rate()).isEqualTo(2_500);
         assertThat(half.connections()).isEqualTo(256);
         // The same request, warm-up and window: only the share differs.
@@ -276,9 +276,9 @@ class PiecesTest
         assertThat(half.body()).isEqualTo(spec.body());
         assertThat(half.warmup()).isEqualTo(spec.warmup());
         assertThat(half.measure()).isEqualTo(spec.measure());
-        assertThat(CellRunner.halfLoad(new LoadSpec(spec.target(), "POST", Map.of(), new byte[0], false, false, 1, 10, 0,
+        assertThat(LoadSpecs.halfLoad(new LoadSpec(spec.target(), "POST", Map.of(), new byte[0], false, false, 1, 10, 0,
             Duration.ZERO, Duration.ofSeconds(1), null)).connections()).isEqualTo(1);
-        assertThat(CellRunner.halfLoad(spec.withRate(1)).rate()).isEqualTo(0.5);
+        assertThat(LoadSpecs.halfLoad(spec.withRate(1)).rate()).isEqualTo(0.5);
     }
 
     @Test
@@ -288,20 +288,20 @@ class PiecesTest
         errors.put("status_401", 10_000L);
         LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(10_000, 300), null, null, null,
             Fixtures.histogram(10_000, 10), 400_000_000L);
-        TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 401);
+        TargetRun run = LoadDriver.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 401);
         assertThat(run.succeeded()).isEqualTo(10_000);
         assertThat(run.errors()).doesNotContainKey("status_401").containsEntry("status", 0L);
         Overhead none = Overhead.of(run, run);
-        assertThat(CellRunner.refusalFailure(run.withUpstreamCalls(0L), none, 401)).isNull();
+        assertThat(PassCriteria.refusalFailure(run.withUpstreamCalls(0L), none, 401)).isNull();
 
         Map<String, Long> half = Fixtures.errors(10_000);
         half.put("status_401", 5_000L);
         half.put("status_200", 5_000L);
-        TargetRun short401 = CellRunner.toRun("gateway", spec(), "HTTP/1.1", new LoadResult(10_000, 10_000, 0, half, 1.0,
+        TargetRun short401 = LoadDriver.toRun("gateway", spec(), "HTTP/1.1", new LoadResult(10_000, 10_000, 0, half, 1.0,
             Fixtures.histogram(10_000, 300), null, null, null, Fixtures.histogram(10_000, 10),
             400_000_000L),
             new RunProbe(null, null, null, null), 401);
-        assertThat(CellRunner.refusalFailure(short401.withUpstreamCalls(5_000L), none, 401))
+        assertThat(PassCriteria.refusalFailure(short401.withUpstreamCalls(5_000L), none, 401))
             .contains("401s 50.00% of offered").contains("5000 upstream calls");
     }
 
@@ -355,7 +355,7 @@ class PiecesTest
         errors.put("status_500", 10L);
         LoadResult result = new LoadResult(10_000, 10_000, 0, errors, 1.0, Fixtures.histogram(9_990, 300), null, null, null,
             Fixtures.histogram(10_000, 10), 400_000_000L);
-        TargetRun run = CellRunner.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 404);
+        TargetRun run = LoadDriver.toRun("gateway", spec(), "HTTP/1.1", result, new RunProbe(null, null, null, null), 404);
         assertThat(run.succeeded()).isEqualTo(9_980);
         assertThat(run.achievedRate()).isEqualTo(9_980);
         assertThat(run.errorCount()).isEqualTo(10);
@@ -370,34 +370,34 @@ class PiecesTest
     {
         TargetRun direct = Fixtures.run("direct", 200, 600, null, List.of());
         TargetRun gateway = Fixtures.run("gateway", 300, 5_600, 40.0, List.of());
-        assertThat(CellRunner.satFailure(direct, null, true)).isNull();
-        assertThat(CellRunner.satFailure(gateway, Overhead.of(gateway, direct), false)).isNull();
+        assertThat(PassCriteria.satFailure(direct, null, true)).isNull();
+        assertThat(PassCriteria.satFailure(gateway, Overhead.of(gateway, direct), false)).isNull();
         TargetRun slow = Fixtures.run("gateway", 300, 5_700, 40.0, List.of());
-        assertThat(CellRunner.satFailure(slow, Overhead.of(slow, direct), false)).isEqualTo("p99 overhead 5.10 ms");
-        assertThat(CellRunner.satFailure(FlagsTest.copy(direct, 0.99, 0.01, 0.5, 0.5), null, true))
+        assertThat(PassCriteria.satFailure(slow, Overhead.of(slow, direct), false)).isEqualTo("p99 overhead 5.10 ms");
+        assertThat(PassCriteria.satFailure(FlagsTest.copy(direct, 0.99, 0.01, 0.5, 0.5), null, true))
             .isEqualTo("achieved 99.00% of offered");
 
         // The direct run is a yardstick only while it answers on time.
-        assertThat(CellRunner.refusalDirectFailure(Fixtures.run("direct", 150, 9_000, null, List.of()))).isNull();
-        assertThat(CellRunner.refusalDirectFailure(Fixtures.run("direct", 900_000, 2_000_000, null, List.of())))
+        assertThat(PassCriteria.refusalDirectFailure(Fixtures.run("direct", 150, 9_000, null, List.of()))).isNull();
+        assertThat(PassCriteria.refusalDirectFailure(Fixtures.run("direct", 900_000, 2_000_000, null, List.of())))
             .isEqualTo("p99 2.00 s > 10.00 ms: the mock and the generator saturate core 0");
         // A refusal is judged on its p99 over the direct run's at the same rate: the harness alone is above 1 ms here.
         TargetRun slowHarness = Fixtures.run("direct", 150, 2_500, null, List.of());
         TargetRun ok404 = Fixtures.run("gateway", 200, 3_000, 20.0, List.of()).withUpstreamCalls(0);
-        assertThat(CellRunner.r404Failure(ok404, Overhead.of(ok404, slowHarness))).isNull();
+        assertThat(PassCriteria.r404Failure(ok404, Overhead.of(ok404, slowHarness))).isNull();
         TargetRun slow404 = Fixtures.run("gateway", 200, 3_600, 20.0, List.of()).withUpstreamCalls(0);
-        assertThat(CellRunner.r404Failure(slow404, Overhead.of(slow404, slowHarness)))
+        assertThat(PassCriteria.r404Failure(slow404, Overhead.of(slow404, slowHarness)))
             .isEqualTo("p99 3.60 ms, 1.10 ms over direct");
-        assertThat(CellRunner.r404Failure(ok404, null)).isEqualTo("no overhead (the direct run failed)");
+        assertThat(PassCriteria.r404Failure(ok404, null)).isEqualTo("no overhead (the direct run failed)");
         TargetRun called = Fixtures.run("gateway", 200, 900, 20.0, List.of()).withUpstreamCalls(3);
-        assertThat(CellRunner.r404Failure(called, Overhead.of(called, slowHarness))).isEqualTo("3 upstream calls");
+        assertThat(PassCriteria.r404Failure(called, Overhead.of(called, slowHarness))).isEqualTo("3 upstream calls");
         TargetRun late = FlagsTest.copy(ok404, 1.0, 0.02, 0.95, 0.1)
             .withFlags(List.of(Flags.GENERATOR_LATE, Flags.GENERATOR_CPU_BOUND));
-        assertThat(CellRunner.r404Failure(late, Overhead.of(late, slowHarness)))
+        assertThat(PassCriteria.r404Failure(late, Overhead.of(late, slowHarness)))
             .startsWith(Targets.GENERATOR_LIMIT + ": 2.00% of requests");
         // Late but not CPU-bound: the lateness is in both runs, and the overhead already accounts for it.
         TargetRun lateGateway = FlagsTest.copy(ok404, 1.0, 0.02, 0.5, 0.1).withFlags(List.of(Flags.GENERATOR_LATE));
-        assertThat(CellRunner.r404Failure(lateGateway, Overhead.of(lateGateway, slowHarness))).isNull();
+        assertThat(PassCriteria.r404Failure(lateGateway, Overhead.of(lateGateway, slowHarness))).isNull();
     }
 
     @Test
@@ -449,7 +449,7 @@ class PiecesTest
 
     private static LoadSpec spec()
     {
-        return CellRunner.loadSpec(Fixtures.cell("R404"), 10_000, Cells.UNKNOWN_MODEL,
+        return LoadSpecs.loadSpec(Fixtures.cell("R404"), 10_000, Cells.UNKNOWN_MODEL,
             URI.create("http://127.0.0.1:1/v1/chat/completions"), false, 512, Duration.ofSeconds(1), Duration.ofSeconds(1));
     }
 }

@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class ReportTest
 {
-    private static final RunInfo INFO = new RunInfo("2026-11-30T08:00:00Z", "2026-11-30T08:20:00Z", "vm", 2, 24_105,
+    static final RunInfo INFO = new RunInfo("2026-11-30T08:00:00Z", "2026-11-30T08:20:00Z", "vm", 2, 24_105,
         "17.0.15", "6.1.0", "abc1234-dirty", "bench/run S1-5k SAT R401", "the distribution", Map.of("warm-up", "5 s"),
         "nginx/1.22.1, worker_processes auto", "on", 100, "dev.sluice.bench.load.JettyLoadGenerator",
         List.of("the machine was shared"));
@@ -101,7 +101,7 @@ class ReportTest
             .asDouble()).isEqualTo(220_340);
     }
 
-    private static List<CellResult> cells()
+    static List<CellResult> cells()
     {
         List<CellResult> cells = new ArrayList<>();
         cells.add(s15k());

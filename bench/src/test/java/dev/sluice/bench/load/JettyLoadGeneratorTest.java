@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.sluice.bench.mock.MockModels;
-import dev.sluice.bench.mock.MockProvider;
-import dev.sluice.bench.mock.RecordedRequest;
+import dev.sluice.mock.MockModels;
+import dev.sluice.mock.MockProvider;
+import dev.sluice.mock.RecordedRequest;
 import org.HdrHistogram.Histogram;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;

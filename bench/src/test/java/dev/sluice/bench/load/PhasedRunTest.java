@@ -6,8 +6,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import dev.sluice.bench.mock.MockModels;
-import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.mock.MockModels;
+import dev.sluice.mock.MockProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

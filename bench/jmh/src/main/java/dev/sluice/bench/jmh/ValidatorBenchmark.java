@@ -23,7 +23,7 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The check that every relayed body and event is JSON (issue 9), alone: {@code validator} is {@link JsonValidator}
+ * The check that every relayed body and event is JSON, alone: {@code validator} is {@link JsonValidator}
  * (what the relay runs), {@code jacksonTokens} the same check with the shared factory's blocking parser (a parser
  * per call), {@code jacksonNonBlocking} with its non-blocking parser fed the whole input. {@code input}:
  * {@code answer} the 399-byte {@code chat.completion} of {@link ClientBenchmark}, {@code event} the data of one
