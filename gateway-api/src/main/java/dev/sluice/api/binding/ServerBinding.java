@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -87,5 +88,30 @@ public interface ServerBinding
             return null;
         String token = authorization.substring(7).strip();
         return token.isEmpty() ? null : token;
+    }
+
+    /**
+     * An HTTP endpoint a server binding serves.
+     *
+     * @param method the HTTP method, e.g. {@code POST}
+     * @param path   the exact path, e.g. {@code /v1/chat/completions}; a path ending in {@code *} matches by prefix
+     */
+    public record Endpoint(String method, String path)
+    {
+        public Endpoint
+        {
+            Objects.requireNonNull(method, "method");
+            Objects.requireNonNull(path, "path");
+        }
+
+        /** @return whether this endpoint serves {@code requestMethod} on {@code requestPath} */
+        public boolean matches(String requestMethod, String requestPath)
+        {
+            if (!method.equals(requestMethod))
+                return false;
+            if (path.endsWith("*"))
+                return requestPath.startsWith(path.substring(0, path.length() - 1));
+            return path.equals(requestPath);
+        }
     }
 }

@@ -12,9 +12,9 @@ import java.util.concurrent.CompletionStage;
  * {@link BindingContext#target(String)}; one per exit, shared by every binding that asks for it.
  *
  * <p>{@link #handle} is the exit's {@link Next}, counted: it sends the exchange as its current
- * {@linkplain dev.sluice.api.exchange.Attempt attempt} (starting one if none is current or the current one was sent
+ * {@linkplain dev.sluice.api.exchange.Exchange.Attempt attempt} (starting one if none is current or the current one was sent
  * already) and counts the attempt in flight until it ends — for a stream, until the stream ends or the attempt is
- * {@linkplain dev.sluice.api.exchange.Attempt#fail failed} or cancelled.
+ * {@linkplain dev.sluice.api.exchange.Exchange.Attempt#fail failed} or cancelled.
  *
  * <p>Thread-safe; {@link #inFlight()} is a plain read of a counter.
  *

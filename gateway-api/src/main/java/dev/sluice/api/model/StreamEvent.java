@@ -1,6 +1,7 @@
 package dev.sluice.api.model;
 
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.model.ChatResponse.StopReason;
 
 import java.util.Objects;
 

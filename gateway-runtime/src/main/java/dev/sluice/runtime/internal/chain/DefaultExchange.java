@@ -4,13 +4,13 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Headers;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
 

@@ -6,7 +6,7 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.Target;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ModelGlob;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;

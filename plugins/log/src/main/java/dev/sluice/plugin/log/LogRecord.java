@@ -2,12 +2,12 @@ package dev.sluice.plugin.log;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.api.ErrorKind;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.json.JsonValidator;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;

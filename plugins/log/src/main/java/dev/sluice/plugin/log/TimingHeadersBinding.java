@@ -6,7 +6,7 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
