@@ -49,7 +49,7 @@ public final class TestAttemptHeadersFactory implements ProxyBindingFactory
         return (exchange, next) ->
         {
             if (recordTo != null)
-                exchange.onComplete(completion -> append(Path.of(recordTo), attempts(completion.attempts())));
+                exchange.onComplete(completion -> append(Path.of(recordTo), attempts(completion.exchange().attempts())));
             return next.handle(exchange)
                 .thenApply(reply -> reply.withHeaders(reply.headers().with(HEADER, attempts(exchange.attempts()))))
                 .exceptionallyCompose(failure ->

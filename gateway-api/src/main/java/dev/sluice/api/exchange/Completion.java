@@ -2,7 +2,6 @@ package dev.sluice.api.exchange;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Exchange.Stage;
 
@@ -13,7 +12,18 @@ import dev.sluice.api.exchange.Exchange.Stage;
  * not valid for the dialect): those have no {@link #exchange()}, and what the chain would have learnt
  * ({@link #model()}, {@link #usage()}…) is absent. Health and admin requests are not exchanges.
  *
+ * <p>What the chain learnt on the way lives on the exchange, read from here: {@link Exchange#attempts()} (every try at
+ * a provider, in order), {@link Exchange#attribute} (facts bindings shared, such as {@link Attributes#COST_USD}).
+ *
  * <p>A view, valid only during {@link CompletionListener#completed}: copy what you keep. Reading it allocates nothing.
+ *
+ * <pre>{@code
+ * context.onComplete(c -> {
+ *     long micros = (c.nanos(Stage.RESPONSE_END) - c.nanos(Stage.ARRIVAL)) / 1000;
+ *     int tries = c.exchange() == null ? 0 : c.exchange().attempts().size();
+ *     queue.offer(new Line(c.id(), c.status(), c.outcome(), c.model(), micros, tries));   // bounded; written off-thread
+ * });
+ * }</pre>
  */
 public interface Completion
 {
@@ -138,18 +148,6 @@ public interface Completion
     default long maxEventGapNanos()
     {
         return 0;
-    }
-
-    /**
-     * @return every attempt the exchange made, in order ({@link Exchange#attempts()}): one for a request that went
-     *         to one provider, several after retries and fallbacks, none for a refusal or a cache hit. The last one
-     *         ended {@link Attempt.Result#ANSWERED} when the client got its answer from it
-     * @since 0.5.0
-     */
-    default java.util.List<Attempt> attempts()
-    {
-        Exchange exchange = exchange();
-        return exchange == null ? java.util.List.of() : exchange.attempts();
     }
 
     /**

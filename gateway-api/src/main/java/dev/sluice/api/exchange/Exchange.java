@@ -13,7 +13,8 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * One request travelling through the chain, created by the runtime for a server binding.
+ * One request travelling through the chain, created by the runtime for a server binding and handed to every binding
+ * on its way: what the client sent, what the bindings decided about it, and how it ends.
  *
  * <p>It carries the request's <b>raw body bytes</b>; the canonical {@link ChatRequest} is decoded lazily, only
  * when a binding calls {@link #request()}. {@link #model()} and {@link #stream()} come from a cheap scan done
@@ -21,16 +22,37 @@ import java.util.function.Consumer;
  * {@link #modified()} false forwards {@link #body()} as it is (with {@link #targetModel()} spliced in if it
  * differs).
  *
+ * <p>What each kind of binding uses:
+ * <ul>
+ *   <li>every binding: the request ({@link #model()}, {@link #headers()}, {@link #request()}…), {@link #attribute}
+ *       to pass facts to later bindings and listeners, {@link #onComplete} to release what it took;</li>
+ *   <li>an authentication binding: {@link #clientKey()} in, {@link #identity(Identity)} out;</li>
+ *   <li>a router: {@link #targetModel(String)} for an alias, {@link #startAttempt} before each try;</li>
+ *   <li>a binding that inspects answers: {@link #requireCanonicalReply()} on the way in;</li>
+ *   <li>a client binding: {@link #body()}, {@link #peek()} and {@link #modified()} for the fast path,
+ *       {@link #usage(Usage)} when it learns the usage, {@link #onAbort} to abort its upstream request.</li>
+ * </ul>
+ *
+ * <pre>{@code
+ * public CompletionStage<Reply> handle(Exchange exchange, Next next) {
+ *     if (exchange.model().startsWith("gpt-4"))
+ *         exchange.targetModel("gpt-4o-mini");                      // no decode: spliced into the raw body
+ *     exchange.attribute("my-plugin.seen", Boolean.TRUE);         // for a later binding or a listener
+ *     exchange.onComplete(c -> slots.release());                   // on every path, exactly once
+ *     return next.handle(exchange);
+ * }
+ * }</pre>
+ *
  * <p>Threading: an exchange is handled by one stage at a time; its methods are not meant to be called
  * concurrently, except {@link #onAbort(Consumer)} listeners, which run on the thread that saw the abort.
+ *
+ * <p>The runtime implements this interface; test doubles implement the abstract methods and get the defaults, which
+ * keep nothing (no timings, attempts or identity).
  */
 public interface Exchange
 {
     /** @return a short unique id for logs and the {@code x-request-id} echo */
     String id();
-
-    /** @return {@link System#nanoTime()} when the request's headers arrived */
-    long arrivalNanos();
 
     /** @return the HTTP method */
     String method();
@@ -123,7 +145,10 @@ public interface Exchange
         // Exchanges that keep no timings (test doubles) ignore marks.
     }
 
-    /** @return when {@code stage} was reached ({@link System#nanoTime()}), or 0 if it was not (yet) */
+    /**
+     * @return when {@code stage} was reached ({@link System#nanoTime()}), or 0 if it was not (yet);
+     *         {@link Stage#ARRIVAL}, when the request's headers arrived, is set when the runtime creates the exchange
+     */
     @dev.sluice.api.Experimental
     default long nanos(Stage stage)
     {
@@ -329,7 +354,7 @@ public interface Exchange
     /**
      * One try of an exchange at one target: the client binding it went to, the model it asked for, its own upstream
      * timings, and how it ended. An exchange has one attempt per time a client binding was entered; a router that
-     * retries or falls back has several, and {@link Completion#attempts()} lists them all in order.
+     * retries or falls back has several, and {@link #attempts()} lists them all in order.
      *
      * <p>An attempt starts explicitly with {@link Exchange#startAttempt(String)} (what a router does before each try:
      * it resets the target model, so each try sets its own alias), or implicitly when a client binding is entered and the

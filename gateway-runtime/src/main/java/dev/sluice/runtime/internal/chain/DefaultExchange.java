@@ -24,7 +24,6 @@ import java.util.function.Consumer;
 public final class DefaultExchange implements Exchange
 {
     private final String id;
-    private final long arrivalNanos;
     private final String method;
     private final String path;
     private final String query;
@@ -84,7 +83,6 @@ public final class DefaultExchange implements Exchange
     {
         this.server = server;
         this.id = id;
-        this.arrivalNanos = arrivalNanos;
         this.method = method;
         this.path = path;
         this.query = query;
@@ -112,12 +110,6 @@ public final class DefaultExchange implements Exchange
     public String id()
     {
         return id;
-    }
-
-    @Override
-    public long arrivalNanos()
-    {
-        return arrivalNanos;
     }
 
     @Override

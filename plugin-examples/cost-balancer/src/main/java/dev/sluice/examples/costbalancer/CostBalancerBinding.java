@@ -27,7 +27,7 @@ import java.util.concurrent.CompletionStage;
  *   through it that have not ended — for a stream, until it ends — whichever binding sent them, so {@code max_inflight}
  *   needs no counter here. {@link Target#handle(Exchange)} is the target's stage: it sends the current attempt.</li>
  *   <li>{@link Exchange#startAttempt(String)}, before each try: the exchange records the try as an {@link Attempt} (its
- *   target, upstream timings, status and result, listed by {@code Completion.attempts()} for logs and metrics) and puts
+ *   target, upstream timings, status and result, listed by {@code Exchange.attempts()} for logs and metrics) and puts
  *   the target model back to the one the route matched, so a try never inherits an alias a previous one set.</li>
  *   <li>{@link Attempt#fail(Throwable)}, when a try failed and the binding moves on: the attempt ends failed with the
  *   error's kind and leaves its target's in-flight count. If it had ended already, cancelled because the client left or

@@ -89,12 +89,6 @@ final class LimitsTestExchange implements Exchange
     }
 
     @Override
-    public long arrivalNanos()
-    {
-        return delegate.arrivalNanos();
-    }
-
-    @Override
     public String method()
     {
         return delegate.method();

@@ -58,8 +58,6 @@ final class TimingHeadersBinding implements ProxyBinding
     ResponseHeaders headers(Exchange exchange, long now)
     {
         long arrival = exchange.nanos(Stage.ARRIVAL);
-        if (arrival == 0)
-            arrival = exchange.arrivalNanos();
         long send = exchange.nanos(Stage.UPSTREAM_SEND);
         long headers = exchange.nanos(Stage.UPSTREAM_HEADERS);
         long end = exchange.nanos(Stage.UPSTREAM_END);
