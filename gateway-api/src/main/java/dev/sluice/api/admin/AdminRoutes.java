@@ -17,6 +17,12 @@ import java.util.concurrent.CompletionStage;
  * <p>Paths are exact (no patterns) and must start with {@code /}; by convention a plugin's paths start with
  * {@code /<plugin-id>/} (e.g. {@code /keys/reload}). Register while the binding is created. When no admin listener is
  * configured the registrations are kept and the runtime logs, once, which endpoints are not served.
+ *
+ * <pre>{@code
+ * if (!context.checkOnly())
+ *     context.admin().add("POST", "/keys/reload", request -> reload()
+ *         .thenApply(count -> AdminResponse.json(200, "{\"keys\":" + count + "}")));
+ * }</pre>
  */
 public interface AdminRoutes
 {

@@ -25,6 +25,17 @@ import java.util.concurrent.Executor;
  * versions"). For tests, {@code dev.sluice.api.testing.TestBindingContext} in gateway-api's test-jar records what a
  * binding registers (admin routes, completion listeners, scheduled and submitted tasks) rather than relying on the
  * defaults here, which refuse.
+ *
+ * <pre>{@code
+ * public ProxyBinding create(BindingConfig config, BindingContext context) {
+ *     MyOptions options = Options.bind(config.options(), MyOptions.class, config.optionsPath());
+ *     Next fallback = context.exit(config.exit());
+ *     Scheduler.Task flush = context.checkOnly() ? null
+ *         : context.scheduler().scheduleWithFixedDelay(this::flush, Duration.ofSeconds(1), Duration.ofSeconds(1));
+ *     context.onComplete(completion -> queue.offer(Line.of(completion)));     // every exchange of the gateway
+ *     return new MyBinding(options, fallback, flush);
+ * }
+ * }</pre>
  */
 public interface BindingContext
 {

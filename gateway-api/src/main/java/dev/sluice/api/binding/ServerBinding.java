@@ -15,6 +15,14 @@ import java.util.concurrent.CompletionStage;
  * Accepts one dialect from clients. The runtime matches a request to an {@link #endpoints() endpoint}, reads the
  * body (up to the configured cap), asks {@link #peek} for the model, builds an {@link Exchange} and calls
  * {@link #handle}. It renders the reply, and any {@link dev.sluice.api.GatewayException}, with {@link #codec()}.
+ *
+ * <pre>{@code
+ * final class AcmeServer implements ServerBinding {
+ *     public DialectCodec codec() { return AcmeCodec.INSTANCE; }
+ *     public List<Endpoint> endpoints() { return List.of(new Endpoint("POST", "/acme/chat")); }
+ *     public String clientKey(Headers headers, String query) { return headers.get("acme-key"); }
+ * }
+ * }</pre>
  */
 public interface ServerBinding
 {

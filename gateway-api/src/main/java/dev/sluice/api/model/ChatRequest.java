@@ -14,6 +14,14 @@ import java.util.Objects;
  * dialect's own field name; a codec of the same dialect writes them back, another dialect ignores them unless it
  * knows the field.
  *
+ * <pre>{@code
+ * ChatRequest request = exchange.request();                       // decodes the body on first call
+ * for (Message m : request.messages())
+ *     for (ContentPart part : m.content())
+ *         if (part instanceof ContentPart.Text t && t.text().contains(word)) refuse();
+ * exchange.request(request.withModel("gpt-4o-mini"));             // a rewrite: the raw body is no longer forwarded
+ * }</pre>
+ *
  * @param model             the model as the client named it
  * @param system            the leading system prompt, as parts (empty: none)
  * @param messages          the turns, in order
