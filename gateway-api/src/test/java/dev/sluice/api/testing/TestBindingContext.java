@@ -4,7 +4,7 @@ import dev.sluice.api.Experimental;
 import dev.sluice.api.admin.AdminRoutes.AdminHandler;
 import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.binding.BindingContext;
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Completion.CompletionListener;

@@ -35,8 +35,9 @@ import java.util.function.Consumer;
  * where the model sits, so {@link #peek()} gives the offsets a same-dialect client binding splices at.
  *
  * <p>Defaults: id {@code "test-1"}, {@code POST /v1/chat/completions}, no query, dialect {@code "openai"}, no
- * headers, {@link Stage#ARRIVAL} taken when it was created (other stages as {@link #mark} records them). {@link #dialect(String)}, {@link #header(String,
- * String)} and {@link #decodeFailure(RuntimeException)} change them before the test runs the binding.
+ * headers, {@link Stage#ARRIVAL} taken when it was created (other stages as {@link #mark} records them).
+ * {@link #dialect(String)}, {@link #header(String, String)} and {@link #decodeFailure(RuntimeException)} change them
+ * before the test runs the binding.
  *
  * <p>Threading: use it from one thread at a time, except {@link #onAbort(Consumer)} and {@link #abort(Throwable)},
  * which may race as they do in the runtime.

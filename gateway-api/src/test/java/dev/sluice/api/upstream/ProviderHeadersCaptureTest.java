@@ -12,6 +12,7 @@ import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
@@ -233,8 +234,21 @@ class ProviderHeadersCaptureTest
     }
 
     /** An upstream response that has only headers. */
-    private record Fake(String[] pairs) implements UpstreamResponse, Headers
+    private record Fake(Headers headers) implements UpstreamResponse
     {
+        Fake(String[] pairs)
+        {
+            this(headersOf(pairs));
+        }
+
+        private static Headers headersOf(String[] pairs)
+        {
+            TestExchange exchange = new TestExchange("m");
+            for (int i = 0; i < pairs.length; i += 2)
+                exchange.header(pairs[i], pairs[i + 1]);
+            return exchange.headers();
+        }
+
         @Override
         public int status()
         {
@@ -244,44 +258,13 @@ class ProviderHeadersCaptureTest
         @Override
         public String header(String name)
         {
-            return get(name);
+            return headers.get(name);
         }
 
         @Override
         public BodySource body()
         {
             throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Headers headers()
-        {
-            return this;
-        }
-
-        @Override
-        public String get(String name)
-        {
-            for (int i = 0; i < pairs.length; i += 2)
-            {
-                if (pairs[i].equalsIgnoreCase(name))
-                    return pairs[i + 1];
-            }
-            return null;
-        }
-
-        @Override
-        public List<String> getAll(String name)
-        {
-            String v = get(name);
-            return v == null ? List.of() : List.of(v);
-        }
-
-        @Override
-        public void forEach(BiConsumer<String, String> action)
-        {
-            for (int i = 0; i < pairs.length; i += 2)
-                action.accept(pairs[i], pairs[i + 1]);
         }
     }
 }

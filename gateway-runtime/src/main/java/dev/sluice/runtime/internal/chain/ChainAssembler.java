@@ -18,7 +18,7 @@ import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.binding.ServerBindingFactory;
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;

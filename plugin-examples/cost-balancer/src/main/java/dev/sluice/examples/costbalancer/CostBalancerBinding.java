@@ -3,7 +3,7 @@ package dev.sluice.examples.costbalancer;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.exchange.Exchange.Attempt;

@@ -6,7 +6,7 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.binding.BindingConfig.RouteTarget;
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.config.Options;

@@ -2,13 +2,12 @@ package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.codec.DialectCodec.RateLimits;
 import dev.sluice.api.exchange.Headers;
+import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.function.BiConsumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -68,32 +67,9 @@ class AnthropicHeadersTest
 
     private static Headers headers(String... pairs)
     {
-        return new Headers()
-        {
-            @Override
-            public String get(String name)
-            {
-                for (int i = 0; i < pairs.length; i += 2)
-                {
-                    if (pairs[i].equalsIgnoreCase(name))
-                        return pairs[i + 1];
-                }
-                return null;
-            }
-
-            @Override
-            public List<String> getAll(String name)
-            {
-                String v = get(name);
-                return v == null ? List.of() : List.of(v);
-            }
-
-            @Override
-            public void forEach(BiConsumer<String, String> action)
-            {
-                for (int i = 0; i < pairs.length; i += 2)
-                    action.accept(pairs[i], pairs[i + 1]);
-            }
-        };
+        TestExchange exchange = new TestExchange("m");
+        for (int i = 0; i < pairs.length; i += 2)
+            exchange.header(pairs[i], pairs[i + 1]);
+        return exchange.headers();
     }
 }
