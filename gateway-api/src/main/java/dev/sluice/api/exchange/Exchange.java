@@ -63,7 +63,7 @@ public interface Exchange
     /** @return the raw query string, or {@code null} */
     String query();
 
-    /** @return the downstream request headers */
+    /** @return the downstream request headers, a read-only view (names case-insensitive); never {@code null} */
     Headers headers();
 
     /** @return the dialect the client speaks (the server binding's codec dialect, e.g. {@code "openai"}) */
@@ -82,22 +82,30 @@ public interface Exchange
         return null;
     }
 
-    /** @return the request body as received; never modify it */
+    /** @return the request body as received, never {@code null}; the same array on every call: never modify it */
     byte[] body();
 
     /** @return what the server binding's scan of the body found (model, stream flag, model value offsets) */
     RequestPeek peek();
 
-    /** @return the model the client asked for */
+    /** @return the model the client asked for, as {@link #peek()} found it; never {@code null} */
     String model();
 
-    /** @return whether the client asked for a streamed answer */
+    /** @return whether the client asked for a streamed answer, as {@link #peek()} found it */
     boolean stream();
 
-    /** @return the model to ask the upstream for: {@link #model()} unless a binding rewrote it */
+    /**
+     * @return the model to ask the upstream for: {@link #model()} unless a binding set another; never {@code null}.
+     *         {@link #startAttempt} puts it back to what it was when the first attempt started
+     */
     String targetModel();
 
-    /** Sets the model to ask the upstream for (a route alias), without decoding the body. */
+    /**
+     * Sets the model to ask the upstream for (a route alias), without decoding the body: a same-dialect client binding
+     * splices it into {@link #body()}, another encodes it. Does not make the exchange {@link #modified()}.
+     *
+     * @throws NullPointerException for {@code null}
+     */
     void targetModel(String model);
 
     /**
@@ -107,7 +115,12 @@ public interface Exchange
      */
     ChatRequest request();
 
-    /** Replaces the canonical request (a rewrite by a guardrail, say); the raw body is no longer forwarded. */
+    /**
+     * Replaces the canonical request (a rewrite by a guardrail, say): {@link #modified()} is true from then on, so the
+     * raw body is no longer forwarded and every client binding encodes this request.
+     *
+     * @throws NullPointerException for {@code null}
+     */
     void request(ChatRequest request);
 
     /** @return whether a binding replaced the request, which rules out forwarding the raw body */
@@ -126,10 +139,13 @@ public interface Exchange
         return null;
     }
 
-    /** @return the binding-defined attribute {@code name}, or {@code null} */
+    /** @return the attribute {@code name} a binding set, or {@code null}; see {@link Attributes} for shared names */
     Object attribute(String name);
 
-    /** Sets a binding-defined attribute; {@code null} removes it. Use names prefixed with your plugin id. */
+    /**
+     * Sets an attribute that later bindings and completion listeners read; {@code null} removes it. Use names prefixed
+     * with your plugin id ({@code "my-plugin.seen"}), or a shared name from {@link Attributes}.
+     */
     void attribute(String name, Object value);
 
     /**
