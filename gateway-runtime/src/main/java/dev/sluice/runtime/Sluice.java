@@ -3,7 +3,7 @@ package dev.sluice.runtime;
 import dev.sluice.runtime.internal.chain.ChainAssembler;
 import dev.sluice.runtime.internal.config.ConfigLoader;
 import dev.sluice.runtime.internal.config.GatewayConfig;
-import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
 import dev.sluice.runtime.internal.http.Admission;
 import dev.sluice.runtime.internal.http.Execution;
 import dev.sluice.runtime.internal.http.GatewayHandler;

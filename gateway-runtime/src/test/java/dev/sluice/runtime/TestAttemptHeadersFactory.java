@@ -5,7 +5,7 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -49,7 +49,7 @@ public final class TestAttemptHeadersFactory implements ProxyBindingFactory
         return (exchange, next) ->
         {
             if (recordTo != null)
-                exchange.onComplete(completion -> append(Path.of(recordTo), attempts(completion.attempts())));
+                exchange.onComplete(completion -> append(Path.of(recordTo), attempts(completion.exchange().attempts())));
             return next.handle(exchange)
                 .thenApply(reply -> reply.withHeaders(reply.headers().with(HEADER, attempts(exchange.attempts()))))
                 .exceptionallyCompose(failure ->

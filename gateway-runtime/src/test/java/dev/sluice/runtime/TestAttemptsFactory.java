@@ -3,12 +3,12 @@ package dev.sluice.runtime;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.json.Json;
 import org.eclipse.jetty.client.ContentResponse;
@@ -29,7 +29,7 @@ import java.util.jar.Manifest;
 /**
  * A tiny test binding of type {@code test-attempts}, packaged by {@link #pluginJar} into a plugin jar of its own: a
  * proxy that passes every exchange on and copies its {@link Completion} — outcome, status and every
- * {@linkplain Completion#attempts() attempt} — when it is over; {@code GET /test-attempts} on the admin listener serves
+ * {@linkplain dev.sluice.api.exchange.Exchange#attempts() attempt} — when it is over; {@code GET /test-attempts} on the admin listener serves
  * the last 256 as {@code {"completions":[…]}}, newest last. Not annotated with {@code @Extension}: the jar's index names
  * it (see {@link TestIdentityFactory}).
  */
@@ -80,7 +80,7 @@ public final class TestAttemptsFactory implements ProxyBindingFactory
         o.put("status", c.status());
         o.put("route", c.route());
         ArrayNode attempts = o.putArray("attempts");
-        for (Attempt a : c.attempts())
+        for (Attempt a : c.exchange() == null ? java.util.List.<Attempt>of() : c.exchange().attempts())
         {
             ObjectNode n = attempts.addObject();
             n.put("number", a.number());

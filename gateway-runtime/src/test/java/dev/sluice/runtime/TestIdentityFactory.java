@@ -5,7 +5,7 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Identity;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,7 @@
 package dev.sluice.api.binding;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.sluice.api.config.ConfigException;
 
 import java.util.List;
@@ -66,5 +67,96 @@ public record BindingConfig(String name, String type, BindingKind kind, JsonNode
         if (this.exit == null)
             throw new ConfigException(path() + ".exit", "must be set (expected: " + exit + ")");
         return this.exit;
+    }
+
+    /** The three kinds of binding, by their place in the chain. */
+    public enum BindingKind
+    {
+        /** Accepts a dialect from clients on some paths and starts exchanges. */
+        SERVER,
+        /** Sees every exchange on its way in and its reply on its way out. */
+        PROXY,
+        /** Speaks a dialect to one upstream; the end of a chain. */
+        CLIENT
+    }
+
+    /**
+     * One entry of a binding's {@code routes} list: conditions the binding interprets, where the exchange goes when they
+     * hold — one {@code exit}, or several {@code targets} — and optional binding-defined rewrites and settings.
+     *
+     * <pre>{@code
+     * routes:
+     *   - when: [ { model: "gpt-*" } ]
+     *     exit: south_openai
+     *     with: { model: "gpt-4o-mini" }
+     *   - when: [ { model: "claude-*" } ]
+     *     targets: [ { exit: anthropic_a }, { exit: anthropic_b, priority: 1 } ]
+     *     retry: { attempts: 2 }
+     * }</pre>
+     *
+     * <p>The runtime checks that a route has exactly one of {@code exit} and {@code targets}, that every exit exists and
+     * that no cycle forms; the conditions, {@code with}, each target's settings and the route's other keys are the
+     * binding's to validate.
+     *
+     * @param path     the dotted config path of this route, e.g. {@code bindings.router.routes[1]}, for messages
+     * @param when     the conditions, each a raw JSON object (any one holding selects the route); empty: always
+     * @param exit     the name of the binding to go to, or {@code null} when the route has {@code targets}
+     * @param with     binding-defined rewrites as raw JSON, or {@code null}
+     * @param targets  the route's targets in config order, or empty when it has an {@code exit}
+     * @param settings the route's other keys as a raw JSON object (a router's {@code retry}, {@code balance}…), never
+     *                 {@code null}; empty if none
+     */
+    public record RouteConfig(String path, List<JsonNode> when, String exit, JsonNode with, List<RouteTarget> targets,
+                              JsonNode settings)
+    {
+        public RouteConfig
+        {
+            Objects.requireNonNull(path, "path");
+            when = List.copyOf(when);
+            targets = targets == null ? List.of() : List.copyOf(targets);
+            if (exit == null && targets.isEmpty())
+                throw new NullPointerException("exit");
+            settings = settings == null ? JsonNodeFactory.instance.objectNode() : settings;
+        }
+
+        /** A route with one exit and no other settings. */
+        public RouteConfig(String path, List<JsonNode> when, String exit, JsonNode with)
+        {
+            this(path, when, Objects.requireNonNull(exit, "exit"), with, List.of(), null);
+        }
+
+        /** @return the names of every binding this route may go to: its exit, or its targets' exits in order */
+        public List<String> exits()
+        {
+            if (targets.isEmpty())
+                return List.of(exit);
+            return targets.stream().map(RouteTarget::exit).toList();
+        }
+    }
+
+    /**
+     * One entry of a route's {@code targets} list: the binding to try and the binding-defined settings of that try
+     * (a router's {@code weight}, {@code priority}, {@code with}).
+     *
+     * <pre>{@code
+     * targets:
+     *   - { exit: openai_a, weight: 3 }
+     *   - { exit: south_anthropic, priority: 1, with: { model: "claude-sonnet-4-5" } }
+     * }</pre>
+     *
+     * @param path     the dotted config path of this target, e.g. {@code bindings.router.routes[0].targets[2]}
+     * @param exit     the name of the binding to go to
+     * @param settings the target's other keys as a raw JSON object (never {@code null}; empty if none), for the binding to
+     *                 validate strictly
+     * @since 0.5.0
+     */
+    public record RouteTarget(String path, String exit, JsonNode settings)
+    {
+        public RouteTarget
+        {
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(exit, "exit");
+            Objects.requireNonNull(settings, "settings");
+        }
     }
 }

@@ -1,12 +1,16 @@
 package dev.sluice.api.binding;
 
 import dev.sluice.api.admin.AdminRoutes;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
+import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
 /**
@@ -23,6 +27,17 @@ import java.util.concurrent.Executor;
  * "SPI versions"). For tests, {@code dev.sluice.api.testing.TestBindingContext} in gateway-api's test-jar records what
  * a binding registers (admin routes, completion listeners, scheduled and submitted tasks) rather than relying on the
  * defaults here, which refuse.
+ *
+ * <pre>{@code
+ * public ProxyBinding create(BindingConfig config, BindingContext context) {
+ *     MyOptions options = Options.bind(config.options(), MyOptions.class, config.optionsPath());
+ *     Next fallback = context.exit(config.exit());
+ *     Scheduler.Task flush = context.checkOnly() ? null
+ *         : context.scheduler().scheduleWithFixedDelay(this::flush, Duration.ofSeconds(1), Duration.ofSeconds(1));
+ *     context.onComplete(completion -> queue.offer(Line.of(completion)));     // every exchange of the gateway
+ *     return new MyBinding(options, fallback, flush);
+ * }
+ * }</pre>
  */
 public interface BindingContext
 {
@@ -84,7 +99,7 @@ public interface BindingContext
      *         endpoints; read them when asked (a scrape), not per request
      * @since 0.4.0
      */
-    default dev.sluice.api.service.RuntimeStats runtimeStats()
+    default RuntimeStats runtimeStats()
     {
         throw new UnsupportedOperationException("this context offers no runtime figures");
     }
@@ -123,5 +138,141 @@ public interface BindingContext
     default void onComplete(CompletionListener listener)
     {
         throw new UnsupportedOperationException("this context offers no completion listeners");
+    }
+
+    /**
+     * What the runtime can say about itself now, for metrics and admin endpoints: obtained from
+     * {@link dev.sluice.api.binding.BindingContext#runtimeStats()}. Each call reads current counters (and allocates the
+     * list): call it when scraped, not per request.
+     *
+     * @since 0.4.0
+     */
+    public interface RuntimeStats
+    {
+        /**
+         * @return requests on the chat endpoints that arrived and are not over yet (refusals included while they are
+         *         written; health and admin requests not counted)
+         */
+        long inFlight();
+
+        /** @return one entry per upstream a client binding created, in creation order */
+        List<UpstreamStats> upstreams();
+
+        /**
+         * @return the limit on chat requests in flight ({@code admission} in the config): {@link AdmissionStats#OFF}
+         *         when it is off or the runtime does not say
+         * @since 0.6.0
+         */
+        default AdmissionStats admission()
+        {
+            return AdmissionStats.OFF;
+        }
+
+        /**
+         * The gateway's limit on chat requests in flight, at the time of the call: requests over it are refused with 503.
+         *
+         * @param enabled  whether there is a limit at all
+         * @param limit    the limit now (it adapts to the gateway's own scheduling delay unless configured fixed)
+         * @param inFlight requests admitted and not yet over
+         * @param refused  requests refused at the limit since the start
+         * @since 0.6.0
+         */
+        record AdmissionStats(boolean enabled, long limit, long inFlight, long refused)
+        {
+            /** No limit. */
+            public static final AdmissionStats OFF = new AdmissionStats(false, 0, 0, 0);
+        }
+
+        /**
+         * One upstream's connection pool, at the time of the call. Before its first request an upstream has no pool yet:
+         * every count is 0 and {@code maxConnections} is its configured bound.
+         *
+         * @param binding        the client binding that created the upstream
+         * @param origin         the upstream's {@code scheme://host:port}
+         * @param connections    connections open (active + idle)
+         * @param active         connections carrying a request now
+         * @param idle           open connections waiting for a request
+         * @param maxConnections the most connections the pool opens
+         * @param queued         requests waiting for a connection
+         */
+        record UpstreamStats(String binding, String origin, int connections, int active, int idle, int maxConnections,
+                             int queued)
+        {
+        }
+    }
+
+    /**
+     * The runtime's one scheduler, shared by every plugin (limit windows, log flushes, cache maintenance): a plugin
+     * starts no timer threads of its own. Obtained from {@link dev.sluice.api.binding.BindingContext#scheduler()}.
+     *
+     * <p>Tasks run on the scheduler's single thread, which also times the server's and the upstream clients' work: a task
+     * must take microseconds and never block. Anything longer goes to
+     * {@link dev.sluice.api.binding.BindingContext#executor()}, from inside the task. A task that throws is logged; a
+     * repeating one keeps repeating. Never schedule per request what a periodic task can do: a timer per request is a
+     * cost (DESIGN: "no per-request timer").
+     *
+     * <p>A task scheduled while the binding is created (before the gateway serves) is held until the gateway has started;
+     * its delay counts from then. Under {@code sluice check} tasks are accepted and never run.
+     */
+    public interface Scheduler
+    {
+        /** A scheduled task. */
+        interface Task
+        {
+            /**
+             * Cancels the task; a repeating task does not run again. Idempotent.
+             *
+             * @return whether this call prevented a run that had not started
+             */
+            boolean cancel();
+        }
+
+        /** Runs {@code task} once after {@code delay}. */
+        Task schedule(Runnable task, Duration delay);
+
+        /**
+         * Runs {@code task} after {@code initialDelay}, then again {@code delay} after each run ends, until cancelled or
+         * the gateway stops.
+         */
+        Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay);
+    }
+
+    /**
+     * A binding a router may send attempts to, with what a balancer needs to choose among several: its name, the dialect
+     * its upstream speaks and how many attempts it has in flight. Obtained once, when the binding is created, from
+     * {@link BindingContext#target(String)}; one per exit, shared by every binding that asks for it.
+     *
+     * <p>{@link #handle} is the exit's {@link Next}, counted: it sends the exchange as its current
+     * {@linkplain dev.sluice.api.exchange.Exchange.Attempt attempt} (starting one if none is current or the current one was sent
+     * already) and counts the attempt in flight until it ends — for a stream, until the stream ends or the attempt is
+     * {@linkplain dev.sluice.api.exchange.Exchange.Attempt#fail failed} or cancelled.
+     *
+     * <p>Thread-safe; {@link #inFlight()} is a plain read of a counter.
+     *
+     * <pre>{@code
+     * Target a = context.target("openai_a"), b = context.target("openai_b");
+     * Target pick = a.inFlight() <= b.inFlight() ? a : b;
+     * exchange.startAttempt(pick.name());
+     * return pick.handle(exchange);
+     * }</pre>
+     *
+     * @since 0.5.0
+     */
+    public interface Target
+    {
+        /** @return the binding's name (its key under {@code bindings}) */
+        String name();
+
+        /**
+         * @return the dialect its upstream speaks ({@link ClientBinding#dialect()}), or {@code null} if it does not say or
+         *         the target is a proxy binding
+         */
+        String dialect();
+
+        /** @return attempts sent through this target that have not ended */
+        int inFlight();
+
+        /** Sends {@code exchange} to the target as its current attempt; see the class comment. Never blocks. */
+        CompletionStage<Reply> handle(Exchange exchange);
     }
 }

@@ -17,6 +17,17 @@ import java.util.concurrent.CompletionStage;
  * answer is already in the client's wire format and decoding it would lose what the canonical model does not
  * carry. Otherwise, or when a binding {@linkplain Exchange#requireCanonicalReply() required} it, decode the answer
  * into canonical form ({@link Reply.Message}, canonical stream events); {@code UpstreamReplies.reply} does both.
+ *
+ * <pre>{@code
+ * public CompletionStage<Reply> handle(Exchange exchange) {
+ *     boolean same = exchange.dialect().equals(codec.dialect());
+ *     byte[] body = same && !exchange.modified()
+ *         ? codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel())   // the fast path
+ *         : codec.encodeRequest(exchange.request().withModel(exchange.targetModel()));
+ *     return upstream.send(new UpstreamRequest("POST", "/v1/chat", headers, body, "application/json"), exchange)
+ *         .thenCompose(response -> UpstreamReplies.reply(exchange, response, codec, exchange.stream(), same, MyRaw::new));
+ * }
+ * }</pre>
  */
 public interface ClientBinding
 {

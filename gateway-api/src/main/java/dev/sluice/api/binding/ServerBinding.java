@@ -8,12 +8,21 @@ import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 
 /**
  * Accepts one dialect from clients. The runtime matches a request to an {@link #endpoints() endpoint}, reads the
  * body (up to the configured cap), asks {@link #peek} for the model, builds an {@link Exchange} and calls
  * {@link #handle}. It renders the reply, and any {@link dev.sluice.api.GatewayException}, with {@link #codec()}.
+ *
+ * <pre>{@code
+ * final class AcmeServer implements ServerBinding {
+ *     public DialectCodec codec() { return AcmeCodec.INSTANCE; }
+ *     public List<Endpoint> endpoints() { return List.of(new Endpoint("POST", "/acme/chat")); }
+ *     public String clientKey(Headers headers, String query) { return headers.get("acme-key"); }
+ * }
+ * }</pre>
  */
 public interface ServerBinding
 {
@@ -87,5 +96,30 @@ public interface ServerBinding
             return null;
         String token = authorization.substring(7).strip();
         return token.isEmpty() ? null : token;
+    }
+
+    /**
+     * An HTTP endpoint a server binding serves.
+     *
+     * @param method the HTTP method, e.g. {@code POST}
+     * @param path   the exact path, e.g. {@code /v1/chat/completions}; a path ending in {@code *} matches by prefix
+     */
+    public record Endpoint(String method, String path)
+    {
+        public Endpoint
+        {
+            Objects.requireNonNull(method, "method");
+            Objects.requireNonNull(path, "path");
+        }
+
+        /** @return whether this endpoint serves {@code requestMethod} on {@code requestPath} */
+        public boolean matches(String requestMethod, String requestPath)
+        {
+            if (!method.equals(requestMethod))
+                return false;
+            if (path.endsWith("*"))
+                return requestPath.startsWith(path.substring(0, path.length() - 1));
+            return path.equals(requestPath);
+        }
     }
 }

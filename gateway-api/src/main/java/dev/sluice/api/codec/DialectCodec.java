@@ -1,11 +1,14 @@
 package dev.sluice.api.codec;
 
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -74,6 +77,23 @@ public interface DialectCodec
     Usage scanUsage(byte[] body);
 
     /**
+     * This dialect's part in passing a provider's response headers on to clients: where its provider puts the request
+     * id and the rate-limit state, which of those headers a client of the same dialect gets as they are, and how a
+     * client of this dialect expects rate limits written. Called once per codec; the default,
+     * {@link HeaderMapping#NONE}, takes no part (clients still get the provider's {@code retry-after}).
+     *
+     * <pre>{@code
+     * public HeaderMapping headerMapping() { return AcmeHeaders.INSTANCE; }
+     * }</pre>
+     *
+     * @return the mapping; never {@code null}
+     */
+    default HeaderMapping headerMapping()
+    {
+        return HeaderMapping.NONE;
+    }
+
+    /**
      * Returns {@code body} with the model value replaced, splicing at the offsets found by {@link #peek(byte[])}.
      */
     default byte[] rewriteModel(byte[] body, RequestPeek peek, String model)
@@ -101,5 +121,132 @@ public interface DialectCodec
         System.arraycopy(value, 0, out, peek.modelStart(), value.length);
         System.arraycopy(body, peek.modelEnd(), out, peek.modelStart() + value.length, body.length - peek.modelEnd());
         return out;
+    }
+
+    /**
+     * A dialect's provider response headers, read and written through a neutral {@link RateLimits}, so that two
+     * dialects that know nothing of each other still map their headers: the provider's dialect reads, the client's
+     * dialect writes. The client binding that turns the provider's answer into a reply applies it (the support
+     * module's {@code ProviderHeaders} does, for a binding built on {@code UpstreamReplies}):
+     *
+     * <ul>
+     *   <li>{@code retry-after} and {@code retry-after-ms} reach every client unchanged, whatever the mappings say;</li>
+     *   <li>the provider's {@link #requestId request id} reaches every client as {@code x-upstream-request-id}
+     *       ({@code x-request-id} stays the gateway's own);</li>
+     *   <li>a client of the provider's own dialect gets the headers {@link #relays} accepts, as they are;</li>
+     *   <li>a client of another dialect gets what its dialect {@link #writeRateLimits writes} from what the provider's
+     *       dialect {@link #readRateLimits read}.</li>
+     * </ul>
+     *
+     * <p>Every method has a default that takes no part, so a dialect implements only the side it has. Implementations
+     * are stateless and thread-safe, and run once per upstream response: they must not block and should allocate only
+     * what they return. A value that does not parse is left out rather than guessed at.
+     *
+     * <pre>{@code
+     * enum AcmeHeaders implements DialectCodec.HeaderMapping {
+     *     INSTANCE;
+     *     public String requestId(Headers upstream) { return upstream.get("acme-request-id"); }
+     *     public boolean relays(String name) { return name.regionMatches(true, 0, "acme-quota-", 0, 11); }
+     *     public RateLimits readRateLimits(Headers upstream, Instant now) {
+     *         Long left = RateLimits.count(upstream.get("acme-quota-requests-left"));
+     *         return left == null ? null : new RateLimits(null, left, null, null, null, null);
+     *     }
+     *     public void writeRateLimits(RateLimits limits, Instant now, BiConsumer<String, String> out) {
+     *         if (limits.requestsRemaining() != null)
+     *             out.accept("acme-quota-requests-left", limits.requestsRemaining().toString());
+     *     }
+     * }
+     * }</pre>
+     */
+    interface HeaderMapping
+    {
+        /** Takes no part: no request id, nothing relayed, no rate limits read or written. */
+        HeaderMapping NONE = new HeaderMapping()
+        {
+        };
+
+        /**
+         * @param upstream the provider's response headers
+         * @return the provider's id for this response (what its support asks for), or {@code null} if it sent none
+         */
+        default String requestId(Headers upstream)
+        {
+            return null;
+        }
+
+        /**
+         * @param name a provider response header's name, in any case
+         * @return whether a client of this same dialect gets the header as it is (its rate-limit headers, say); never
+         *         asked of a client of another dialect
+         */
+        default boolean relays(String name)
+        {
+            return false;
+        }
+
+        /**
+         * Reads the provider's rate-limit state for a client of another dialect.
+         *
+         * @param upstream the provider's response headers
+         * @param now      when the headers are read: turns a reset given as a duration into a time
+         * @return what the headers say, or {@code null} if they say nothing
+         */
+        default RateLimits readRateLimits(Headers upstream, Instant now)
+        {
+            return null;
+        }
+
+        /**
+         * Writes another dialect's rate-limit state as a client of this dialect expects it.
+         *
+         * @param limits what the provider's dialect read; any field may be {@code null}: write only what is known
+         * @param now    the same instant {@link #readRateLimits} was given: turns a reset time into a duration
+         * @param out    takes each header name and value, in order; names are not checked against
+         *               {@code ResponseHeaders}' reserved ones until the reply is built
+         */
+        default void writeRateLimits(RateLimits limits, Instant now, BiConsumer<String, String> out)
+        {
+        }
+    }
+
+    /**
+     * A provider's rate-limit state in no dialect's spelling: what {@link HeaderMapping#readRateLimits} returns and
+     * {@link HeaderMapping#writeRateLimits} writes. Every field is optional ({@code null}: the provider did not say, or
+     * said something that did not parse).
+     *
+     * @param requestsLimit     the requests allowed per window
+     * @param requestsRemaining the requests left in the current window
+     * @param requestsReset     when the requests window resets
+     * @param tokensLimit       the tokens allowed per window
+     * @param tokensRemaining   the tokens left in the current window
+     * @param tokensReset       when the tokens window resets
+     */
+    record RateLimits(Long requestsLimit, Long requestsRemaining, Instant requestsReset, Long tokensLimit,
+                      Long tokensRemaining, Instant tokensReset)
+    {
+        /** @return whether no field is known */
+        public boolean isEmpty()
+        {
+            return requestsLimit == null && requestsRemaining == null && requestsReset == null && tokensLimit == null
+                && tokensRemaining == null && tokensReset == null;
+        }
+
+        /**
+         * @param value a header value, or {@code null}
+         * @return the value as a count if it is a plain non-negative decimal number of at most 18 digits, else
+         *         {@code null}
+         */
+        public static Long count(String value)
+        {
+            if (value == null || value.isEmpty() || value.length() > 18)
+                return null;
+            for (int i = 0; i < value.length(); i++)
+            {
+                char c = value.charAt(i);
+                if (c < '0' || c > '9')
+                    return null;
+            }
+            return Long.parseLong(value);
+        }
     }
 }

@@ -8,6 +8,12 @@ import java.util.function.Consumer;
 /**
  * Turns a provider's streamed body, chunk by chunk as it arrives, into canonical events. Stateful: one instance
  * per stream, used by one thread at a time. Chunks may split events anywhere.
+ *
+ * <pre>{@code
+ * StreamDecoder decoder = codec.newStreamDecoder();
+ * decoder.decode(chunk, event -> pending.add(event));        // zero, one or several events per chunk
+ * if (lastChunk && !decoder.complete()) fail("the stream ended before its end event");
+ * }</pre>
  */
 public interface StreamDecoder
 {

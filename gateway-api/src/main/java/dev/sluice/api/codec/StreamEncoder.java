@@ -8,6 +8,12 @@ import java.nio.ByteBuffer;
 /**
  * Turns canonical events into a dialect's streamed wire format. Stateful: one instance per stream.
  * A returned buffer may be empty when an event has no wire form in the dialect.
+ *
+ * <pre>{@code
+ * StreamEncoder encoder = codec.newStreamEncoder(exchange::request);
+ * write(encoder.encode(new StreamEvent.TextDelta(0, "Hel")));
+ * write(item == StreamItem.END ? encoder.end() : encoder.error(failure));
+ * }</pre>
  */
 public interface StreamEncoder
 {

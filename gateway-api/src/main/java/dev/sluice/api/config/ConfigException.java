@@ -3,6 +3,12 @@ package dev.sluice.api.config;
 /**
  * A configuration mistake, found at startup (or by {@code sluice check}). The message names the exact path and
  * what was expected: {@code bindings.router.routes[1].whenn: unknown key (expected one of: when, exit, with)}.
+ *
+ * <pre>{@code
+ * if (options.maxTokens() < 1)
+ *     throw new ConfigException(config.optionsPath() + ".max_tokens",
+ *         "value: " + options.maxTokens() + " (expected: a positive integer)");
+ * }</pre>
  */
 public class ConfigException extends RuntimeException
 {

@@ -3,8 +3,13 @@ package dev.sluice.api.exchange;
 /**
  * Names of {@linkplain Exchange#attribute(String) exchange attributes} that bindings of different plugins exchange: a
  * binding that knows the fact sets it, request logs and metrics read it from {@link Completion#exchange()} in their
- * {@link CompletionListener}. Per-exchange listeners run before the gateway-wide ones, so a value set in a
+ * {@link Completion.CompletionListener}. Per-exchange listeners run before the gateway-wide ones, so a value set in a
  * per-exchange listener (a budget settled from the real usage) is there for a request log.
+ *
+ * <pre>{@code
+ * exchange.attribute(Attributes.CACHE, "hit");                               // the cache, on the way in
+ * Object cost = completion.exchange().attribute(Attributes.COST_USD);        // a request log, at the end
+ * }</pre>
  *
  * @since 0.4.0
  */

@@ -2,6 +2,8 @@ package dev.sluice.api.exchange;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.exchange.Exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Stage;
 
 /**
  * How an exchange ended, given to each {@link CompletionListener} exactly once per request that reached a chat
@@ -10,7 +12,18 @@ import dev.sluice.api.model.Usage;
  * not valid for the dialect): those have no {@link #exchange()}, and what the chain would have learnt
  * ({@link #model()}, {@link #usage()}…) is absent. Health and admin requests are not exchanges.
  *
+ * <p>What the chain learnt on the way lives on the exchange, read from here: {@link Exchange#attempts()} (every try at
+ * a provider, in order), {@link Exchange#attribute} (facts bindings shared, such as {@link Attributes#COST_USD}).
+ *
  * <p>A view, valid only during {@link CompletionListener#completed}: copy what you keep. Reading it allocates nothing.
+ *
+ * <pre>{@code
+ * context.onComplete(c -> {
+ *     long micros = (c.nanos(Stage.RESPONSE_END) - c.nanos(Stage.ARRIVAL)) / 1000;
+ *     int tries = c.exchange() == null ? 0 : c.exchange().attempts().size();
+ *     queue.offer(new Line(c.id(), c.status(), c.outcome(), c.model(), micros, tries));   // bounded; written off-thread
+ * });
+ * }</pre>
  */
 public interface Completion
 {
@@ -138,14 +151,20 @@ public interface Completion
     }
 
     /**
-     * @return every attempt the exchange made, in order ({@link Exchange#attempts()}): one for a request that went
-     *         to one provider, several after retries and fallbacks, none for a refusal or a cache hit. The last one
-     *         ended {@link Attempt.Result#ANSWERED} when the client got its answer from it
-     * @since 0.5.0
+     * Told once that an exchange is over: see {@link Completion}. Registered for one exchange with
+     * {@link Exchange#onComplete(CompletionListener)} (a limiter releasing its slot) or for every exchange of the gateway
+     * with {@link dev.sluice.api.binding.BindingContext#onComplete(CompletionListener)} (a request log, metrics).
+     *
+     * <p>It runs on the thread that completed the exchange — usually a selector or pool thread of the server: it must not
+     * block and should take microseconds (hand slow work, such as writing a file, to
+     * {@link dev.sluice.api.binding.BindingContext#executor()} through a bounded queue). An exception it throws is logged
+     * and does not affect the exchange or the other listeners. The {@code Completion} is valid only during the call: copy
+     * what you keep.
      */
-    default java.util.List<Attempt> attempts()
+    @FunctionalInterface
+    public interface CompletionListener
     {
-        Exchange exchange = exchange();
-        return exchange == null ? java.util.List.of() : exchange.attempts();
+        /** The exchange is over; {@code completion} says how. */
+        void completed(Completion completion);
     }
 }

@@ -1,14 +1,20 @@
 package dev.sluice.api.exchange;
 
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.Experimental;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 
+import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * One request travelling through the chain, created by the runtime for a server binding.
+ * One request travelling through the chain, created by the runtime for a server binding and handed to every binding
+ * on its way: what the client sent, what the bindings decided about it, and how it ends.
  *
  * <p>It carries the request's <b>raw body bytes</b>; the canonical {@link ChatRequest} is decoded lazily, only
  * when a binding calls {@link #request()}. {@link #model()} and {@link #stream()} come from a cheap scan done
@@ -16,16 +22,37 @@ import java.util.function.Consumer;
  * {@link #modified()} false forwards {@link #body()} as it is (with {@link #targetModel()} spliced in if it
  * differs).
  *
+ * <p>What each kind of binding uses:
+ * <ul>
+ *   <li>every binding: the request ({@link #model()}, {@link #headers()}, {@link #request()}…), {@link #attribute}
+ *       to pass facts to later bindings and listeners, {@link #onComplete} to release what it took;</li>
+ *   <li>an authentication binding: {@link #clientKey()} in, {@link #identity(Identity)} out;</li>
+ *   <li>a router: {@link #targetModel(String)} for an alias, {@link #startAttempt} before each try;</li>
+ *   <li>a binding that inspects answers: {@link #requireCanonicalReply()} on the way in;</li>
+ *   <li>a client binding: {@link #body()}, {@link #peek()} and {@link #modified()} for the fast path,
+ *       {@link #usage(Usage)} when it learns the usage, {@link #onAbort} to abort its upstream request.</li>
+ * </ul>
+ *
+ * <pre>{@code
+ * public CompletionStage<Reply> handle(Exchange exchange, Next next) {
+ *     if (exchange.model().startsWith("gpt-4"))
+ *         exchange.targetModel("gpt-4o-mini");                      // no decode: spliced into the raw body
+ *     exchange.attribute("my-plugin.seen", Boolean.TRUE);         // for a later binding or a listener
+ *     exchange.onComplete(c -> slots.release());                   // on every path, exactly once
+ *     return next.handle(exchange);
+ * }
+ * }</pre>
+ *
  * <p>Threading: an exchange is handled by one stage at a time; its methods are not meant to be called
  * concurrently, except {@link #onAbort(Consumer)} listeners, which run on the thread that saw the abort.
+ *
+ * <p>The runtime implements this interface; test doubles implement the abstract methods and get the defaults, which
+ * keep nothing (no timings, attempts or identity).
  */
 public interface Exchange
 {
     /** @return a short unique id for logs and the {@code x-request-id} echo */
     String id();
-
-    /** @return {@link System#nanoTime()} when the request's headers arrived */
-    long arrivalNanos();
 
     /** @return the HTTP method */
     String method();
@@ -36,7 +63,7 @@ public interface Exchange
     /** @return the raw query string, or {@code null} */
     String query();
 
-    /** @return the downstream request headers */
+    /** @return the downstream request headers, a read-only view (names case-insensitive); never {@code null} */
     Headers headers();
 
     /** @return the dialect the client speaks (the server binding's codec dialect, e.g. {@code "openai"}) */
@@ -55,22 +82,30 @@ public interface Exchange
         return null;
     }
 
-    /** @return the request body as received; never modify it */
+    /** @return the request body as received, never {@code null}; the same array on every call: never modify it */
     byte[] body();
 
     /** @return what the server binding's scan of the body found (model, stream flag, model value offsets) */
     RequestPeek peek();
 
-    /** @return the model the client asked for */
+    /** @return the model the client asked for, as {@link #peek()} found it; never {@code null} */
     String model();
 
-    /** @return whether the client asked for a streamed answer */
+    /** @return whether the client asked for a streamed answer, as {@link #peek()} found it */
     boolean stream();
 
-    /** @return the model to ask the upstream for: {@link #model()} unless a binding rewrote it */
+    /**
+     * @return the model to ask the upstream for: {@link #model()} unless a binding set another; never {@code null}.
+     *         {@link #startAttempt} puts it back to what it was when the first attempt started
+     */
     String targetModel();
 
-    /** Sets the model to ask the upstream for (a route alias), without decoding the body. */
+    /**
+     * Sets the model to ask the upstream for (a route alias), without decoding the body: a same-dialect client binding
+     * splices it into {@link #body()}, another encodes it. Does not make the exchange {@link #modified()}.
+     *
+     * @throws NullPointerException for {@code null}
+     */
     void targetModel(String model);
 
     /**
@@ -80,7 +115,12 @@ public interface Exchange
      */
     ChatRequest request();
 
-    /** Replaces the canonical request (a rewrite by a guardrail, say); the raw body is no longer forwarded. */
+    /**
+     * Replaces the canonical request (a rewrite by a guardrail, say): {@link #modified()} is true from then on, so the
+     * raw body is no longer forwarded and every client binding encodes this request.
+     *
+     * @throws NullPointerException for {@code null}
+     */
     void request(ChatRequest request);
 
     /** @return whether a binding replaced the request, which rules out forwarding the raw body */
@@ -99,10 +139,13 @@ public interface Exchange
         return null;
     }
 
-    /** @return the binding-defined attribute {@code name}, or {@code null} */
+    /** @return the attribute {@code name} a binding set, or {@code null}; see {@link Attributes} for shared names */
     Object attribute(String name);
 
-    /** Sets a binding-defined attribute; {@code null} removes it. Use names prefixed with your plugin id. */
+    /**
+     * Sets an attribute that later bindings and completion listeners read; {@code null} removes it. Use names prefixed
+     * with your plugin id ({@code "my-plugin.seen"}), or a shared name from {@link Attributes}.
+     */
     void attribute(String name, Object value);
 
     /**
@@ -118,7 +161,10 @@ public interface Exchange
         // Exchanges that keep no timings (test doubles) ignore marks.
     }
 
-    /** @return when {@code stage} was reached ({@link System#nanoTime()}), or 0 if it was not (yet) */
+    /**
+     * @return when {@code stage} was reached ({@link System#nanoTime()}), or 0 if it was not (yet);
+     *         {@link Stage#ARRIVAL}, when the request's headers arrived, is set when the runtime creates the exchange
+     */
     @dev.sluice.api.Experimental
     default long nanos(Stage stage)
     {
@@ -256,4 +302,171 @@ public interface Exchange
      * attempt has ended it is no longer called.
      */
     void onAbort(Consumer<Throwable> listener);
+
+    /**
+     * Who is calling: set on the exchange by an authentication binding (virtual keys, say) with
+     * {@link Exchange#identity(Identity)}, read by every later binding (limits, routing by team), by the request log and
+     * by metrics through {@link Completion#identity()}. It never holds the credential itself.
+     *
+     * <p>Metadata carries what other plugins read about the caller; each plugin documents the keys it reads. The built-in
+     * ones: {@code plugins/keys} puts a key's own {@code metadata} there, plus its limits flattened as
+     * {@code limit.rpm}, {@code limit.tpm}, {@code limit.max_concurrent} (positive integers as decimal strings),
+     * {@code budget.amount} (a plain decimal string, no exponent, no trailing zeros, in the price table's currency) and
+     * {@code budget.period} ({@code Nd} for N days, or {@code month}), each present only when the key sets it; those names
+     * are reserved: a key's own metadata cannot use the {@code limit.} and {@code budget.} prefixes. {@code plugins/limits}
+     * reads them as per-key overrides. An identity built by the keys plugin is created once per key when the keys are
+     * loaded and shared by all of that key's exchanges: it is immutable.
+     *
+     * @param keyId    the id of the key the client used (safe to log; never the key), not {@code null}
+     * @param team     the team or owner the key belongs to, or {@code null}
+     * @param metadata further labels from the key's definition (cost centre, environment…) and the key's limits as above;
+     *                 never {@code null}
+     */
+    public record Identity(String keyId, String team, Map<String, String> metadata)
+    {
+        public Identity
+        {
+            Objects.requireNonNull(keyId, "keyId");
+            metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+        }
+
+        /** An identity with a key id and a team, no metadata. */
+        public Identity(String keyId, String team)
+        {
+            this(keyId, team, Map.of());
+        }
+    }
+
+    /**
+     * Points in an exchange's life at which the runtime (and client bindings, for the upstream ones) record
+     * {@link System#nanoTime()}: the source of the per-stage breakdown, timing headers and latency metrics.
+     */
+    @Experimental
+    public enum Stage
+    {
+        /** The request's headers arrived. */
+        ARRIVAL,
+        /** The whole request body was read. */
+        BODY_READ,
+        /** The model was peeked and the exchange entered the chain. */
+        CHAIN_START,
+        /** The upstream request was handed to the HTTP client. */
+        UPSTREAM_SEND,
+        /** The upstream response headers arrived (time to first byte of the provider). */
+        UPSTREAM_HEADERS,
+        /** The upstream response body ended. */
+        UPSTREAM_END,
+        /** The gateway started writing the response to the client. */
+        RESPONSE_START,
+        /**
+         * The first event of a streamed answer was handed to the client connection (time to first token, as the client
+         * sees it); not reached by non-streamed answers.
+         */
+        FIRST_EVENT,
+        /** The exchange ended: the response was completely written, the exchange failed or the client went away. */
+        RESPONSE_END
+    }
+
+    /**
+     * One try of an exchange at one target: the client binding it went to, the model it asked for, its own upstream
+     * timings, and how it ended. An exchange has one attempt per time a client binding was entered; a router that
+     * retries or falls back has several, and {@link #attempts()} lists them all in order.
+     *
+     * <p>An attempt starts explicitly with {@link Exchange#startAttempt(String)} (what a router does before each try:
+     * it resets the target model, so each try sets its own alias), or implicitly when a client binding is entered and the
+     * current attempt was already sent (a binding that calls its {@link Next} again). It ends once: {@link #fail} (the
+     * binding that retries saw it fail), {@link #cancel} (abandoned: the deadline passed, the client left), when a later
+     * attempt starts while it is still pending ({@link Result#FAILED}), or with the exchange ({@link Result#ANSWERED} if
+     * the client got its answer from it). The first end wins; later calls do nothing.
+     *
+     * <p>The upstream stages ({@link Stage#UPSTREAM_SEND}, {@link Stage#UPSTREAM_HEADERS}, {@link Stage#UPSTREAM_END}) are
+     * marked on the attempt that is current when they happen; {@link Exchange#nanos(Stage)} reports the latest attempt's.
+     * The usage a provider reported is recorded on the current attempt too; the exchange's {@link Exchange#usage()} is
+     * cleared when an attempt starts, so it is the answering attempt's, which is what limits and budgets charge.
+     *
+     * <p>Threading: read it from any thread; its fields are published safely. {@code fail} and {@code cancel} may be
+     * called from any thread.
+     *
+     * <pre>{@code
+     * Attempt attempt = exchange.startAttempt(target.name());
+     * exchange.targetModel("claude-sonnet-4-5");              // this attempt's alias
+     * target.handle(exchange).whenComplete((reply, failure) -> {
+     *     if (failure != null) { attempt.fail(failure); tryTheNextTarget(); } else answer(reply);
+     * });
+     * }</pre>
+     *
+     * @since 0.5.0
+     */
+    public interface Attempt
+    {
+        /** How an attempt ended. */
+        enum Result
+        {
+            /** Not ended yet. */
+            PENDING,
+            /** The client's answer came from this attempt (a success or the error the client got). */
+            ANSWERED,
+            /** It failed and the exchange moved on (another attempt) or gave up. */
+            FAILED,
+            /** It was abandoned before it ended: the client left, the route's deadline passed, the gateway stopped. */
+            CANCELLED
+        }
+
+        /** @return its place among the exchange's attempts: 1 for the first */
+        int number();
+
+        /** @return the name of the binding the attempt went to (a client binding, or the route's target binding) */
+        String target();
+
+        /** @return the model the upstream was asked for, as the exchange's target model was when the attempt was sent */
+        String targetModel();
+
+        /** @return when the attempt started, in milliseconds since the epoch (wall clock, for logs) */
+        long startEpochMillis();
+
+        /** @return when the attempt started ({@link System#nanoTime()}) */
+        long startNanos();
+
+        /** @return when it ended ({@link System#nanoTime()}), or 0 while {@link Result#PENDING} */
+        long endNanos();
+
+        /**
+         * @return when this attempt reached {@code stage} ({@link System#nanoTime()}), or 0: the upstream stages only
+         *         ({@link Stage#UPSTREAM_SEND}, {@link Stage#UPSTREAM_HEADERS}, {@link Stage#UPSTREAM_END}); 0 for others
+         */
+        long nanos(Stage stage);
+
+        /** @return how it ended, or {@link Result#PENDING} */
+        Result result();
+
+        /** @return the HTTP status the upstream answered this attempt with, or 0 if no response head arrived */
+        int status();
+
+        /**
+         * @return what went wrong, or {@code null}: a success, while pending, and a {@link Result#CANCELLED} attempt
+         *         (given up, not failed: its message says why)
+         */
+        ErrorKind errorKind();
+
+        /** @return the client-safe message of its failure, or {@code null} */
+        String errorMessage();
+
+        /**
+         * @return the usage the provider reported to this attempt, or {@code null}: a failed stream may carry tokens the
+         *         provider bills for although the client never got them
+         */
+        Usage usage();
+
+        /**
+         * Ends the attempt as {@link Result#FAILED} with {@code failure}'s kind and message (a {@code GatewayException},
+         * or {@link ErrorKind#INTERNAL} for anything else). Does not abort anything: call it once the failure is known.
+         */
+        void fail(Throwable failure);
+
+        /**
+         * Ends the attempt as {@link Result#CANCELLED} and aborts what it still has upstream: every abort listener
+         * registered on the exchange while it was current ({@link Exchange#onAbort}) runs with {@code cause}.
+         */
+        void cancel(Throwable cause);
+    }
 }

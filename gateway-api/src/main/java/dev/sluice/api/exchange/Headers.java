@@ -6,6 +6,11 @@ import java.util.function.BiConsumer;
 /**
  * Read-only HTTP headers with case-insensitive names. Implementations are views over the server's own header
  * storage: reading does not copy.
+ *
+ * <pre>{@code
+ * String agent = exchange.headers().get("user-agent");            // null if absent
+ * exchange.headers().forEach((name, value) -> { if (name.startsWith("x-")) ... });
+ * }</pre>
  */
 public interface Headers
 {

@@ -7,6 +7,11 @@ import java.util.concurrent.CompletionStage;
  * once and completes when the reply (or its first byte, for streams) is known.
  *
  * <p>Never block on the returned stage. Continue with {@code thenApply}/{@code thenCompose}/{@code whenComplete}.
+ *
+ * <pre>{@code
+ * return next.handle(exchange)
+ *     .thenApply(reply -> reply.withHeaders(reply.headers().with("x-served-by", name)));
+ * }</pre>
  */
 @FunctionalInterface
 public interface Next

@@ -23,4 +23,17 @@ public record Message(Role role, List<ContentPart> content, String name)
     {
         return new Message(role, List.of(new ContentPart.Text(text)), null);
     }
+
+    /** Who authored a {@link Message}. */
+    public enum Role
+    {
+        /** Instructions placed among the turns (a leading system prompt lives in {@link ChatRequest#system()}). */
+        SYSTEM,
+        /** The end user. */
+        USER,
+        /** The model. */
+        ASSISTANT,
+        /** Results of tool calls, sent back by the client. */
+        TOOL
+    }
 }

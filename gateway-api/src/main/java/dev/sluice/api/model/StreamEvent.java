@@ -1,6 +1,7 @@
 package dev.sluice.api.model;
 
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.model.ChatResponse.StopReason;
 
 import java.util.Objects;
 
@@ -9,6 +10,12 @@ import java.util.Objects;
  * from 0 in order of appearance) its start, deltas and {@code BlockStop}, then {@code Stop}, optionally
  * {@code UsageReport}, then {@link StreamItem#END}. Decoders of dialects without explicit block starts synthesise
  * them; encoders of dialects without them skip them.
+ *
+ * <pre>{@code
+ * if (item instanceof StreamEvent.TextDelta delta) text.append(delta.text());
+ * else if (item instanceof StreamEvent.Stop stop) reason = stop.reason();
+ * else if (item instanceof StreamEvent.Error error) throw error.error();
+ * }</pre>
  */
 public sealed interface StreamEvent extends StreamItem permits StreamEvent.MessageStart, StreamEvent.TextStart,
     StreamEvent.TextDelta, StreamEvent.ThinkingStart, StreamEvent.ThinkingDelta, StreamEvent.ToolCallStart,

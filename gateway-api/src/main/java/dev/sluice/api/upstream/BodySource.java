@@ -4,6 +4,18 @@ package dev.sluice.api.upstream;
  * An upstream response body read with demand (Jetty's {@code Content.Source} contract without Jetty types): call
  * {@link #read()} until it returns {@code null}, then {@link #demand(Runnable)}. Reading no further is how a client
  * binding exerts back-pressure: the upstream connection stops being read.
+ *
+ * <pre>{@code
+ * void pump() {
+ *     BodyChunk chunk;
+ *     while ((chunk = body.read()) != null) {
+ *         try { if (chunk.failure() != null) { fail(chunk.failure()); return; } consume(chunk.buffer()); }
+ *         finally { chunk.release(); }
+ *         if (chunk.last()) { done(); return; }
+ *     }
+ *     body.demand(this::pump);
+ * }
+ * }</pre>
  */
 public interface BodySource
 {

@@ -87,7 +87,7 @@ public final class UpstreamReplies
         // A binding that inspects answers asked for canonical ones: decode even what could be relayed.
         boolean relayRaw = sameDialect && !exchange.canonicalReplyRequired();
         int status = response.status();
-        ResponseHeaders headers = ProviderHeaders.capture(response, codec.dialect(), exchange.dialect());
+        ResponseHeaders headers = ProviderHeaders.capture(response, codec, exchange);
         if (status < 200 || status > 299)
         {
             return Bodies.readPrefix(response.body(), response.contentLength(), MAX_ERROR_BYTES)

@@ -8,6 +8,11 @@ import java.util.Objects;
  * A request to an upstream. Only the headers listed here are sent (plus {@code Content-Type},
  * {@code Content-Length} and {@code Host}): nothing from the downstream request leaks unless a binding copies it.
  *
+ * <pre>{@code
+ * List<Map.Entry<String, String>> headers = List.of(Map.entry("authorization", "Bearer " + key));   // built once
+ * new UpstreamRequest("POST", "/v1/chat/completions", headers, body, "application/json");
+ * }</pre>
+ *
  * @param method  the HTTP method
  * @param path    the path and query, appended to the upstream's base URL (e.g. {@code /chat/completions})
  * @param headers header names and values to send

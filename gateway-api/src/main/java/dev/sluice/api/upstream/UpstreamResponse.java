@@ -5,7 +5,16 @@ import dev.sluice.api.exchange.Headers;
 import java.util.List;
 import java.util.function.BiConsumer;
 
-/** An upstream response whose headers have arrived; the body is read from {@link #body()}. */
+/**
+ * An upstream response whose headers have arrived; the body is read from {@link #body()}, which must be read to its
+ * end or failed.
+ *
+ * <pre>{@code
+ * upstream.send(request, exchange).thenCompose(response -> response.status() == 200
+ *     ? relay(response.body())
+ *     : readError(response.body(), response.contentLength()));
+ * }</pre>
+ */
 public interface UpstreamResponse
 {
     /** @return the HTTP status */

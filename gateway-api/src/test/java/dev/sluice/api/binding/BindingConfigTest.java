@@ -8,6 +8,8 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
+import dev.sluice.api.binding.BindingConfig.RouteConfig;
 
 class BindingConfigTest
 {

@@ -9,7 +9,7 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.Role;
+import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.testing.TestExchange;
 import org.junit.jupiter.api.Test;
 

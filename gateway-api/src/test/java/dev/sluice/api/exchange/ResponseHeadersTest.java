@@ -12,6 +12,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.sluice.api.model.ChatResponse.StopReason;
 
 class ResponseHeadersTest
 {
@@ -74,7 +75,7 @@ class ResponseHeadersTest
         assertThat(bytes.headers()).isSameAs(ResponseHeaders.EMPTY);
         assertThat(bytes.withHeaders(h).headers()).isEqualTo(h);
         assertThat(new Reply.Bytes(200, "application/json", new byte[0], null, null).headers()).isSameAs(ResponseHeaders.EMPTY);
-        ChatResponse response = new ChatResponse("id", "m", List.of(), dev.sluice.api.model.StopReason.END_TURN, null, null, 0, null);
+        ChatResponse response = new ChatResponse("id", "m", List.of(), StopReason.END_TURN, null, null, 0, null);
         assertThat(new Reply.Message(response).headers()).isSameAs(ResponseHeaders.EMPTY);
         Reply message = new Reply.Message(response).withHeaders(h);
         assertThat(message).isInstanceOf(Reply.Message.class);

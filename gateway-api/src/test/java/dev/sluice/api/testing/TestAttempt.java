@@ -3,8 +3,8 @@ package dev.sluice.api.testing;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.Experimental;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.exchange.Attempt;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.Usage;
 
 /**

@@ -1,18 +1,18 @@
 package dev.sluice.api.testing;
 
 import dev.sluice.api.Experimental;
-import dev.sluice.api.admin.AdminHandler;
+import dev.sluice.api.admin.AdminRoutes.AdminHandler;
 import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.binding.BindingContext;
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.service.RuntimeStats;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 

@@ -3,10 +3,10 @@ package dev.sluice.api.testing;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.Experimental;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.Usage;
 
 /**

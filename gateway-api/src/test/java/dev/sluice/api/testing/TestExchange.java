@@ -3,9 +3,9 @@ package dev.sluice.api.testing;
 import dev.sluice.api.Experimental;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.codec.RequestPeek;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
@@ -35,8 +35,9 @@ import java.util.function.Consumer;
  * where the model sits, so {@link #peek()} gives the offsets a same-dialect client binding splices at.
  *
  * <p>Defaults: id {@code "test-1"}, {@code POST /v1/chat/completions}, no query, dialect {@code "openai"}, no
- * headers, {@link #arrivalNanos()} taken when it was created. {@link #dialect(String)}, {@link #header(String,
- * String)} and {@link #decodeFailure(RuntimeException)} change them before the test runs the binding.
+ * headers, {@link Stage#ARRIVAL} taken when it was created (other stages as {@link #mark} records them).
+ * {@link #dialect(String)}, {@link #header(String, String)} and {@link #decodeFailure(RuntimeException)} change them
+ * before the test runs the binding.
  *
  * <p>Threading: use it from one thread at a time, except {@link #onAbort(Consumer)} and {@link #abort(Throwable)},
  * which may race as they do in the runtime.
@@ -56,6 +57,7 @@ public final class TestExchange implements Exchange
     private static final byte[] MODEL_KEY = "\"model\"".getBytes(StandardCharsets.UTF_8);
 
     private final long arrivalNanos = System.nanoTime();
+    private final long[] stages = new long[Stage.values().length];
     private final byte[] body;
     private final RequestPeek peek;
     private final Map<String, List<String>> headers = new LinkedHashMap<>();
@@ -189,9 +191,16 @@ public final class TestExchange implements Exchange
     }
 
     @Override
-    public long arrivalNanos()
+    public void mark(Stage stage)
     {
-        return arrivalNanos;
+        if (stages[stage.ordinal()] == 0)
+            stages[stage.ordinal()] = System.nanoTime();
+    }
+
+    @Override
+    public long nanos(Stage stage)
+    {
+        return stage == Stage.ARRIVAL ? arrivalNanos : stages[stage.ordinal()];
     }
 
     @Override

@@ -2,19 +2,19 @@ package dev.sluice.api.testing;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.admin.AdminHandler;
+import dev.sluice.api.admin.AdminRoutes.AdminHandler;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.Role;
-import dev.sluice.api.service.RuntimeStats;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.model.Message.Role;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

@@ -9,7 +9,7 @@ import dev.sluice.api.model.RawFrame;
 import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;

@@ -73,12 +73,6 @@ final class BenchExchange implements Exchange
     }
 
     @Override
-    public long arrivalNanos()
-    {
-        return 0;
-    }
-
-    @Override
     public String method()
     {
         return "POST";

@@ -2,8 +2,8 @@ package dev.sluice.runtime.internal.chain;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.exchange.Attempt;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.Usage;
 
 import java.lang.invoke.MethodHandles;

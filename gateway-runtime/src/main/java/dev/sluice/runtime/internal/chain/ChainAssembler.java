@@ -2,8 +2,8 @@ package dev.sluice.runtime.internal.chain;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.admin.AdminRoutes;
-import dev.sluice.api.exchange.CompletionListener;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.exchange.Completion.CompletionListener;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.runtime.internal.service.RuntimeServices;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,13 +12,13 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ClientBinding;
 import dev.sluice.api.binding.ClientBindingFactory;
-import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
-import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.binding.ServerBindingFactory;
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
@@ -430,7 +430,7 @@ public final class ChainAssembler
             }
 
             @Override
-            public dev.sluice.api.service.RuntimeStats runtimeStats()
+            public dev.sluice.api.binding.BindingContext.RuntimeStats runtimeStats()
             {
                 return services.runtimeStats();
             }

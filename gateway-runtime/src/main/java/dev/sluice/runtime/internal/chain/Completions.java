@@ -1,7 +1,7 @@
 package dev.sluice.runtime.internal.chain;
 
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

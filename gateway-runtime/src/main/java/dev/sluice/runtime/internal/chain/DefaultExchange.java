@@ -4,13 +4,13 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Headers;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
 
@@ -24,7 +24,6 @@ import java.util.function.Consumer;
 public final class DefaultExchange implements Exchange
 {
     private final String id;
-    private final long arrivalNanos;
     private final String method;
     private final String path;
     private final String query;
@@ -84,7 +83,6 @@ public final class DefaultExchange implements Exchange
     {
         this.server = server;
         this.id = id;
-        this.arrivalNanos = arrivalNanos;
         this.method = method;
         this.path = path;
         this.query = query;
@@ -112,12 +110,6 @@ public final class DefaultExchange implements Exchange
     public String id()
     {
         return id;
-    }
-
-    @Override
-    public long arrivalNanos()
-    {
-        return arrivalNanos;
     }
 
     @Override

@@ -1,9 +1,9 @@
 package dev.sluice.runtime.internal.config;
 
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingKind;
-import dev.sluice.api.binding.RouteConfig;
-import dev.sluice.api.binding.RouteTarget;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
+import dev.sluice.api.binding.BindingConfig.RouteConfig;
+import dev.sluice.api.binding.BindingConfig.RouteTarget;
 import dev.sluice.api.config.ConfigException;
 
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.sluice.runtime.internal.http;
 
-import dev.sluice.api.admin.AdminRequest;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminRequest;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.runtime.internal.service.RuntimeServices.AdminRoute;
 import org.eclipse.jetty.http.HttpHeader;

@@ -1,6 +1,6 @@
 package dev.sluice.runtime.internal.http;
 
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.runtime.internal.chain.DefaultExchange;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;

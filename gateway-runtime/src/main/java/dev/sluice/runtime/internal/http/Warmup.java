@@ -2,13 +2,13 @@ package dev.sluice.runtime.internal.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.Endpoint;
-import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
+import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.Role;
-import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.Message.Role;
+import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.runtime.internal.chain.ChainAssembler.Chain;
 import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
 import dev.sluice.runtime.internal.config.GatewayConfig;

@@ -1,7 +1,7 @@
 package dev.sluice.runtime.internal.plugin;
 
 import dev.sluice.api.SluiceApi;
-import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ClientBindingFactory;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.binding.ServerBindingFactory;

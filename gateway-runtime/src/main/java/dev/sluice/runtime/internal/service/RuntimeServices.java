@@ -1,12 +1,13 @@
 package dev.sluice.runtime.internal.service;
 
-import dev.sluice.api.admin.AdminHandler;
+import dev.sluice.api.admin.AdminRoutes.AdminHandler;
 import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.exchange.CompletionListener;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.exchange.Completion.CompletionListener;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,10 +44,10 @@ public final class RuntimeServices
     private final List<CompletionListener> completionListeners = new ArrayList<>();
     // What runtimeStats() reads; set once the handler and the upstream clients exist (zeros before, and in check mode).
     private volatile java.util.function.LongSupplier inFlight = () -> 0;
-    private volatile java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams = List::of;
-    private volatile java.util.function.Supplier<dev.sluice.api.service.RuntimeStats.AdmissionStats> admission =
-        () -> dev.sluice.api.service.RuntimeStats.AdmissionStats.OFF;
-    private final dev.sluice.api.service.RuntimeStats runtimeStats = new dev.sluice.api.service.RuntimeStats()
+    private volatile java.util.function.Supplier<List<RuntimeStats.UpstreamStats>> upstreams = List::of;
+    private volatile java.util.function.Supplier<RuntimeStats.AdmissionStats> admission =
+        () -> RuntimeStats.AdmissionStats.OFF;
+    private final RuntimeStats runtimeStats = new RuntimeStats()
     {
         @Override
         public long inFlight()
@@ -156,15 +157,15 @@ public final class RuntimeServices
      * clients exist.
      */
     public void measure(java.util.function.LongSupplier inFlight,
-                        java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams)
+                        java.util.function.Supplier<List<RuntimeStats.UpstreamStats>> upstreams)
     {
-        measure(inFlight, upstreams, () -> dev.sluice.api.service.RuntimeStats.AdmissionStats.OFF);
+        measure(inFlight, upstreams, () -> RuntimeStats.AdmissionStats.OFF);
     }
 
     /** As {@link #measure(java.util.function.LongSupplier, java.util.function.Supplier)}, with the admission limit's figures. */
     public void measure(java.util.function.LongSupplier inFlight,
-                        java.util.function.Supplier<List<dev.sluice.api.service.RuntimeStats.UpstreamStats>> upstreams,
-                        java.util.function.Supplier<dev.sluice.api.service.RuntimeStats.AdmissionStats> admission)
+                        java.util.function.Supplier<List<RuntimeStats.UpstreamStats>> upstreams,
+                        java.util.function.Supplier<RuntimeStats.AdmissionStats> admission)
     {
         this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
         this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
@@ -172,7 +173,7 @@ public final class RuntimeServices
     }
 
     /** @return the live figures bindings read through {@code BindingContext.runtimeStats()} */
-    public dev.sluice.api.service.RuntimeStats runtimeStats()
+    public RuntimeStats runtimeStats()
     {
         return runtimeStats;
     }

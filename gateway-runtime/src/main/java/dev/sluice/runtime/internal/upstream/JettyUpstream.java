@@ -4,9 +4,10 @@ import dev.sluice.runtime.internal.chain.DefaultExchange;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.upstream.BodyChunk;
 import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.HttpVersion;
@@ -100,17 +101,17 @@ final class JettyUpstream implements Upstream
         return options;
     }
 
-    /** @return this upstream's connection pool now, for {@link dev.sluice.api.service.RuntimeStats} */
-    dev.sluice.api.service.RuntimeStats.UpstreamStats stats()
+    /** @return this upstream's connection pool now, for {@link RuntimeStats} */
+    RuntimeStats.UpstreamStats stats()
     {
         URI url = options.baseUrl();
         int port = url.getPort() > 0 ? url.getPort() : "https".equals(url.getScheme()) ? 443 : 80;
         String origin = url.getScheme() + "://" + url.getHost() + ":" + port;
         HttpDestination d = destination;
         if (d == null || !(d.getConnectionPool() instanceof org.eclipse.jetty.client.AbstractConnectionPool pool))
-            return new dev.sluice.api.service.RuntimeStats.UpstreamStats(bindingName, origin, 0, 0, 0,
+            return new RuntimeStats.UpstreamStats(bindingName, origin, 0, 0, 0,
                 options.maxConnections(), d == null ? 0 : d.getQueuedRequestCount());
-        return new dev.sluice.api.service.RuntimeStats.UpstreamStats(bindingName, origin, pool.getConnectionCount(),
+        return new RuntimeStats.UpstreamStats(bindingName, origin, pool.getConnectionCount(),
             pool.getActiveConnectionCount(), pool.getIdleConnectionCount(), pool.getMaxConnectionCount(),
             d.getQueuedRequestCount());
     }

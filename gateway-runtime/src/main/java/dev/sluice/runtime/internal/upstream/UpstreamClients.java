@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.upstream;
 
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
 import dev.sluice.api.upstream.HttpVersion;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
@@ -163,9 +164,9 @@ public final class UpstreamClients extends ContainerLifeCycle
     static final int RESERVED_FILES = 256;
 
     /** @return every upstream's connection pool now, in creation order */
-    public List<dev.sluice.api.service.RuntimeStats.UpstreamStats> stats()
+    public List<RuntimeStats.UpstreamStats> stats()
     {
-        List<dev.sluice.api.service.RuntimeStats.UpstreamStats> stats = new java.util.ArrayList<>(upstreams.size());
+        List<RuntimeStats.UpstreamStats> stats = new java.util.ArrayList<>(upstreams.size());
         for (JettyUpstream u : upstreams)
             stats.add(u.stats());
         return stats;

@@ -3,10 +3,10 @@ package dev.sluice.examples.costbalancer;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ModelGlob;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
@@ -27,7 +27,7 @@ import java.util.concurrent.CompletionStage;
  *   through it that have not ended — for a stream, until it ends — whichever binding sent them, so {@code max_inflight}
  *   needs no counter here. {@link Target#handle(Exchange)} is the target's stage: it sends the current attempt.</li>
  *   <li>{@link Exchange#startAttempt(String)}, before each try: the exchange records the try as an {@link Attempt} (its
- *   target, upstream timings, status and result, listed by {@code Completion.attempts()} for logs and metrics) and puts
+ *   target, upstream timings, status and result, listed by {@code Exchange.attempts()} for logs and metrics) and puts
  *   the target model back to the one the route matched, so a try never inherits an alias a previous one set.</li>
  *   <li>{@link Attempt#fail(Throwable)}, when a try failed and the binding moves on: the attempt ends failed with the
  *   error's kind and leaves its target's in-flight count. If it had ended already, cancelled because the client left or

@@ -3,8 +3,8 @@ package dev.sluice.examples.exchangetap;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.Identity;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.Usage;
 
 import java.io.IOException;

@@ -35,6 +35,15 @@ import java.util.function.Supplier;
  * {@code "stream": null}) is a streamed one. {@link #peek} therefore runs the shared {@link JsonPeek} (which reads an
  * absent flag as {@code false}) and flips its answer unless the body says {@code "stream": false}.
  *
+ * <p>Provider headers: Ollama sends no request id and no rate-limit headers, and its clients read none, so this codec
+ * keeps the default {@link #headerMapping()}: its clients get a provider's {@code retry-after} and
+ * {@code x-upstream-request-id}, nothing else. A dialect whose provider does send them returns its own
+ * {@link DialectCodec.HeaderMapping} there, and then maps to and from every other dialect that does:
+ *
+ * <pre>{@code
+ * public HeaderMapping headerMapping() { return AcmeHeaders.INSTANCE; }   // requestId, relays, read/writeRateLimits
+ * }</pre>
+ *
  * <pre>{@code
  * RequestPeek peek = OllamaCodec.INSTANCE.peek(body);             // model, stream (default true), no tree
  * byte[] aliased = OllamaCodec.INSTANCE.rewriteModel(body, peek, "llama3.2:3b");

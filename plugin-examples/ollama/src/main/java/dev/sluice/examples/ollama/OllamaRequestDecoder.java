@@ -7,9 +7,9 @@ import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.ResponseFormat;
-import dev.sluice.api.model.Role;
-import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.ChatRequest.ResponseFormat;
+import dev.sluice.api.model.Message.Role;
+import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 
 import java.util.ArrayDeque;

@@ -6,7 +6,7 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.ContentPart;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 

@@ -7,7 +7,7 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.upstream.KeyPool;
 import dev.sluice.api.upstream.UpstreamHeaders;
 import dev.sluice.api.upstream.UpstreamReplies;

@@ -67,6 +67,13 @@ public final class AnthropicCodec implements DialectCodec
         return DIALECT;
     }
 
+    /** See {@link AnthropicHeaders}: the request id and rate-limit headers, read from and written for Anthropic. */
+    @Override
+    public HeaderMapping headerMapping()
+    {
+        return AnthropicHeaders.INSTANCE;
+    }
+
     /**
      * Scans the body with {@link JsonPeek}: top-level {@code model} and {@code stream}, the whole document checked,
      * {@code messages} a non-empty array of objects with a string {@code role} and {@code max_tokens} an integer (a

@@ -11,11 +11,11 @@ import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.ResponseFormat;
-import dev.sluice.api.model.Role;
-import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.ChatRequest.ResponseFormat;
+import dev.sluice.api.model.Message.Role;
+import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
-import dev.sluice.api.model.ToolChoice;
+import dev.sluice.api.model.ChatRequest.ToolChoice;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,7 +1,7 @@
 package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.binding.BodyLimits;
-import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.JsonPeek;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.codec.StreamEncoder;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 

@@ -16,16 +16,16 @@ import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 
 /**
  * The {@code cache} binding: answers an exact repeat of a request from memory (docs/plugins/cache.md).

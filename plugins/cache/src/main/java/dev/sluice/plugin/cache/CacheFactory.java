@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import com.github.benmanes.caffeine.cache.AsyncCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;

@@ -25,7 +25,7 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Tool;
-import dev.sluice.api.model.ToolChoice;
+import dev.sluice.api.model.ChatRequest.ToolChoice;
 
 /**
  * Computes cache keys: a SHA-256 over the tenant and the canonical request as the upstream will be asked for it (the

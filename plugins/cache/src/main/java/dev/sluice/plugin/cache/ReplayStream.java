@@ -10,7 +10,7 @@ import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 
 /**
  * A cached answer replayed as a canonical stream, which the server binding encodes in the client's dialect:

@@ -8,8 +8,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.Role;
-import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.Message.Role;
+import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import org.junit.jupiter.api.Test;
 

@@ -7,7 +7,7 @@ import java.util.Map;
 
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;

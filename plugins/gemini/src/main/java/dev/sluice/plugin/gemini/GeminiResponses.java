@@ -10,7 +10,7 @@ import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.Usage;
 
 import java.io.IOException;

@@ -3,7 +3,7 @@ package dev.sluice.plugin.gemini;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
-import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.JsonInput;

@@ -10,7 +10,7 @@ import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.codec.StreamDecoder;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ContentPart;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.sse.SseParser;

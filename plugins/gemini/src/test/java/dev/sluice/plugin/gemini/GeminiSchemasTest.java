@@ -5,7 +5,7 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.model.ResponseFormat;
+import dev.sluice.api.model.ChatRequest.ResponseFormat;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

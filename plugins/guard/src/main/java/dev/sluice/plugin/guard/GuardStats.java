@@ -1,7 +1,7 @@
 package dev.sluice.plugin.guard;
 
-import dev.sluice.api.admin.AdminRequest;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminRequest;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.codec.JsonStrings;
 

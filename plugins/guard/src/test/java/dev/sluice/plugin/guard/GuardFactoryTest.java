@@ -3,7 +3,7 @@ package dev.sluice.plugin.guard;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
-import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.json.Json;
@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.sluice.api.model.Message.Role;
 
 /** Config validation of {@code guard} bindings: every mistake names its path. */
 class GuardFactoryTest
@@ -131,7 +132,7 @@ class GuardFactoryTest
         RuleSet rules = new RuleSet(List.of(new Rule("email", Rule.Direction.REQUEST,
             new Detector[] {Detector.BUILT_IN.get("email")}, Rule.Action.REDACT)), false);
         assertThat(rules.apply(new dev.sluice.api.model.ChatRequest("m", List.of(), List.of(
-            dev.sluice.api.model.Message.text(dev.sluice.api.model.Role.USER, "hello")), List.of(), null, null, null, null,
+            dev.sluice.api.model.Message.text(Role.USER, "hello")), List.of(), null, null, null, null,
             false, false, null, null, null))).isNull();
     }
 }

@@ -2,7 +2,7 @@ package dev.sluice.plugin.guard;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.exchange.EventStream;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import org.junit.jupiter.api.Test;

@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * <p>The key itself is never stored: only the SHA-256 of its UTF-8 bytes, in hex. A {@code key} field holding the
  * plaintext is refused (with a message pointing at {@code sluice keys new}); no message ever quotes a key or a hash.
  *
- * @param id       the key's name, safe to log and shown to later bindings as {@link dev.sluice.api.exchange.Identity#keyId()}:
+ * @param id       the key's name, safe to log and shown to later bindings as {@code Identity.keyId()}:
  *                 1 to 128 characters of letters, digits and {@code . _ - : @ /}, starting with a letter or digit;
  *                 required, unique within a binding
  * @param sha256   the SHA-256 of the key, 64 hex digits (either case; kept in lower case); required, unique

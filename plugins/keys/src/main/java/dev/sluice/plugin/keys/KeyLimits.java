@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 
 /**
  * A key's own limits, {@code limits: { rpm, tpm, max_concurrent, budget, budget_period }}, every one optional. The keys
- * plugin enforces none of them: it puts them on the caller's {@link dev.sluice.api.exchange.Identity} (see
+ * plugin enforces none of them: it puts them on the caller's {@link dev.sluice.api.exchange.Exchange.Identity} (see
  * {@link #flatten()}), where the limits plugin reads them as per-key overrides.
  *
  * @param rpm           requests per minute, {@code > 0}, or {@code null}
@@ -51,7 +51,7 @@ public record KeyLimits(Long rpm, Long tpm, Long maxConcurrent, BigDecimal budge
     }
 
     /**
-     * The limits as {@link dev.sluice.api.exchange.Identity} metadata, the contract with the limits plugin:
+     * The limits as {@link dev.sluice.api.exchange.Exchange.Identity} metadata, the contract with the limits plugin:
      * {@code limit.rpm}, {@code limit.tpm}, {@code limit.max_concurrent}, {@code budget.amount} (a plain decimal, no
      * exponent, no trailing zeros: 25.00 is 25) and {@code budget.period}, each present only when set.
      *

@@ -4,15 +4,15 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.admin.AdminRequest;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminRequest;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Admits an exchange only with a known, unexpired key that may ask for the exchange's model, and tells every later
- * binding who is calling with {@link Exchange#identity(dev.sluice.api.exchange.Identity)}.
+ * binding who is calling with {@link Exchange#identity(dev.sluice.api.exchange.Exchange.Identity)}.
  *
  * <p>Per request: {@link Exchange#clientKey()} (read by the server binding where its dialect's SDKs put it), one
  * SHA-256 and one table probe ({@link KeyTable#find}), the expiry against the wall clock, the model against the key's

@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * Reads a key's own limits from its identity's metadata, as the {@code keys} plugin puts them there (see
- * {@link dev.sluice.api.exchange.Identity}): {@code limit.rpm}, {@code limit.tpm}, {@code limit.max_concurrent}
+ * {@link dev.sluice.api.exchange.Exchange.Identity}): {@code limit.rpm}, {@code limit.tpm}, {@code limit.max_concurrent}
  * (whole numbers; {@code 0} removes that limit for the key), {@code budget.amount} (a decimal; with
  * {@code budget.period}, or the options' key budget period) and {@code budget.period} ({@code 1d}, {@code 30d},
  * {@code month}…). Each one present replaces the options' {@code key} value; the others are kept.

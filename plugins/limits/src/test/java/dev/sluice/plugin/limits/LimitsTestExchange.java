@@ -3,15 +3,15 @@ package dev.sluice.plugin.limits;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
-import dev.sluice.api.exchange.Identity;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.Role;
-import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.Message.Role;
+import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestExchange;
 
@@ -86,12 +86,6 @@ final class LimitsTestExchange implements Exchange
     public String id()
     {
         return delegate.id();
-    }
-
-    @Override
-    public long arrivalNanos()
-    {
-        return delegate.arrivalNanos();
     }
 
     @Override

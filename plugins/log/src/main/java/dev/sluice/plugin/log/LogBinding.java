@@ -1,16 +1,16 @@
 package dev.sluice.plugin.log;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.sluice.api.admin.AdminRequest;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminRequest;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

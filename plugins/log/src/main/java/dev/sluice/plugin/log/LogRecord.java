@@ -2,12 +2,12 @@ package dev.sluice.plugin.log;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.api.ErrorKind;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.json.JsonValidator;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
@@ -28,7 +28,7 @@ import java.util.function.LongFunction;
  * <p>Durations are nanoseconds here, -1 when absent; {@link #write} turns them into microseconds and nulls. See
  * {@link #write} for the fields.
  *
- * <p>The exchange's attempts ({@link Completion#attempts()}) are copied only when they say more than the line's own
+ * <p>The exchange's attempts ({@link Exchange#attempts()}) are copied only when they say more than the line's own
  * fields: when there were several (retries, fallbacks) or the only one did not end {@link Attempt.Result#ANSWERED}
  * (it failed or was abandoned). A request answered by its one attempt — nearly all traffic — has its target, model,
  * status, timings and usage in {@code route}, {@code target_model}, {@code status}, {@code upstream_us} and the token

@@ -6,7 +6,7 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -58,8 +58,6 @@ final class TimingHeadersBinding implements ProxyBinding
     ResponseHeaders headers(Exchange exchange, long now)
     {
         long arrival = exchange.nanos(Stage.ARRIVAL);
-        if (arrival == 0)
-            arrival = exchange.arrivalNanos();
         long send = exchange.nanos(Stage.UPSTREAM_SEND);
         long headers = exchange.nanos(Stage.UPSTREAM_HEADERS);
         long end = exchange.nanos(Stage.UPSTREAM_END);

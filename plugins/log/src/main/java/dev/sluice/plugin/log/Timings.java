@@ -1,6 +1,6 @@
 package dev.sluice.plugin.log;
 
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 
 /**
  * The durations the request log and the timing headers report, each from two {@link Stage} marks

@@ -1,6 +1,6 @@
 package dev.sluice.plugin.log;
 
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.testing.TestCompletion;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -2,7 +2,7 @@ package dev.sluice.plugin.log;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.testing.TestBindingContext;

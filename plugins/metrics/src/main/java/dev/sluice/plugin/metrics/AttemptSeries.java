@@ -1,6 +1,6 @@
 package dev.sluice.plugin.metrics;
 
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 
 import java.util.Locale;

@@ -1,6 +1,6 @@
 package dev.sluice.plugin.metrics;
 
-import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
 import io.prometheus.metrics.config.PrometheusProperties;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;

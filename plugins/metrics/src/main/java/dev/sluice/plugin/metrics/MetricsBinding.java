@@ -1,19 +1,19 @@
 package dev.sluice.plugin.metrics;
 
 import dev.sluice.api.ErrorKind;
-import dev.sluice.api.admin.AdminRequest;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminRequest;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.ProxyBinding;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.service.RuntimeStats;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.config.PrometheusProperties;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;

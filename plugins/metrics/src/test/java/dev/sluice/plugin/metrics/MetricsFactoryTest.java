@@ -2,11 +2,11 @@ package dev.sluice.plugin.metrics;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ProxyBinding;
-import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.testing.TestBindingContext;

@@ -2,10 +2,10 @@ package dev.sluice.plugin.metrics;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.exchange.Attributes;
-import dev.sluice.api.exchange.CompletionListener;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Completion.CompletionListener;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestAttempt;

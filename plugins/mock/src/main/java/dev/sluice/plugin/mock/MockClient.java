@@ -10,11 +10,11 @@ import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
-import dev.sluice.api.model.Role;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.Message.Role;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.sluice.plugin.mock;
 
 import dev.sluice.api.exchange.EventStream;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;

@@ -8,7 +8,7 @@ import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.model.Sampling;
+import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.KeyPool;

@@ -53,6 +53,13 @@ public final class OpenAiCodec implements DialectCodec
         return DIALECT;
     }
 
+    /** See {@link OpenAiHeaders}: the request id and rate-limit headers, read from and written for OpenAI. */
+    @Override
+    public HeaderMapping headerMapping()
+    {
+        return OpenAiHeaders.INSTANCE;
+    }
+
     /**
      * Scans the body with {@link JsonPeek}: top-level {@code model} and {@code stream}, the whole document checked, and
      * {@code messages} a non-empty array of objects with a string {@code role} (a request OpenAI would refuse is

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.Usage;
 
 import java.io.IOException;

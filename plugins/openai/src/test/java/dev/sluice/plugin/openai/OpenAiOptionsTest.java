@@ -2,8 +2,8 @@ package dev.sluice.plugin.openai;
 
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
-import dev.sluice.api.binding.BindingKind;
-import dev.sluice.api.binding.Endpoint;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.config.Options;

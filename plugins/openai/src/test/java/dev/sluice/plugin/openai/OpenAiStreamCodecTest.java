@@ -5,7 +5,7 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import org.junit.jupiter.api.Test;

@@ -1,18 +1,18 @@
 package dev.sluice.plugin.otel;
 
 import dev.sluice.api.ErrorKind;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
+import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.exchange.Stage;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
-import dev.sluice.api.model.Sampling;
-import dev.sluice.api.model.StopReason;
+import dev.sluice.api.model.ChatRequest.Sampling;
+import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;

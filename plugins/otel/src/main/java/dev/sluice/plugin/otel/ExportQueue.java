@@ -1,6 +1,6 @@
 package dev.sluice.plugin.otel;
 
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.trace.ReadWriteSpan;

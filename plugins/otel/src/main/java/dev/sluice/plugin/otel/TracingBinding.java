@@ -3,11 +3,12 @@ package dev.sluice.plugin.otel;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.service.RuntimeStats;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.RuntimeStats;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
@@ -120,7 +121,7 @@ final class TracingBinding implements ProxyBinding
         Span span = tracer.spanBuilder(model == null ? SpanAttributes.CHAT : SpanAttributes.CHAT + " " + model)
             .setParent(parent)
             .setSpanKind(SpanKind.SERVER)
-            .setStartTimestamp(offset + exchange.arrivalNanos(), TimeUnit.NANOSECONDS)
+            .setStartTimestamp(offset + exchange.nanos(Stage.ARRIVAL), TimeUnit.NANOSECONDS)
             .startSpan();
         SpanContext context = span.getSpanContext();
         exchange.attribute(Attributes.TRACEPARENT, "00-" + context.getTraceId() + "-" + context.getSpanId() + "-"

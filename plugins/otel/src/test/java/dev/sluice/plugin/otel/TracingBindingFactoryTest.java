@@ -2,7 +2,7 @@ package dev.sluice.plugin.otel;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Attributes;
@@ -16,6 +16,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import dev.sluice.api.model.ChatResponse.StopReason;
 
 /**
  * The {@code tracing} factory's validation, and what it does under {@code sluice check}: it reads its options and the
@@ -133,9 +134,9 @@ class TracingBindingFactoryTest
     @Test
     void finishReasonsKeepTheProvidersWordsOrUseOpenAis()
     {
-        assertThat(ExchangeSpan.finishReason(dev.sluice.api.model.StopReason.END_TURN, "end_turn")).isEqualTo("end_turn");
-        assertThat(ExchangeSpan.finishReason(dev.sluice.api.model.StopReason.MAX_TOKENS, null)).isEqualTo("length");
-        assertThat(ExchangeSpan.finishReason(dev.sluice.api.model.StopReason.TOOL_USE, " ")).isEqualTo("tool_calls");
+        assertThat(ExchangeSpan.finishReason(StopReason.END_TURN, "end_turn")).isEqualTo("end_turn");
+        assertThat(ExchangeSpan.finishReason(StopReason.MAX_TOKENS, null)).isEqualTo("length");
+        assertThat(ExchangeSpan.finishReason(StopReason.TOOL_USE, " ")).isEqualTo("tool_calls");
         assertThat(SpanAttributes.providerName("gemini")).isEqualTo("gcp.gemini");
         assertThat(SpanAttributes.providerName("openai")).isEqualTo("openai");
     }

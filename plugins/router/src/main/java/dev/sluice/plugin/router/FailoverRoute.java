@@ -2,12 +2,12 @@ package dev.sluice.plugin.router;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.exchange.Attempt;
+import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Identity;
+import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
-import dev.sluice.api.service.Scheduler;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.api.upstream.StreamHold;
 
 import java.time.Duration;

@@ -9,14 +9,14 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
-import dev.sluice.api.binding.RouteConfig;
+import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.config.Options;
 import dev.sluice.api.exchange.Next;
 import org.pf4j.Extension;
 
-import dev.sluice.api.admin.AdminResponse;
-import dev.sluice.api.binding.RouteTarget;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
+import dev.sluice.api.binding.BindingConfig.RouteTarget;
 
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,6 +1,6 @@
 package dev.sluice.plugin.router;
 
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 
 import java.util.concurrent.TimeUnit;
 

@@ -1,6 +1,6 @@
 package dev.sluice.plugin.router;
 
-import dev.sluice.api.binding.Target;
+import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import org.junit.jupiter.api.Test;
