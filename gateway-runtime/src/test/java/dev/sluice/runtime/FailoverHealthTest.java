@@ -1,9 +1,9 @@
 package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.json.Json;
 import dev.sluice.bench.mock.MockModels;
 import dev.sluice.bench.mock.MockProvider;
+import dev.sluice.support.json.Json;
 import org.eclipse.jetty.client.ContentResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 

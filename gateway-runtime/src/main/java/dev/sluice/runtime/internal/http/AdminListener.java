@@ -2,8 +2,8 @@ package dev.sluice.runtime.internal.http;
 
 import dev.sluice.api.admin.AdminRequest;
 import dev.sluice.api.admin.AdminResponse;
-import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.runtime.internal.service.RuntimeServices.AdminRoute;
+import dev.sluice.support.json.JsonStrings;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;

@@ -11,8 +11,8 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.service.Scheduler;
+import dev.sluice.support.json.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

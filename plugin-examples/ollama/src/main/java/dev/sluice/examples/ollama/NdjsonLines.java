@@ -3,7 +3,7 @@ package dev.sluice.examples.ollama;
 import com.fasterxml.jackson.core.JsonParser;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

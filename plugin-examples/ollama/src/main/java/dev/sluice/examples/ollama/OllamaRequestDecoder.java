@@ -3,7 +3,6 @@ package dev.sluice.examples.ollama;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -11,6 +10,7 @@ import dev.sluice.api.model.ResponseFormat;
 import dev.sluice.api.model.Role;
 import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.Tool;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -4,12 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.codec.StreamDecoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

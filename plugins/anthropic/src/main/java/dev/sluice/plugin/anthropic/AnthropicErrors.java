@@ -3,8 +3,8 @@ package dev.sluice.plugin.anthropic;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonOutput;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 

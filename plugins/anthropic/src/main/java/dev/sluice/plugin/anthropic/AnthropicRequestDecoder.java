@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -16,6 +14,8 @@ import dev.sluice.api.model.Role;
 import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ToolChoice;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

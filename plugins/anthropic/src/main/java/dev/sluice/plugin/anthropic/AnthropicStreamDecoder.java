@@ -5,13 +5,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.codec.StreamDecoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.sse.SseParser;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;

@@ -3,7 +3,6 @@ package dev.sluice.plugin.gemini;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -12,6 +11,7 @@ import dev.sluice.api.model.Role;
 import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ToolChoice;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -8,10 +8,10 @@ import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Stage;
-import dev.sluice.api.json.JsonValidator;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonValidator;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -330,7 +330,7 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
         {
             json.writeFieldName(name);
             // Valid JSON may span lines: a line log needs it on one. Re-read it token by token onto this line.
-            try (var parser = dev.sluice.api.json.Json.FACTORY.createParser(body.bytes(), 0, body.length()))
+            try (var parser = dev.sluice.support.json.Json.FACTORY.createParser(body.bytes(), 0, body.length()))
             {
                 parser.nextToken();
                 json.copyCurrentStructure(parser);

@@ -9,16 +9,15 @@ import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Attributes;
-import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.Stage;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

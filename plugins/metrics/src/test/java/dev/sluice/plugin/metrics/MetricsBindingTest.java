@@ -11,7 +11,6 @@ import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.exchange.Stage;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.service.RuntimeStats;
 import dev.sluice.api.testing.Exposition;
@@ -20,6 +19,7 @@ import dev.sluice.api.testing.TestAttempt;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

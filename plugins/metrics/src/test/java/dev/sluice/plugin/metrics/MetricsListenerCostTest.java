@@ -6,12 +6,12 @@ import dev.sluice.api.binding.BindingKind;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Stage;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestAttempt;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestCompletion;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;

@@ -1,20 +1,18 @@
 package dev.sluice.plugin.openai;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonPeek;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.codec.StreamDecoder;
 import dev.sluice.api.codec.StreamEncoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonPeek;
 
 import java.io.IOException;
 import java.util.function.Supplier;

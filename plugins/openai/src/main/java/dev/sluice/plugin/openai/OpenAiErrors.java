@@ -1,10 +1,10 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 

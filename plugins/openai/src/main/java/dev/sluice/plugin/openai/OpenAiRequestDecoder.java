@@ -1,6 +1,5 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonInput;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
@@ -13,6 +12,7 @@ import dev.sluice.api.model.Role;
 import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ToolChoice;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,7 +1,5 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.model.ChatRequest;
@@ -12,6 +10,8 @@ import dev.sluice.api.model.Role;
 import dev.sluice.api.model.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ToolChoice;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.util.ArrayList;

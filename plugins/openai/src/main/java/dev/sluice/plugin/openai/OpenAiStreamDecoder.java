@@ -1,6 +1,5 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonInput;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -8,11 +7,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamDecoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.sse.SseParser;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
