@@ -10,9 +10,12 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.support.json.Json;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
 
 /**
  * Reads JSON trees with failures that name the exact path and say what was expected
@@ -198,6 +201,47 @@ public final class JsonInput
         if (!(value instanceof ArrayNode a))
             throw wrongType(path, value, "an array");
         return a;
+    }
+
+    /**
+     * Reads an array of strings, such as a request's stop sequences.
+     *
+     * @param array the array, or {@code null} if the field is absent
+     * @param path  the array's path, for errors: {@code stop} gives {@code stop[2]: value: 7 (expected: a string)}
+     * @return the strings, unmodifiable; empty for {@code null}
+     */
+    public List<String> strings(ArrayNode array, String path)
+    {
+        if (array == null)
+            return List.of();
+        List<String> strings = new ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++)
+        {
+            JsonNode s = array.get(i);
+            if (!s.isTextual())
+                throw wrongType(path + "[" + i + "]", s, "a string");
+            strings.add(s.textValue());
+        }
+        return List.copyOf(strings);
+    }
+
+    /**
+     * Refuses the fields of {@code node} a decoder does not know, so that a feature the canonical model cannot carry is
+     * never dropped silently. A field set to {@code null} is accepted: it asks for nothing.
+     *
+     * @param path  the object's path, for errors: {@code tool_choice} gives {@code tool_choice.strict: is not supported}
+     * @param known the fields the decoder reads
+     * @throws GatewayException {@code UNSUPPORTED} naming the first unknown field
+     */
+    public static void checkKnownKeys(ObjectNode node, String path, Set<String> known)
+    {
+        Iterator<String> names = node.fieldNames();
+        while (names.hasNext())
+        {
+            String name = names.next();
+            if (!known.contains(name) && !node.get(name).isNull())
+                throw unsupported(path + "." + name, "is not supported");
+        }
     }
 
     public String optText(JsonNode parent, String name, String path)

@@ -346,17 +346,7 @@ final class GeminiRequestDecoder
                 "values above 1 are not supported (the gateway answers with one candidate)");
         String stopKey = GeminiJson.key(config, "stopSequences");
         ArrayNode stopArray = IN.optArray(config, stopKey, GeminiJson.path(path, stopKey));
-        List<String> stop = new ArrayList<>();
-        if (stopArray != null)
-        {
-            for (int i = 0; i < stopArray.size(); i++)
-            {
-                JsonNode s = stopArray.get(i);
-                if (!s.isTextual())
-                    throw IN.wrongType(GeminiJson.path(path, stopKey) + "[" + i + "]", s, "a string");
-                stop.add(s.textValue());
-            }
-        }
+        List<String> stop = IN.strings(stopArray, GeminiJson.path(path, stopKey));
         String seedKey = GeminiJson.key(config, "seed");
         return new Sampling(
             optNumber(config, "temperature", path),

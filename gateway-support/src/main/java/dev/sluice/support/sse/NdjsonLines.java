@@ -1,4 +1,4 @@
-package dev.sluice.examples.ollama;
+package dev.sluice.support.sse;
 
 import com.fasterxml.jackson.core.JsonParser;
 import dev.sluice.api.ErrorKind;
@@ -12,15 +12,22 @@ import java.util.Arrays;
 /**
  * Splits newline-delimited JSON into lines as chunks arrive; chunks may split lines anywhere, even inside a UTF-8
  * character. A line is handed on without its {@code \n} (and a {@code \r} before it). A line longer than the cap
- * fails the stream: a provider that never ends its line must not grow the gateway's memory. Not thread-safe: one
- * per stream.
+ * fails the stream: a provider that never ends its line must not grow the gateway's memory. The NDJSON counterpart of
+ * {@link SseParser}. Not thread-safe: one per stream.
+ *
+ * <pre>{@code
+ * NdjsonLines lines = new NdjsonLines(1 << 20);
+ * lines.feed(chunk, (bytes, offset, length) -> handle(Json.MAPPER.readTree(bytes, offset, length)));
+ * lines.flushCompleteJson(listener);      // at the end: a last line without its \n
+ * }</pre>
  */
-final class NdjsonLines
+public final class NdjsonLines
 {
     /** Receives one complete line, valid only during the call. */
     @FunctionalInterface
-    interface Listener
+    public interface Listener
     {
+        /** Receives {@code bytes[offset, offset + length)}, one line without its line end. */
         void onLine(byte[] bytes, int offset, int length);
     }
 
@@ -29,7 +36,8 @@ final class NdjsonLines
     private byte[] pending = new byte[512];
     private int pendingLength;
 
-    NdjsonLines(int maxLineBytes)
+    /** @param maxLineBytes the longest line accepted; a longer one fails the stream */
+    public NdjsonLines(int maxLineBytes)
     {
         this.maxLineBytes = maxLineBytes;
     }
@@ -40,7 +48,7 @@ final class NdjsonLines
      *
      * @throws GatewayException {@code UPSTREAM_UNAVAILABLE} if a line exceeds the cap
      */
-    void feed(ByteBuffer chunk, Listener listener)
+    public void feed(ByteBuffer chunk, Listener listener)
     {
         int start = chunk.position();
         int end = chunk.limit();
@@ -90,7 +98,7 @@ final class NdjsonLines
      *
      * @return whether a line was handed on
      */
-    boolean flushCompleteJson(Listener listener)
+    public boolean flushCompleteJson(Listener listener)
     {
         if (pendingLength == 0 || !shape.closedUntried() || !isOneJsonValue(pending, 0, pendingLength))
             return false;
@@ -102,7 +110,7 @@ final class NdjsonLines
     }
 
     /** @return whether {@code bytes[offset, offset + length)} is exactly one well-formed JSON value */
-    static boolean isOneJsonValue(byte[] bytes, int offset, int length)
+    public static boolean isOneJsonValue(byte[] bytes, int offset, int length)
     {
         try (JsonParser parser = Json.FACTORY.createParser(bytes, offset, length))
         {
@@ -122,7 +130,7 @@ final class NdjsonLines
      * a linear pre-check that tells when a parse is worth trying. Strings (and escapes in them) are skipped, so a
      * bracket in a string does not count.
      */
-    static final class Shape
+    public static final class Shape
     {
         private int depth;
         private boolean inString;
@@ -130,7 +138,8 @@ final class NdjsonLines
         private boolean closed;
         private boolean tried;
 
-        void accept(byte b)
+        /** Takes the line's next byte. */
+        public void accept(byte b)
         {
             if (inString)
             {
@@ -169,7 +178,7 @@ final class NdjsonLines
         }
 
         /** @return whether the text is closed and no parse was tried since it closed; marks it tried */
-        boolean closedUntried()
+        public boolean closedUntried()
         {
             if (!closed || tried)
                 return false;
@@ -177,7 +186,8 @@ final class NdjsonLines
             return true;
         }
 
-        void reset()
+        /** Forgets the line: the next byte starts a new one. */
+        public void reset()
         {
             depth = 0;
             inString = false;
