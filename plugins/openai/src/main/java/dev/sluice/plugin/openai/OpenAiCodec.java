@@ -10,9 +10,9 @@ import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
-import dev.sluice.support.json.Json;
 import dev.sluice.support.json.JsonInput;
 import dev.sluice.support.json.JsonPeek;
+import dev.sluice.support.json.JsonScan;
 
 import java.io.IOException;
 import java.util.function.Supplier;
@@ -127,30 +127,8 @@ public final class OpenAiCodec implements DialectCodec
      */
     static Usage scanUsage(byte[] data, int offset, int length)
     {
-        try (JsonParser parser = Json.FACTORY.createParser(data, offset, length))
-        {
-            return scanUsage(parser);
-        }
-        catch (IOException e)
-        {
-            // A scan feeds accounting only; a body it cannot read is relayed as it is.
-            return null;
-        }
-    }
-
-    private static Usage scanUsage(JsonParser parser) throws IOException
-    {
-        if (parser.nextToken() != JsonToken.START_OBJECT)
-            return null;
-        while (parser.nextToken() == JsonToken.FIELD_NAME)
-        {
-            String name = parser.currentName();
-            JsonToken value = parser.nextToken();
-            if ("usage".equals(name) && value == JsonToken.START_OBJECT)
-                return readUsage(parser);
-            parser.skipChildren();
-        }
-        return null;
+        // A scan feeds accounting only; a body it cannot read is relayed as it is.
+        return JsonScan.field(data, offset, length, "usage", JsonToken.START_OBJECT, OpenAiCodec::readUsage);
     }
 
     private static Usage readUsage(JsonParser parser) throws IOException
