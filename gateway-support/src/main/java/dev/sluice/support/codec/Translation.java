@@ -3,6 +3,7 @@ package dev.sluice.support.codec;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ContentPart;
 import dev.sluice.support.json.JsonInput;
 
 import java.util.Map;
@@ -59,5 +60,22 @@ public final class Translation
     public static GatewayException notTranslatable(String path, String what, String target)
     {
         return JsonInput.unsupported(path, what + " cannot be translated to " + target);
+    }
+
+    /**
+     * @return what a content part is, for a message that names what cannot be sent: {@code text}, {@code an image},
+     *         {@code a tool call}, {@code a tool result} or {@code reasoning}
+     */
+    public static String kind(ContentPart part)
+    {
+        if (part instanceof ContentPart.Text)
+            return "text";
+        if (part instanceof ContentPart.Image)
+            return "an image";
+        if (part instanceof ContentPart.ToolCall)
+            return "a tool call";
+        if (part instanceof ContentPart.ToolResult)
+            return "a tool result";
+        return "reasoning";
     }
 }
