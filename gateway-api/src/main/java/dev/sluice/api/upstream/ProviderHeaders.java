@@ -13,7 +13,8 @@ import java.util.function.BiConsumer;
 /**
  * The provider's response headers a client may act on — when to retry, how much of its rate limit is left, which
  * request to quote to the provider's support — captured from an allow-list and rewritten for the client's dialect.
- * gateway-support's {@code UpstreamReplies.reply} applies it to every answer, success or error, so a client binding built on it passes
+ * gateway-support's {@code UpstreamReplies.reply} applies it to every answer, success or error, so a client binding built on it
+ * passes
  * them on without code of its own.
  *
  * <table>

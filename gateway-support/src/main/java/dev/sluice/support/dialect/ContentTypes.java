@@ -1,5 +1,6 @@
 package dev.sluice.support.dialect;
 
+import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.support.json.JsonInput;
 
 /**

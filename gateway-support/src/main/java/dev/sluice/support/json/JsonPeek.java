@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
+import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.support.json.Json;
 
 import java.io.IOException;

@@ -4,6 +4,7 @@ import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.BodyChunk;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.upstream.UpstreamResponse;
 import dev.sluice.support.json.JsonValidator;
 
 import java.nio.ByteBuffer;

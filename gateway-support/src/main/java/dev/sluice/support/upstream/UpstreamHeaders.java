@@ -3,6 +3,7 @@ package dev.sluice.support.upstream;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
+import dev.sluice.api.upstream.UpstreamRequest;
 
 import java.util.ArrayList;
 import java.util.List;

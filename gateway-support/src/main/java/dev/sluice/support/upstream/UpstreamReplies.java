@@ -11,6 +11,7 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.Upstream;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -47,7 +47,8 @@ public final class SluicePluginManager extends DefaultPluginManager
 {
     private static final Logger LOG = LoggerFactory.getLogger(SluicePluginManager.class);
 
-    private static final String[] SHARED = {"dev.sluice.api.", "dev.sluice.support.", "com.fasterxml.jackson.", "org.slf4j.", "org.pf4j."};
+    private static final String[] SHARED = {"dev.sluice.api.", "dev.sluice.support.", "com.fasterxml.jackson.", "org.slf4j.",
+        "org.pf4j."};
 
     /** Why each plugin that validation disabled is disabled, by plugin id; filled while loading. */
     private final Map<String, String> invalid = new LinkedHashMap<>();

@@ -43,7 +43,8 @@ import java.util.Set;
  *                        default {@code false}: nothing about the trace leaves the gateway
  */
 public record GeminiClientOptions(String url, String apiKey, List<String> apiKeys, List<String> forwardHeaders,
-                                  List<String> dropUnsupported, HttpOptionsConfig http, Boolean propagateTrace) implements ClientOptions
+                                  List<String> dropUnsupported, HttpOptionsConfig http, Boolean propagateTrace)
+    implements ClientOptions
 {
     /** The Gemini API's base URL, for configs. */
     public static final String GOOGLE_URL = "https://generativelanguage.googleapis.com/v1beta";

@@ -398,7 +398,8 @@ final class OpenAiRequestDecoder
                 ObjectNode schema = IN.optObject(format, "json_schema", "response_format.json_schema");
                 if (schema == null)
                     throw IN.fail("response_format.json_schema", "must be set (expected: an object with name and schema)");
-                JsonInput.checkKnownKeys(schema, "response_format.json_schema", Set.of("name", "schema", "strict", "description"));
+                JsonInput.checkKnownKeys(schema, "response_format.json_schema",
+                    Set.of("name", "schema", "strict", "description"));
                 if (JsonInput.field(schema, "description") != null)
                     throw JsonInput.unsupported("response_format.json_schema.description", "is not supported");
                 JsonNode schemaNode = JsonInput.field(schema, "schema");
