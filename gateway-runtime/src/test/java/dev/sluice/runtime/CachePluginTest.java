@@ -32,8 +32,8 @@ import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
-import dev.sluice.api.codec.JsonStrings;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.JsonStrings;
+import dev.sluice.support.json.Json;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import org.junit.jupiter.api.AfterAll;
@@ -41,8 +41,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,7 +1,7 @@
 package dev.sluice.runtime;
 
+import dev.sluice.support.json.Json;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.json.Json;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Result;

@@ -1,7 +1,7 @@
 package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.ContentResponse;
@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 

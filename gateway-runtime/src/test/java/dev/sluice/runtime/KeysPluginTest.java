@@ -14,7 +14,7 @@ import com.openai.errors.UnauthorizedException;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.mock.MockDialect;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;

@@ -13,7 +13,7 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.completions.CompletionUsage;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.CompletableResponseListener;

@@ -11,7 +11,7 @@ import com.openai.client.OpenAIClient;
 import com.openai.core.http.StreamResponse;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.BytesRequestContent;

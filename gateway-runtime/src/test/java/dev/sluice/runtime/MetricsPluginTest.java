@@ -18,10 +18,10 @@ import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.completions.CompletionUsage;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.testing.Exposition;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
+import dev.sluice.support.json.Json;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
@@ -439,7 +439,7 @@ class MetricsPluginTest
         {
             String origin = "http://127.0.0.1:" + mock.port();
             assertThat(e.value("sluice_upstream_connections_max", "route", route, "origin", origin))
-                .isEqualTo(dev.sluice.api.config.HttpOptionsConfig.DEFAULT_MAX_CONNECTIONS);
+                .isEqualTo(dev.sluice.support.config.HttpOptionsConfig.DEFAULT_MAX_CONNECTIONS);
             assertThat(e.value("sluice_upstream_queued_requests", "route", route, "origin", origin)).isZero();
             assertThat(e.samples("sluice_upstream_connections", "route", route, "origin", origin)).hasSize(2);
         }

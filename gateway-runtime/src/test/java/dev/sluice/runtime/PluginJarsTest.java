@@ -62,8 +62,9 @@ class PluginJarsTest
             try (JarFile file = new JarFile(jar.toFile()))
             {
                 List<String> shared = Collections.list(file.entries()).stream().map(e -> e.getName())
-                    .filter(n -> n.startsWith("dev/sluice/api/") || n.startsWith("com/fasterxml/") || n.startsWith("org/pf4j/")
-                        || n.startsWith("org/slf4j/") || n.startsWith("org/eclipse/jetty/"))
+                    .filter(n -> n.startsWith("dev/sluice/api/") || n.startsWith("dev/sluice/support/")
+                        || n.startsWith("com/fasterxml/") || n.startsWith("org/pf4j/") || n.startsWith("org/slf4j/")
+                        || n.startsWith("org/eclipse/jetty/"))
                     .toList();
                 assertThat(shared).as(jar + " must not bundle runtime-provided classes").isEmpty();
             }

@@ -157,7 +157,7 @@ class UpstreamQueueTest
     {
         // The JVM raises its soft limit to the hard one; with 20,000, the default listen cap (10,000) and two
         // providers' default pools (2 x 4,096) fit, three do not.
-        int pool = dev.sluice.api.config.HttpOptionsConfig.DEFAULT_MAX_CONNECTIONS;
+        int pool = dev.sluice.support.config.HttpOptionsConfig.DEFAULT_MAX_CONNECTIONS;
         assertThat(UpstreamClients.fileLimitWarning(20_000, 10_000, 2L * pool)).isNull();
         assertThat(UpstreamClients.fileLimitWarning(20_000, 10_000, 3L * pool))
             .contains("open-file limit (20000)").contains("listen.max_connections 10000")

@@ -10,7 +10,7 @@ import java.util.Objects;
 /**
  * A binding's entry in the config file, after environment substitution. The runtime has already checked the
  * generic shape (known keys, exits that exist, no cycles); {@code options} and route conditions are the
- * factory's to validate, strictly, with {@link dev.sluice.api.config.Options#bind}.
+ * factory's to validate, strictly, with gateway-support's {@code Options.bind}.
  *
  * @param name    the binding's name (its key under {@code bindings})
  * @param type    the binding type, which selects the factory

@@ -2,18 +2,12 @@ package dev.sluice.api.binding;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Next;
-import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.model.TokenEstimate;
-
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 /**
  * Caps on what one request may ask of a provider, beyond the byte cap ({@code limits.max_body_bytes}): how many
- * messages it carries and how many input tokens it is estimated at ({@link TokenEstimate#inputTokens}). A server
- * binding takes them as its {@code limits} option; every built-in dialect does, and a third-party dialect can too:
+ * messages it carries and how many input tokens it is estimated at (gateway-support's {@code TokenEstimate}). A server
+ * binding takes them as its {@code limits} option; every built-in dialect does, and a third-party dialect can too
+ * (gateway-support's {@code DialectServer} applies both):
  *
  * <pre>{@code
  * public record MyServerOptions(String path, BodyLimits limits) { ... }        // options: { limits: { max_messages: 200 } }
@@ -24,7 +18,7 @@ import java.util.concurrent.CompletionStage;
  * public RequestPeek peek(String path, String query, byte[] body) { return peek.scan(body); }
  *
  * // The token estimate, on the way in.
- * public CompletionStage<Reply> handle(Exchange exchange, Next next) { return limits.handle(exchange, next, "messages"); }
+ * GatewayException refusal = limits.checkInputTokens("messages", TokenEstimate.inputTokens(exchange.request()));
  * }</pre>
  *
  * <p>A request over a limit is refused before any binding of the chain runs and before any upstream call, with a 400
@@ -34,7 +28,7 @@ import java.util.concurrent.CompletionStage;
  * INVALID_ARGUMENT}), so clients that already handle it (by trimming the conversation) need nothing new; the
  * gateway's 413 stays the byte cap's, a transport limit.
  *
- * <p>Costs: none without a limit ({@link #NONE}; {@link #handle} passes the exchange on). {@code max_messages} is
+ * <p>Costs: none without a limit ({@link #NONE}). {@code max_messages} is
  * counted by the scan every request already gets. {@code max_input_tokens} needs the canonical request: the body is
  * decoded once per request (a binding or a client binding of another dialect that needs it later reuses it; the
  * same-dialect fast path still forwards the raw bytes, since the exchange is not modified).
@@ -43,7 +37,7 @@ import java.util.concurrent.CompletionStage;
  *
  * @param maxMessages    the most entries the request's messages array may hold ({@code contents} for Gemini), or
  *                       {@code null} for no limit; a system prompt given as a message counts as one
- * @param maxInputTokens the most input tokens {@link TokenEstimate#inputTokens} may estimate the request at, or
+ * @param maxInputTokens the most input tokens the request may be estimated at ({@code TokenEstimate.inputTokens}), or
  *                       {@code null} for no limit
  */
 public record BodyLimits(Integer maxMessages, Long maxInputTokens)
@@ -88,45 +82,18 @@ public record BodyLimits(Integer maxMessages, Long maxInputTokens)
     }
 
     /**
-     * Estimates the request's input tokens ({@link TokenEstimate#inputTokens} of {@link Exchange#request()}, which
-     * decodes the body on first call) and checks them against {@code max_input_tokens}.
+     * Checks an estimate of the request's input tokens against {@code max_input_tokens}.
      *
-     * @param field the request field named in the message ({@code messages}, {@code contents})
+     * @param field    the request field named in the message ({@code messages}, {@code contents})
+     * @param estimate the request's input tokens, estimated (gateway-support's {@code TokenEstimate.inputTokens})
      * @return {@code null} if within the limit (or none is set), else the refusal to throw
-     * @throws GatewayException if the body does not decode ({@code INVALID_REQUEST}, {@code UNSUPPORTED})
      */
-    public GatewayException checkInputTokens(Exchange exchange, String field)
+    public GatewayException checkInputTokens(String field, long estimate)
     {
-        if (maxInputTokens == null)
-            return null;
-        long estimate = TokenEstimate.inputTokens(exchange.request());
-        if (estimate <= maxInputTokens)
+        if (maxInputTokens == null || estimate <= maxInputTokens)
             return null;
         return new GatewayException(ErrorKind.INVALID_REQUEST, 400, field + ": value: about " + estimate
             + " input tokens, estimated (expected: at most " + maxInputTokens + ", this gateway's limits.max_input_tokens)",
             field, "context_length_exceeded", null);
-    }
-
-    /**
-     * A server binding's {@code handle}: checks {@code max_input_tokens}, then passes the exchange on. Without that
-     * limit it is {@code next.handle(exchange)}, nothing more. Never blocks.
-     *
-     * @param field the request field named in a refusal ({@code messages}, {@code contents})
-     * @return the reply of {@code next}, or a stage failed with the refusal (or a decode failure), {@code next} uncalled
-     */
-    public CompletionStage<Reply> handle(Exchange exchange, Next next, String field)
-    {
-        if (maxInputTokens == null)
-            return next.handle(exchange);
-        GatewayException refusal;
-        try
-        {
-            refusal = checkInputTokens(exchange, field);
-        }
-        catch (GatewayException e)
-        {
-            refusal = e;
-        }
-        return refusal == null ? next.handle(exchange) : CompletableFuture.failedFuture(refusal);
     }
 }

@@ -45,17 +45,14 @@ public interface ServerBinding
 
     /**
      * Checks the request's {@code Content-Type} before the body is read; for a refusal the runtime answers 415 in this
-     * dialect with the returned message, reads no body and calls no binding. The default accepts JSON as
-     * {@link ContentTypes#json} does (a request without the header counts as JSON); a dialect whose bodies are not
-     * JSON overrides this. Called on every request: it must not block and should not allocate unless it refuses.
+     * dialect with the returned message, reads no body and calls no binding. A JSON dialect answers with
+     * gateway-support's {@code ContentTypes.json} (a request without the header counts as JSON). Called on every
+     * request: it must not block and should not allocate unless it refuses.
      *
      * @param contentType the header's value, or {@code null} if the request has none
      * @return {@code null} if the body is acceptable, else a client-safe message saying what is expected
      */
-    default String checkContentType(String contentType)
-    {
-        return ContentTypes.json(contentType);
-    }
+    String checkContentType(String contentType);
 
     /**
      * Handles an exchange: dialect-specific checks (authentication headers, say), then {@code next}. The default

@@ -5,6 +5,7 @@ import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -100,7 +101,7 @@ public interface DialectCodec
     {
         if (peek.modelStart() < 0)
             return body;
-        if (JsonStrings.isPlainAscii(model))
+        if (isPlainAscii(model))
         {
             // The usual model name needs no escaping: write it straight into the copy, with no String or array on
             // the way (this runs for every aliased request).
@@ -115,11 +116,15 @@ public interface DialectCodec
             System.arraycopy(body, peek.modelEnd(), out, at, body.length - peek.modelEnd());
             return out;
         }
-        byte[] value = JsonStrings.quote(model).getBytes(StandardCharsets.UTF_8);
-        byte[] out = new byte[body.length - (peek.modelEnd() - peek.modelStart()) + value.length];
+        byte[] value = JsonStringEncoder.getInstance().quoteAsUTF8(model);
+        byte[] out = new byte[body.length - (peek.modelEnd() - peek.modelStart()) + value.length + 2];
         System.arraycopy(body, 0, out, 0, peek.modelStart());
-        System.arraycopy(value, 0, out, peek.modelStart(), value.length);
-        System.arraycopy(body, peek.modelEnd(), out, peek.modelStart() + value.length, body.length - peek.modelEnd());
+        int at = peek.modelStart();
+        out[at++] = '"';
+        System.arraycopy(value, 0, out, at, value.length);
+        at += value.length;
+        out[at++] = '"';
+        System.arraycopy(body, peek.modelEnd(), out, at, body.length - peek.modelEnd());
         return out;
     }
 
@@ -248,5 +253,20 @@ public interface DialectCodec
             }
             return Long.parseLong(value);
         }
+    }
+
+    /**
+     * @return whether {@code s} is printable ASCII without {@code "} or {@code \}: its JSON literal is then the
+     *         string between two quotes, one byte per char, with nothing to escape
+     */
+    private static boolean isPlainAscii(String s)
+    {
+        for (int i = 0; i < s.length(); i++)
+        {
+            char c = s.charAt(i);
+            if (c < 0x20 || c > 0x7E || c == '"' || c == '\\')
+                return false;
+        }
+        return true;
     }
 }

@@ -2,7 +2,7 @@ package dev.sluice.api.upstream;
 
 /**
  * The protocol spoken to an upstream. A client binding's {@code http.version} names one of these, or {@code auto}
- * (the default), which {@link dev.sluice.api.config.HttpOptionsConfig} resolves from the URL: {@link #H2} for
+ * (the default), which gateway-support's {@code HttpOptionsConfig} resolves from the URL: {@link #H2} for
  * {@code https} URLs, {@link #HTTP_1_1} for {@code http} URLs.
  */
 public enum HttpVersion

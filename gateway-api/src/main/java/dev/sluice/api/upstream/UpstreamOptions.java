@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * How a client binding reaches its upstream. Client bindings usually read these from their options with
- * {@link dev.sluice.api.config.HttpOptionsConfig}.
+ * gateway-support's {@code HttpOptionsConfig}.
  *
  * @param baseUrl          the upstream's base URL, {@code http:} or {@code https:}; request paths are appended
  * @param version          the protocol

@@ -25,7 +25,7 @@ public interface UpstreamResponse
 
     /**
      * Every response header, as a read-only view (no copy), for a reader that scans them once (as
-     * {@link ProviderHeaders} does) instead of asking for names one by one.
+     * gateway-support's {@code ProviderHeaders} does) instead of asking for names one by one.
      *
      * <p>The default, for implementations written before this method, has no headers to enumerate: {@code get} asks
      * {@link #header(String)}, {@code forEach} sees nothing. The runtime's implementation overrides it.

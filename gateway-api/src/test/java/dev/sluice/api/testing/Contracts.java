@@ -1,7 +1,7 @@
 package dev.sluice.api.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.json.Json;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.api.model.StreamEvent;
 
 import java.io.IOException;
@@ -16,6 +16,8 @@ import java.util.List;
  */
 public final class Contracts
 {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
     private static final Comparator<JsonNode> SAME_VALUE = (a, b) ->
     {
         if (a.equals(b))
@@ -42,7 +44,7 @@ public final class Contracts
     {
         try
         {
-            return Json.MAPPER.readTree(json);
+            return MAPPER.readTree(json);
         }
         catch (IOException e)
         {

@@ -5,7 +5,6 @@ import dev.sluice.api.admin.AdminRoutes.AdminHandler;
 import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingContext.Target;
-import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
@@ -251,7 +250,7 @@ public final class TestBindingContext implements BindingContext
         RecordingNext next = exits.get(bindingName);
         if (next == null)
         {
-            throw new ConfigException("exit", "value: " + JsonStrings.quote(String.valueOf(bindingName))
+            throw new ConfigException("exit", "value: " + TestExchange.quote(String.valueOf(bindingName))
                 + " (expected one of: " + String.join(", ", exits.keySet()) + ")");
         }
         return next;

@@ -1,7 +1,6 @@
 package dev.sluice.api.testing;
 
 import dev.sluice.api.Experimental;
-import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
@@ -9,6 +8,7 @@ import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -85,7 +85,7 @@ public final class TestExchange implements Exchange
     public TestExchange(String model)
     {
         this(new ChatRequest(model, List.of(), List.of(), List.of(), null, null, null, null, false, false, null, null, null),
-            "{\"model\":" + JsonStrings.quote(model) + ",\"messages\":[]}");
+            "{\"model\":" + quote(model) + ",\"messages\":[]}");
     }
 
     /**
@@ -393,10 +393,16 @@ public final class TestExchange implements Exchange
             listener.accept(cause);
     }
 
+    /** @return {@code s} as a quoted, escaped JSON string literal */
+    static String quote(String s)
+    {
+        return '"' + new String(JsonStringEncoder.getInstance().quoteAsString(s)) + '"';
+    }
+
     /** Finds the first {@code "model": <the model>} member in the body: a test body needs no more than that. */
     private static RequestPeek peek(ChatRequest request, byte[] body)
     {
-        byte[] value = JsonStrings.quote(request.model()).getBytes(StandardCharsets.UTF_8);
+        byte[] value = quote(request.model()).getBytes(StandardCharsets.UTF_8);
         for (int key = 0; key < body.length; key++)
         {
             if (!startsWith(body, key, MODEL_KEY))

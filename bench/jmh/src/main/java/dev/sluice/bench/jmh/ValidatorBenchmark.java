@@ -1,10 +1,10 @@
 package dev.sluice.bench.jmh;
 
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonValidator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.async.ByteArrayFeeder;
-import dev.sluice.api.json.Json;
-import dev.sluice.api.json.JsonValidator;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -1,11 +1,11 @@
 package dev.sluice.plugin.openai;
 
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.BodySource;
 import dev.sluice.api.upstream.Upstream;
+import dev.sluice.support.upstream.UpstreamEventStream;
 
 import java.util.function.Consumer;
 

@@ -14,9 +14,8 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.binding.BindingConfig.RouteTarget;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.config.Options;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -348,7 +347,7 @@ public final class ConfigLoader
                     {
                         if (!value.isTextual())
                             throw new IllegalArgumentException("value: " + value + " (expected: a duration such as 5s)");
-                        maxTime = dev.sluice.api.config.Durations.parse(value.textValue());
+                        maxTime = dev.sluice.support.config.Durations.parse(value.textValue());
                     }
                     catch (IllegalArgumentException e)
                     {

@@ -2,7 +2,7 @@ package dev.sluice.runtime.internal.http;
 
 import dev.sluice.api.admin.AdminRoutes.AdminRequest;
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;
-import dev.sluice.api.codec.JsonStrings;
+import dev.sluice.support.json.JsonStrings;
 import dev.sluice.runtime.internal.service.RuntimeServices.AdminRoute;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;

@@ -3,7 +3,7 @@ package dev.sluice.runtime.internal.http;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.codec.JsonStrings;
+import dev.sluice.support.json.JsonStrings;
 import org.eclipse.jetty.http.HttpException;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;

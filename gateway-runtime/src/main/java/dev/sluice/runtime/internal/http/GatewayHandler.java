@@ -146,7 +146,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking
         StringBuilder b = new StringBuilder("{\"object\":\"list\",\"data\":[");
         for (int i = 0; i < chain.models().size(); i++)
         {
-            b.append(i == 0 ? "" : ",").append("{\"id\":").append(dev.sluice.api.codec.JsonStrings.quote(chain.models().get(i)))
+            b.append(i == 0 ? "" : ",").append("{\"id\":").append(dev.sluice.support.json.JsonStrings.quote(chain.models().get(i)))
                 .append(",\"object\":\"model\",\"created\":0,\"owned_by\":\"sluice\"}");
         }
         modelsBody = b.append("]}").toString().getBytes(StandardCharsets.UTF_8);

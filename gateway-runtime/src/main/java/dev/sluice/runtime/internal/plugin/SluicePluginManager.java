@@ -34,8 +34,8 @@ import java.util.jar.JarFile;
 /**
  * PF4J in deployment mode over a folder of plugin jars. Reads only (a read-only {@code plugins/} works: no zip
  * unpacking, no status files written). Shared libraries come from the runtime: the plugin class loader delegates
- * {@code dev.sluice.api}, Jackson, SLF4J and PF4J to the parent, so there is one {@code JsonFactory} and no
- * "X cannot be cast to X"; everything else is plugin-first.
+ * {@code dev.sluice.api}, {@code dev.sluice.support}, Jackson, SLF4J and PF4J to the parent, so there is one
+ * {@code JsonFactory} and no "X cannot be cast to X"; everything else is plugin-first.
  * <p>
  * It also says what goes wrong with a jar, naming it: a {@code Plugin-Requires} that is no version range fails
  * {@link #loadPlugins()} with a {@link ConfigException}; a jar that bundles classes of the shared packages gets a
@@ -47,7 +47,8 @@ public final class SluicePluginManager extends DefaultPluginManager
 {
     private static final Logger LOG = LoggerFactory.getLogger(SluicePluginManager.class);
 
-    private static final String[] SHARED = {"dev.sluice.api.", "com.fasterxml.jackson.", "org.slf4j.", "org.pf4j."};
+    private static final String[] SHARED = {"dev.sluice.api.", "dev.sluice.support.", "com.fasterxml.jackson.", "org.slf4j.",
+        "org.pf4j."};
 
     /** Why each plugin that validation disabled is disabled, by plugin id; filled while loading. */
     private final Map<String, String> invalid = new LinkedHashMap<>();

@@ -4,13 +4,13 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.BindingContext.Target;
-import dev.sluice.api.codec.JsonStrings;
-import dev.sluice.api.config.ModelGlob;
+import dev.sluice.support.json.JsonStrings;
+import dev.sluice.support.config.ModelGlob;
 import dev.sluice.api.exchange.Exchange.Attempt;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.upstream.StreamHold;
+import dev.sluice.support.upstream.StreamHold;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -8,8 +8,8 @@ import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.binding.BindingConfig.RouteTarget;
 import dev.sluice.api.binding.BindingContext.Target;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.ModelGlob;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.config.ModelGlob;
+import dev.sluice.support.config.Options;
 import org.pf4j.Extension;
 
 import java.util.ArrayList;

@@ -2,7 +2,7 @@ package dev.sluice.examples.costbalancer;
 
 /**
  * The {@code options} of a {@code cost-balancer} binding, and the two small records its routes are bound to. All are
- * bound by {@link dev.sluice.api.config.Options#bind}: keys are the snake_case names of the components, any other key
+ * bound by {@link dev.sluice.support.config.Options#bind}: keys are the snake_case names of the components, any other key
  * is a startup error naming its path, and an {@link IllegalArgumentException} from a compact constructor whose
  * message starts with the field name ({@code "cost: ..."}) becomes a config error at that field.
  *

@@ -7,8 +7,8 @@ import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.binding.BindingConfig.RouteTarget;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -5,8 +5,8 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.Options;
 import dev.sluice.api.exchange.ResponseHeaders;
+import dev.sluice.support.config.Options;
 import org.pf4j.Extension;
 
 import java.util.TreeSet;

@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * The options of a {@code deny-words} binding, bound from the config by
- * {@link dev.sluice.api.config.Options#bind}: keys are the snake_case names of the components ({@code ignoreCase}
+ * {@link dev.sluice.support.config.Options#bind}: keys are the snake_case names of the components ({@code ignoreCase}
  * is written {@code ignore_case}), and any other key is a startup error naming its path.
  *
  * <pre>{@code

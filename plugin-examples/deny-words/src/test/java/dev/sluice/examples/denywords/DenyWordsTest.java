@@ -11,13 +11,13 @@ import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -11,7 +11,7 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.binding.BindingContext.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -3,7 +3,7 @@ package dev.sluice.examples.exchangetap;
 import java.time.Duration;
 
 /**
- * The options of an {@code exchange-tap} binding, bound from the config by {@link dev.sluice.api.config.Options#bind}:
+ * The options of an {@code exchange-tap} binding, bound from the config by {@link dev.sluice.support.config.Options#bind}:
  * keys are the snake_case names of the components, any other key is a startup error naming its path.
  *
  * <pre>{@code

@@ -2,12 +2,12 @@ package dev.sluice.examples.ollama;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
+import dev.sluice.support.codec.Translation;
+import dev.sluice.support.upstream.UpstreamReplies;
 
 import dev.sluice.api.upstream.UpstreamRequest;
 

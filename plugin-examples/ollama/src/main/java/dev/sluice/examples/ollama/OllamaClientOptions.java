@@ -1,11 +1,11 @@
 package dev.sluice.examples.ollama;
 
-import dev.sluice.api.config.HttpOptionsConfig;
-import dev.sluice.api.upstream.ForwardHeaders;
+import dev.sluice.support.config.HttpOptionsConfig;
+import dev.sluice.support.config.Options;
+import dev.sluice.support.dialect.ClientOptions;
+import dev.sluice.support.upstream.ForwardHeaders;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -35,7 +35,7 @@ import java.util.Set;
  *                        dropped when translating to Ollama; any other such field is refused with a 400 naming it
  */
 public record OllamaClientOptions(String url, String apiKey, List<String> forwardHeaders, HttpOptionsConfig http,
-                                  String path, List<String> dropUnsupported)
+                                  String path, List<String> dropUnsupported) implements ClientOptions
 {
     /** Ollama's chat path. */
     public static final String DEFAULT_PATH = "/api/chat";
@@ -50,28 +50,8 @@ public record OllamaClientOptions(String url, String apiKey, List<String> forwar
     public OllamaClientOptions
     {
         apiKey = apiKey == null || apiKey.isBlank() ? null : apiKey;
-        if (path == null)
-            path = DEFAULT_PATH;
-        else if (!path.startsWith("/"))
-            throw new IllegalArgumentException("path: value: \"" + path + "\" (expected: a path starting with /)");
-        List<String> names = new ArrayList<>();
-        if (forwardHeaders != null)
-        {
-            for (int i = 0; i < forwardHeaders.size(); i++)
-            {
-                String name = forwardHeaders.get(i);
-                if (name == null || name.isBlank())
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: must not be blank");
-                if (NOT_FORWARDABLE.contains(name.toLowerCase(Locale.ROOT)))
-                {
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: value: \"" + name
-                        + "\" (expected: a header the gateway does not set itself; credentials and framing headers are"
-                        + " never forwarded)");
-                }
-                names.add(name);
-            }
-        }
-        forwardHeaders = List.copyOf(names);
+        path = Options.path(path, DEFAULT_PATH);
+        forwardHeaders = forwardHeaders == null ? List.of() : ForwardHeaders.checkOptions(forwardHeaders, NOT_FORWARDABLE);
         if (dropUnsupported != null)
         {
             for (int i = 0; i < dropUnsupported.size(); i++)

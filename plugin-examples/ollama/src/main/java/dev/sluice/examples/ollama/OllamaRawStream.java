@@ -6,7 +6,8 @@ import dev.sluice.api.model.RawFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.BodySource;
-import dev.sluice.api.upstream.UpstreamEventStream;
+import dev.sluice.support.sse.NdjsonLines;
+import dev.sluice.support.upstream.UpstreamEventStream;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,6 @@ package dev.sluice.examples.ollama;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -11,6 +10,7 @@ import dev.sluice.api.model.ChatRequest.ResponseFormat;
 import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -173,7 +173,7 @@ final class OllamaRequestDecoder
         {
             String path = "messages[" + i + "]";
             ObjectNode message = IN.object(array.get(i), path);
-            checkKeys(message, path, MESSAGE_FIELDS);
+            JsonInput.checkKnownKeys(message, path, MESSAGE_FIELDS);
             String role = IN.text(message, "role", path + ".role").toLowerCase(Locale.ROOT);
             switch (role)
             {
@@ -241,7 +241,7 @@ final class OllamaRequestDecoder
     private static ContentPart.ToolCall decodeToolCall(JsonNode node, String path, String syntheticId)
     {
         ObjectNode call = IN.object(node, path);
-        checkKeys(call, path, Set.of("id", "type", "function"));
+        JsonInput.checkKnownKeys(call, path, Set.of("id", "type", "function"));
         String type = IN.optText(call, "type", path + ".type");
         if (type != null && !type.equals("function"))
             throw JsonInput.unsupported(path + ".type", JsonInput.shortString(type) + " is not supported");
@@ -249,7 +249,7 @@ final class OllamaRequestDecoder
         ObjectNode function = IN.optObject(call, "function", path + ".function");
         if (function == null)
             throw IN.fail(path + ".function", "must be set (expected: an object with name and arguments)");
-        checkKeys(function, path + ".function", Set.of("index", "name", "arguments"));
+        JsonInput.checkKnownKeys(function, path + ".function", Set.of("index", "name", "arguments"));
         String name = IN.text(function, "name", path + ".function.name");
         // The index only restates the call's position, which the canonical order keeps.
         IN.optInt(function, "index", path + ".function.index");
@@ -345,7 +345,7 @@ final class OllamaRequestDecoder
         {
             String path = "tools[" + i + "]";
             ObjectNode tool = IN.object(array.get(i), path);
-            checkKeys(tool, path, Set.of("type", "function"));
+            JsonInput.checkKnownKeys(tool, path, Set.of("type", "function"));
             String type = IN.optText(tool, "type", path + ".type");
             if (type != null && !type.equals("function"))
                 throw JsonInput.unsupported(path + ".type", JsonInput.shortString(type) + " is not supported");
@@ -355,7 +355,7 @@ final class OllamaRequestDecoder
                 throw IN.fail(path + ".function",
                     "must be set (expected: an object with name, description and parameters)");
             }
-            checkKeys(function, path + ".function", Set.of("name", "description", "parameters"));
+            JsonInput.checkKnownKeys(function, path + ".function", Set.of("name", "description", "parameters"));
             JsonNode parameters = JsonInput.field(function, "parameters");
             if (parameters != null && !parameters.isObject())
                 throw IN.wrongType(path + ".function.parameters", parameters, "a JSON schema object");
@@ -383,7 +383,7 @@ final class OllamaRequestDecoder
             IN.optNumber(options, "top_p", "options.top_p"),
             IN.optInt(options, "top_k", "options.top_k"),
             maxTokens,
-            decodeStop(IN.optArray(options, "stop", "options.stop")),
+            IN.strings(IN.optArray(options, "stop", "options.stop"), "options.stop"),
             IN.optNumber(options, "presence_penalty", "options.presence_penalty"),
             IN.optNumber(options, "frequency_penalty", "options.frequency_penalty"),
             IN.optLong(options, "seed", "options.seed"));
@@ -393,21 +393,6 @@ final class OllamaRequestDecoder
                 extensions.put(OPTIONS_PREFIX + e.getKey(), e.getValue());
         });
         return sampling;
-    }
-
-    private static List<String> decodeStop(ArrayNode array)
-    {
-        if (array == null)
-            return List.of();
-        List<String> stop = new ArrayList<>(array.size());
-        for (int i = 0; i < array.size(); i++)
-        {
-            JsonNode s = array.get(i);
-            if (!s.isTextual())
-                throw IN.wrongType("options.stop[" + i + "]", s, "a string");
-            stop.add(s.textValue());
-        }
-        return stop;
     }
 
     private static ResponseFormat decodeFormat(JsonNode format)
@@ -433,21 +418,6 @@ final class OllamaRequestDecoder
         {
             if (JsonInput.field(message, field) != null)
                 throw JsonInput.unsupported(path + "." + field, "is not supported on " + role + " messages");
-        }
-    }
-
-    /**
-     * Refuses fields the canonical model cannot carry, so nothing a client asked for is dropped silently. Nulls are
-     * "not set" and pass.
-     */
-    private static void checkKeys(ObjectNode node, String path, Set<String> known)
-    {
-        var names = node.fieldNames();
-        while (names.hasNext())
-        {
-            String name = names.next();
-            if (!known.contains(name) && !node.get(name).isNull())
-                throw JsonInput.unsupported(path + "." + name, "is not supported");
         }
     }
 }

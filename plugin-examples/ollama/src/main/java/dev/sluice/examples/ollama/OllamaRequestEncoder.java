@@ -3,9 +3,6 @@ package dev.sluice.examples.ollama;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonOutput;
-import dev.sluice.api.codec.Translation;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -14,6 +11,9 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.Translation;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -79,7 +79,7 @@ final class OllamaRequestEncoder
         for (int j = 0; j < system.size(); j++)
         {
             if (!(system.get(j) instanceof ContentPart.Text text))
-                throw Translation.unsupported("system[" + j + "]", kind(system.get(j)) + NOT_SENDABLE
+                throw Translation.unsupported("system[" + j + "]", Translation.kind(system.get(j)) + NOT_SENDABLE
                     + " (system prompts are text only)");
             writeMessage(g, "system", text.text(), null);
         }
@@ -126,7 +126,7 @@ final class OllamaRequestEncoder
                 for (int j = 0; j < content.size(); j++)
                 {
                     if (!(content.get(j) instanceof ContentPart.Text text))
-                        throw Translation.unsupported(path + ".content[" + j + "]", kind(content.get(j))
+                        throw Translation.unsupported(path + ".content[" + j + "]", Translation.kind(content.get(j))
                             + " in a system message" + NOT_SENDABLE);
                     writeMessage(g, "system", text.text(), null);
                 }
@@ -165,7 +165,7 @@ final class OllamaRequestEncoder
             else if (part instanceof ContentPart.Image image)
                 images.add(imageData(image, partPath));
             else
-                throw Translation.unsupported(partPath, kind(part) + " in a user message" + NOT_SENDABLE);
+                throw Translation.unsupported(partPath, Translation.kind(part) + " in a user message" + NOT_SENDABLE);
             rest = true;
         }
         if (rest || content.isEmpty() && message.role() == Role.USER)
@@ -193,7 +193,7 @@ final class OllamaRequestEncoder
             else if (part instanceof ContentPart.Image image)
                 images.add(imageData(image, path + ".content[" + j + "]"));
             else
-                throw Translation.unsupported(path + ".content[" + j + "]", kind(part) + " in a tool result"
+                throw Translation.unsupported(path + ".content[" + j + "]", Translation.kind(part) + " in a tool result"
                     + NOT_SENDABLE);
         }
         g.writeStartObject();
@@ -247,7 +247,7 @@ final class OllamaRequestEncoder
             else
             {
                 throw Translation.unsupported(path + ".content[" + j + "]",
-                    kind(part) + " in an assistant message" + NOT_SENDABLE);
+                    Translation.kind(part) + " in an assistant message" + NOT_SENDABLE);
             }
         }
         g.writeStartObject();
@@ -414,18 +414,5 @@ final class OllamaRequestEncoder
             g.writeNumber(d);
         else
             g.writeNumber(value.longValue());
-    }
-
-    private static String kind(ContentPart part)
-    {
-        if (part instanceof ContentPart.Text)
-            return "text";
-        if (part instanceof ContentPart.Image)
-            return "an image";
-        if (part instanceof ContentPart.ToolCall)
-            return "a tool call";
-        if (part instanceof ContentPart.ToolResult)
-            return "a tool result";
-        return "reasoning";
     }
 }

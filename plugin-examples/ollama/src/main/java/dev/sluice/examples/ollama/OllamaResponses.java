@@ -6,11 +6,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.util.ArrayList;

@@ -9,73 +9,47 @@ import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
-
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
+import dev.sluice.support.dialect.DialectServer;
 
 /**
- * Accepts Ollama {@code /api/chat} requests on one path. The runtime reads the body, calls {@link #peek} (the
- * default: {@link OllamaCodec#peek}, which knows that Ollama streams by default), builds the exchange, and renders
+ * Accepts Ollama {@code /api/chat} requests on one path. The runtime reads the body, calls {@link #peek}
+ * ({@link OllamaCodec#peek}, which knows that Ollama streams by default), builds the exchange, and renders
  * replies and errors with {@link OllamaCodec}: {@code application/json} answers, {@code application/x-ndjson}
  * streams and {@code {"error": …}} bodies. Nothing else is needed on the request path but the optional
  * {@link BodyLimits} (authentication is a proxy binding's job, and reads the client's key through the default
  * {@link #clientKey}, a bearer token, which is what clients of a hosted Ollama send). Immutable and thread-safe.
  *
  * <p>Limits: Ollama's {@code messages} is optional (a request without it loads the model), so the peek does not walk
- * it ({@link dev.sluice.api.codec.JsonPeek#requireMessages} would refuse such a request); both limits are checked on
+ * it ({@link dev.sluice.support.json.JsonPeek#requireMessages} would refuse such a request); both limits are checked on
  * the decoded request instead, which costs a decode per request only when a limit is set. The leading
  * {@code system} messages that the codec moves to {@link ChatRequest#system()}, one part each, are counted back.
  */
-final class OllamaServer implements ServerBinding
+final class OllamaServer extends DialectServer
 {
-    private final List<Endpoint> endpoints;
-    private final BodyLimits limits;
-
     OllamaServer(String path, BodyLimits limits)
     {
-        this.endpoints = List.of(new Endpoint("POST", path));
-        this.limits = limits;
+        super(OllamaCodec.INSTANCE, new Endpoint("POST", path), limits, "messages", null);
     }
 
-    /** Checks {@code limits} when set (a decode of the body), then passes the exchange on. */
+    /** @return whether a limit is set: both are checked on the decoded request */
     @Override
-    public CompletionStage<Reply> handle(Exchange exchange, Next next)
+    protected boolean checksDecoded()
     {
-        if (limits.maxMessages() != null)
-        {
-            GatewayException refusal;
-            try
-            {
-                ChatRequest request = exchange.request();
-                refusal = limits.checkMessages("messages", request.system().size() + request.messages().size());
-            }
-            catch (GatewayException e)
-            {
-                refusal = e;
-            }
-            if (refusal != null)
-                return CompletableFuture.failedFuture(refusal);
-        }
-        return limits.handle(exchange, next, "messages");
+        return !limits().isNone();
     }
 
+    /** Counts the messages, the leading {@code system} ones included, then estimates the input tokens. */
     @Override
-    public DialectCodec codec()
+    protected GatewayException check(ChatRequest request)
     {
-        return OllamaCodec.INSTANCE;
-    }
-
-    @Override
-    public List<Endpoint> endpoints()
-    {
-        return endpoints;
+        GatewayException refusal = limits().checkMessages("messages", request.system().size() + request.messages().size());
+        return refusal != null ? refusal : super.check(request);
     }
 
     /**
      * Accepts any {@code Content-Type}, as Ollama does: it reads every body as JSON, and its own examples send one
-     * with {@code curl -d}, which types it {@code application/x-www-form-urlencoded}. (The default refuses a body not
-     * typed as JSON with a 415.)
+     * with {@code curl -d}, which types it {@code application/x-www-form-urlencoded}. ({@link DialectServer} refuses a
+     * body not typed as JSON with a 415.)
      *
      * @return {@code null}: every body is read as JSON
      */

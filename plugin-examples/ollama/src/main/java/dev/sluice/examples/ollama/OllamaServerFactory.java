@@ -1,42 +1,36 @@
 package dev.sluice.examples.ollama;
 
-import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding;
-import dev.sluice.api.binding.ServerBindingFactory;
-import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.dialect.DialectServerFactory;
+import dev.sluice.support.dialect.ServerOptions;
 import org.pf4j.Extension;
 
 /**
- * Creates {@code ollama} server bindings: clients speak Ollama's native chat API on {@link OllamaServerOptions#path()}
- * ({@code /api/chat} by default), so the Ollama CLI's libraries, {@code ollama-python}, {@code ollama-js} and every
- * tool built for a local Ollama can use the gateway instead. PF4J finds this class through {@link Extension}; the
- * runtime indexes it by {@link #type()} once at startup. Stateless.
+ * Creates {@code ollama} server bindings: clients speak Ollama's native chat API on the {@link ServerOptions#path()}
+ * ({@value #DEFAULT_PATH} by default), so the Ollama CLI's libraries, {@code ollama-python}, {@code ollama-js} and
+ * every tool built for a local Ollama can use the gateway instead. PF4J finds this class through {@link Extension};
+ * the runtime indexes it by {@link #type()} once at startup. {@link DialectServerFactory} binds the options strictly
+ * (an unknown key or a relative path fails startup, naming it). Stateless.
  *
  * <pre>{@code
- * north_ollama: { type: ollama, kind: server, exit: router }
+ * north_ollama: { type: ollama, kind: server, exit: router, options: { path: /api/chat, limits: { max_messages: 200 } } }
  * }</pre>
  */
 @Extension
-public final class OllamaServerFactory implements ServerBindingFactory
+public final class OllamaServerFactory extends DialectServerFactory
 {
-    /** @return {@value OllamaCodec#DIALECT} */
-    @Override
-    public String type()
+    /** Ollama's own path. */
+    public static final String DEFAULT_PATH = "/api/chat";
+
+    public OllamaServerFactory()
     {
-        return OllamaCodec.DIALECT;
+        super(OllamaCodec.DIALECT, DEFAULT_PATH);
     }
 
-    /**
-     * Validates the options strictly and creates the binding.
-     *
-     * @throws ConfigException naming the faulty path
-     */
     @Override
-    public ServerBinding create(BindingConfig config, BindingContext context)
+    protected ServerBinding create(String path, BodyLimits limits)
     {
-        OllamaServerOptions options = Options.bind(config.options(), OllamaServerOptions.class, config.optionsPath());
-        return new OllamaServer(options.path(), options.limits());
+        return new OllamaServer(path, limits);
     }
 }

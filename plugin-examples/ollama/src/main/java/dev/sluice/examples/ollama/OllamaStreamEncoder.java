@@ -3,12 +3,12 @@ package dev.sluice.examples.ollama;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonOutput;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -2,16 +2,16 @@ package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.ChatRequest.Sampling;
-import dev.sluice.api.upstream.KeyPool;
-import dev.sluice.api.upstream.UpstreamHeaders;
-import dev.sluice.api.upstream.UpstreamReplies;
+import dev.sluice.support.upstream.KeyPool;
+import dev.sluice.support.upstream.UpstreamHeaders;
+import dev.sluice.support.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
+import dev.sluice.support.codec.Translation;
 
 import dev.sluice.api.upstream.UpstreamRequest;
 

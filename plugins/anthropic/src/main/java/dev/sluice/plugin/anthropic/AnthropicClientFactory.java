@@ -1,19 +1,14 @@
 package dev.sluice.plugin.anthropic;
 
-import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.binding.ClientBindingFactory;
-import dev.sluice.api.config.HttpOptionsConfig;
-import dev.sluice.api.config.Options;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.support.dialect.DialectClientFactory;
 import org.pf4j.Extension;
 
 /**
  * Creates {@code anthropic} client bindings: one Anthropic Messages upstream (Anthropic itself, or a compatible
- * server) per binding. Validates {@link AnthropicClientOptions} strictly and asks the runtime for the binding's
- * {@link Upstream} once. Stateless.
+ * server) per binding. {@link DialectClientFactory} validates
+ * {@link AnthropicClientOptions} strictly and asks the runtime for the binding's {@link Upstream} once. Stateless.
  *
  * <pre>{@code
  * south_anthropic:
@@ -23,21 +18,16 @@ import org.pf4j.Extension;
  * }</pre>
  */
 @Extension
-public final class AnthropicClientFactory implements ClientBindingFactory
+public final class AnthropicClientFactory extends DialectClientFactory<AnthropicClientOptions>
 {
-    @Override
-    public String type()
+    public AnthropicClientFactory()
     {
-        return AnthropicCodec.DIALECT;
+        super(AnthropicCodec.DIALECT, AnthropicClientOptions.class);
     }
 
     @Override
-    public ClientBinding create(BindingConfig config, BindingContext context)
+    protected ClientBinding create(AnthropicClientOptions options, Upstream upstream)
     {
-        AnthropicClientOptions options = Options.bind(config.options(), AnthropicClientOptions.class,
-            config.optionsPath());
-        UpstreamOptions upstreamOptions = HttpOptionsConfig.toUpstreamOptions(options.http(), options.url(),
-            config.optionsPath() + ".url");
-        return new AnthropicClient(options, context.upstream(upstreamOptions));
+        return new AnthropicClient(options, upstream);
     }
 }

@@ -1,12 +1,12 @@
 package dev.sluice.plugin.anthropic;
 
-import dev.sluice.api.config.HttpOptionsConfig;
-import dev.sluice.api.upstream.ForwardHeaders;
-import dev.sluice.api.upstream.KeyPool;
+import dev.sluice.support.config.HttpOptionsConfig;
+import dev.sluice.support.config.Options;
+import dev.sluice.support.dialect.ClientOptions;
+import dev.sluice.support.upstream.ForwardHeaders;
+import dev.sluice.support.upstream.KeyPool;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -56,7 +56,7 @@ import java.util.Set;
  */
 public record AnthropicClientOptions(String url, String apiKey, List<String> apiKeys, String anthropicVersion,
                                      Integer defaultMaxTokens, List<String> forwardHeaders, List<String> dropUnsupported,
-                                     HttpOptionsConfig http, String path, Boolean propagateTrace)
+                                     HttpOptionsConfig http, String path, Boolean propagateTrace) implements ClientOptions
 {
     /** Anthropic's path below the {@code /v1} base URL. */
     public static final String DEFAULT_PATH = "/messages";
@@ -82,30 +82,9 @@ public record AnthropicClientOptions(String url, String apiKey, List<String> api
             defaultMaxTokens = DEFAULT_MAX_TOKENS;
         else if (defaultMaxTokens < 1)
             throw new IllegalArgumentException("default_max_tokens: value: " + defaultMaxTokens + " (expected: > 0)");
-        if (path == null)
-            path = DEFAULT_PATH;
-        else if (!path.startsWith("/"))
-            throw new IllegalArgumentException("path: value: \"" + path + "\" (expected: a path starting with /)");
-        if (forwardHeaders == null)
-        {
-            forwardHeaders = DEFAULT_FORWARD_HEADERS;
-        }
-        else
-        {
-            List<String> names = new ArrayList<>();
-            for (int i = 0; i < forwardHeaders.size(); i++)
-            {
-                String name = forwardHeaders.get(i);
-                if (name == null || name.isBlank())
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: must not be blank");
-                if (NOT_FORWARDABLE.contains(name.toLowerCase(Locale.ROOT)))
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: value: \"" + name
-                        + "\" (expected: a header the gateway does not set itself; credentials and framing headers"
-                        + " are never forwarded)");
-                names.add(name);
-            }
-            forwardHeaders = List.copyOf(names);
-        }
+        path = Options.path(path, DEFAULT_PATH);
+        forwardHeaders = forwardHeaders == null ? DEFAULT_FORWARD_HEADERS
+            : ForwardHeaders.checkOptions(forwardHeaders, NOT_FORWARDABLE);
         if (dropUnsupported == null)
         {
             dropUnsupported = List.of();

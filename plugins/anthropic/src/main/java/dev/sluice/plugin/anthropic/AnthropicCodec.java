@@ -2,8 +2,6 @@ package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonPeek;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.codec.StreamDecoder;
 import dev.sluice.api.codec.StreamEncoder;
@@ -11,6 +9,8 @@ import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonPeek;
 
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;

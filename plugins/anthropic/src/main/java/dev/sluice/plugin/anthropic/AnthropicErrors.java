@@ -3,10 +3,8 @@ package dev.sluice.plugin.anthropic;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonOutput;
-import dev.sluice.api.json.Json;
-
-import java.io.IOException;
+import dev.sluice.support.dialect.UpstreamErrors;
+import dev.sluice.support.json.JsonOutput;
 
 /**
  * Anthropic's error envelope both ways: {@code {"type":"error","error":{"type":…,"message":…}}}. No
@@ -32,13 +30,10 @@ import java.io.IOException;
  * 5xx {@code UPSTREAM_ERROR}. 401 and 403 say the gateway's own credentials are wrong, which the client cannot fix:
  * they become 502 and the upstream's message is not relayed; 402 ({@code billing_error}, the gateway's account)
  * becomes a 502 too. Upstream messages are relayed prefixed with {@code upstream: } and cut at
- * {@value #MAX_UPSTREAM_MESSAGE} characters.
+ * {@value UpstreamErrors#MAX_MESSAGE} characters.
  */
 final class AnthropicErrors
 {
-    /** Upstream messages are relayed up to this length: enough to say what is wrong, never a large echo. */
-    static final int MAX_UPSTREAM_MESSAGE = 500;
-    static final String CREDENTIALS_REJECTED = "upstream rejected the gateway's credentials";
     /** Anthropic's status for {@code overloaded_error}. */
     static final int OVERLOADED = 529;
 
@@ -81,9 +76,9 @@ final class AnthropicErrors
     /** Maps an upstream error response (any body, possibly not JSON) onto an exception keeping its status. */
     static GatewayException decode(int status, byte[] body)
     {
-        JsonNode error = errorObject(body);
+        JsonNode error = UpstreamErrors.errorObject(body);
         if (status == 401 || status == 403)
-            return new GatewayException(ErrorKind.UPSTREAM_ERROR, 502, CREDENTIALS_REJECTED, null, null, null);
+            return UpstreamErrors.credentialsRejected();
         ErrorKind kind;
         int answerStatus = status;
         switch (status)
@@ -100,20 +95,8 @@ final class AnthropicErrors
             case OVERLOADED -> kind = ErrorKind.UNAVAILABLE;
             default ->
             {
-                if (status >= 400 && status < 500)
-                {
-                    kind = ErrorKind.INVALID_REQUEST;
-                }
-                else if (status >= 500 && status < 600)
-                {
-                    kind = ErrorKind.UPSTREAM_ERROR;
-                }
-                else
-                {
-                    // A 1xx-3xx "error" (a redirect, say) is a misbehaving upstream, not something to relay.
-                    kind = ErrorKind.UPSTREAM_ERROR;
-                    answerStatus = 502;
-                }
+                kind = UpstreamErrors.kind(status);
+                answerStatus = UpstreamErrors.answerStatus(status);
             }
         }
         return new GatewayException(kind, answerStatus, message(error, "upstream answered with status " + status), null,
@@ -143,7 +126,7 @@ final class AnthropicErrors
             }
             case "authentication_error", "permission_error" ->
             {
-                return new GatewayException(ErrorKind.UPSTREAM_ERROR, 502, CREDENTIALS_REJECTED, null, null, null);
+                return UpstreamErrors.credentialsRejected();
             }
             case "not_found_error" ->
             {
@@ -181,30 +164,6 @@ final class AnthropicErrors
 
     private static String message(JsonNode error, String fallback)
     {
-        if (error == null)
-            return fallback;
-        JsonNode m = error.get("message");
-        if (m == null || !m.isTextual() || m.textValue().isBlank())
-            return fallback;
-        String s = m.textValue();
-        return "upstream: " + (s.length() > MAX_UPSTREAM_MESSAGE ? s.substring(0, MAX_UPSTREAM_MESSAGE) + "..." : s);
-    }
-
-    /** @return the {@code error} object of an Anthropic error body, or {@code null} if the body is something else */
-    private static JsonNode errorObject(byte[] body)
-    {
-        if (body == null || body.length == 0)
-            return null;
-        try
-        {
-            JsonNode root = Json.MAPPER.readTree(body);
-            JsonNode error = root == null ? null : root.get("error");
-            return error != null && error.isObject() ? error : null;
-        }
-        catch (IOException e)
-        {
-            // Proxies in front of providers answer with HTML or plain text; the status says enough.
-            return null;
-        }
+        return error == null ? fallback : UpstreamErrors.message(error.get("message"), fallback);
     }
 }

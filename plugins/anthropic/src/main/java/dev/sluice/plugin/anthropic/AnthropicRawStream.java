@@ -5,12 +5,13 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
 import dev.sluice.api.upstream.BodySource;
-import dev.sluice.api.upstream.SseRelayStream;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonScan;
+import dev.sluice.support.sse.SseParser;
+import dev.sluice.support.upstream.SseRelayStream;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -96,24 +97,7 @@ final class AnthropicRawStream extends SseRelayStream
     /** @return the top-level {@code type} of an event's data, or {@code null} */
     private static String type(byte[] data, int offset, int length)
     {
-        try (JsonParser parser = Json.FACTORY.createParser(data, offset, length))
-        {
-            if (parser.nextToken() != JsonToken.START_OBJECT)
-                return null;
-            while (parser.nextToken() == JsonToken.FIELD_NAME)
-            {
-                String name = parser.currentName();
-                JsonToken value = parser.nextToken();
-                if ("type".equals(name) && value == JsonToken.VALUE_STRING)
-                    return parser.getText();
-                parser.skipChildren();
-            }
-            return null;
-        }
-        catch (IOException e)
-        {
-            return null;
-        }
+        return JsonScan.field(data, offset, length, "type", JsonToken.VALUE_STRING, JsonParser::getText);
     }
 
     @Override

@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -16,6 +14,8 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -118,7 +118,7 @@ final class AnthropicRequestDecoder
             IN.optNumber(body, "top_p", "top_p"),
             IN.optInt(body, "top_k", "top_k"),
             maxTokens,
-            decodeStopSequences(IN.optArray(body, "stop_sequences", "stop_sequences")),
+            IN.strings(IN.optArray(body, "stop_sequences", "stop_sequences"), "stop_sequences"),
             null, null, null);
 
         Boolean stream = IN.optBoolean(body, "stream", "stream");
@@ -169,7 +169,7 @@ final class AnthropicRequestDecoder
         {
             String path = "messages[" + i + "]";
             ObjectNode message = IN.object(array.get(i), path);
-            checkKeys(message, path, MESSAGE_FIELDS);
+            JsonInput.checkKnownKeys(message, path, MESSAGE_FIELDS);
             String roleName = IN.text(message, "role", path + ".role");
             Role role = switch (roleName)
             {
@@ -211,18 +211,18 @@ final class AnthropicRequestDecoder
             case "text":
                 return decodeText(block, path);
             case "image":
-                checkKeys(block, path, IMAGE_FIELDS);
+                JsonInput.checkKnownKeys(block, path, IMAGE_FIELDS);
                 return decodeImage(block, path);
             case "tool_use":
                 return decodeToolUse(block, path);
             case "tool_result":
                 return decodeToolResult(block, path);
             case "thinking":
-                checkKeys(block, path, THINKING_FIELDS);
+                JsonInput.checkKnownKeys(block, path, THINKING_FIELDS);
                 return new ContentPart.Thinking(IN.text(block, "thinking", path + ".thinking"),
                     IN.optText(block, "signature", path + ".signature"));
             case "redacted_thinking":
-                checkKeys(block, path, REDACTED_THINKING_FIELDS);
+                JsonInput.checkKnownKeys(block, path, REDACTED_THINKING_FIELDS);
                 return AnthropicCodec.redactedThinking(IN.text(block, "data", path + ".data"));
             default:
                 throw JsonInput.unsupported(path + ".type", JsonInput.shortString(type) + " is not supported");
@@ -231,7 +231,7 @@ final class AnthropicRequestDecoder
 
     private static ContentPart.Text decodeText(ObjectNode block, String path)
     {
-        checkKeys(block, path, TEXT_FIELDS);
+        JsonInput.checkKnownKeys(block, path, TEXT_FIELDS);
         if (JsonInput.field(block, "citations") != null)
             throw JsonInput.unsupported(path + ".citations", "is not supported");
         return new ContentPart.Text(IN.text(block, "text", path + ".text"), cacheControl(block, path));
@@ -246,11 +246,11 @@ final class AnthropicRequestDecoder
         switch (type)
         {
             case "base64":
-                checkKeys(source, path + ".source", BASE64_SOURCE_FIELDS);
+                JsonInput.checkKnownKeys(source, path + ".source", BASE64_SOURCE_FIELDS);
                 return new ContentPart.Image(null, IN.text(source, "media_type", path + ".source.media_type"),
                     IN.text(source, "data", path + ".source.data"), null, cacheControl(block, path));
             case "url":
-                checkKeys(source, path + ".source", URL_SOURCE_FIELDS);
+                JsonInput.checkKnownKeys(source, path + ".source", URL_SOURCE_FIELDS);
                 return new ContentPart.Image(IN.text(source, "url", path + ".source.url"), null, null, null,
                     cacheControl(block, path));
             case "file":
@@ -262,7 +262,7 @@ final class AnthropicRequestDecoder
 
     private static ContentPart.ToolCall decodeToolUse(ObjectNode block, String path)
     {
-        checkKeys(block, path, TOOL_USE_FIELDS);
+        JsonInput.checkKnownKeys(block, path, TOOL_USE_FIELDS);
         ObjectNode caller = IN.optObject(block, "caller", path + ".caller");
         if (caller != null && !"direct".equals(IN.optText(caller, "type", path + ".caller.type")))
             throw JsonInput.unsupported(path + ".caller", "is not supported (only direct tool calls)");
@@ -277,7 +277,7 @@ final class AnthropicRequestDecoder
 
     private static ContentPart.ToolResult decodeToolResult(ObjectNode block, String path)
     {
-        checkKeys(block, path, TOOL_RESULT_FIELDS);
+        JsonInput.checkKnownKeys(block, path, TOOL_RESULT_FIELDS);
         String toolUseId = IN.text(block, "tool_use_id", path + ".tool_use_id");
         Boolean isError = IN.optBoolean(block, "is_error", path + ".is_error");
         JsonNode content = JsonInput.field(block, "content");
@@ -304,7 +304,7 @@ final class AnthropicRequestDecoder
                 }
                 else if (type.equals("image"))
                 {
-                    checkKeys(part, partPath, IMAGE_FIELDS);
+                    JsonInput.checkKnownKeys(part, partPath, IMAGE_FIELDS);
                     parts.add(decodeImage(part, partPath));
                 }
                 else
@@ -377,22 +377,22 @@ final class AnthropicRequestDecoder
         {
             case "auto" ->
             {
-                checkKeys(choice, "tool_choice", CHOICE_FIELDS);
+                JsonInput.checkKnownKeys(choice, "tool_choice", CHOICE_FIELDS);
                 toolChoice = new ToolChoice.Auto();
             }
             case "any" ->
             {
-                checkKeys(choice, "tool_choice", CHOICE_FIELDS);
+                JsonInput.checkKnownKeys(choice, "tool_choice", CHOICE_FIELDS);
                 toolChoice = new ToolChoice.Required();
             }
             case "tool" ->
             {
-                checkKeys(choice, "tool_choice", NAMED_CHOICE_FIELDS);
+                JsonInput.checkKnownKeys(choice, "tool_choice", NAMED_CHOICE_FIELDS);
                 toolChoice = new ToolChoice.Named(IN.text(choice, "name", "tool_choice.name"));
             }
             case "none" ->
             {
-                checkKeys(choice, "tool_choice", NONE_CHOICE_FIELDS);
+                JsonInput.checkKnownKeys(choice, "tool_choice", NONE_CHOICE_FIELDS);
                 toolChoice = new ToolChoice.None();
             }
             default -> throw IN.wrongType("tool_choice.type", choice.get("type"), "auto, any, tool or none");
@@ -401,26 +401,11 @@ final class AnthropicRequestDecoder
         return new Choice(toolChoice, disable == null ? null : !disable);
     }
 
-    private static List<String> decodeStopSequences(ArrayNode array)
-    {
-        if (array == null)
-            return List.of();
-        List<String> stop = new ArrayList<>(array.size());
-        for (int i = 0; i < array.size(); i++)
-        {
-            JsonNode s = array.get(i);
-            if (!s.isTextual())
-                throw IN.wrongType("stop_sequences[" + i + "]", s, "a string");
-            stop.add(s.textValue());
-        }
-        return stop;
-    }
-
     private static String decodeMetadata(ObjectNode metadata)
     {
         if (metadata == null)
             return null;
-        checkKeys(metadata, "metadata", METADATA_FIELDS);
+        JsonInput.checkKnownKeys(metadata, "metadata", METADATA_FIELDS);
         return IN.optText(metadata, "user_id", "metadata.user_id");
     }
 
@@ -435,7 +420,7 @@ final class AnthropicRequestDecoder
             String type = IN.text(formatNode, "type", "output_config.format.type");
             if (!type.equals("json_schema"))
                 throw IN.wrongType("output_config.format.type", formatNode.get("type"), "json_schema");
-            checkKeys(formatNode, "output_config.format", FORMAT_FIELDS);
+            JsonInput.checkKnownKeys(formatNode, "output_config.format", FORMAT_FIELDS);
             JsonNode schema = JsonInput.field(formatNode, "schema");
             if (schema == null)
                 throw IN.fail("output_config.format.schema", "must be set (expected: a JSON schema object)");
@@ -477,21 +462,6 @@ final class AnthropicRequestDecoder
         {
             // A tree read from JSON always writes back; a failure here is a bug.
             throw new GatewayException(ErrorKind.INTERNAL, "could not write JSON", e);
-        }
-    }
-
-    /**
-     * Rejects fields the canonical model cannot carry, so nothing a client asked for is dropped silently. Nulls
-     * are "not set" and pass.
-     */
-    private static void checkKeys(ObjectNode node, String path, Set<String> known)
-    {
-        var names = node.fieldNames();
-        while (names.hasNext())
-        {
-            String name = names.next();
-            if (!known.contains(name) && !node.get(name).isNull())
-                throw JsonInput.unsupported(path + "." + name, "is not supported");
         }
     }
 }

@@ -4,10 +4,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonOutput;
-import dev.sluice.api.codec.Translation;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -16,6 +12,10 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.Translation;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -126,16 +126,16 @@ final class AnthropicRequestEncoder
     {
         if (part instanceof ContentPart.Text text)
             return text;
-        throw Translation.notTranslatable(path, kind(part) + " in a system prompt", AnthropicCodec.DIALECT);
+        throw Translation.notTranslatable(path, Translation.kind(part) + " in a system prompt", AnthropicCodec.DIALECT);
     }
 
     private static void checkPlacement(ContentPart part, String role, String path)
     {
         boolean assistantOnly = part instanceof ContentPart.ToolCall || part instanceof ContentPart.Thinking;
         if (role.equals("user") && assistantOnly)
-            throw Translation.notTranslatable(path, kind(part) + " in a user message", AnthropicCodec.DIALECT);
+            throw Translation.notTranslatable(path, Translation.kind(part) + " in a user message", AnthropicCodec.DIALECT);
         if (role.equals("assistant") && part instanceof ContentPart.ToolResult)
-            throw Translation.notTranslatable(path, kind(part) + " in an assistant message", AnthropicCodec.DIALECT);
+            throw Translation.notTranslatable(path, Translation.kind(part) + " in an assistant message", AnthropicCodec.DIALECT);
     }
 
     /** Moves a user turn's tool results to its front, keeping the order within both groups. */
@@ -371,7 +371,7 @@ final class AnthropicRequestEncoder
                 else if (part instanceof ContentPart.Image image)
                     writeImage(g, image, partPath);
                 else
-                    throw Translation.notTranslatable(partPath, kind(part) + " in a tool result",
+                    throw Translation.notTranslatable(partPath, Translation.kind(part) + " in a tool result",
                         AnthropicCodec.DIALECT);
             }
             g.writeEndArray();
@@ -564,18 +564,5 @@ final class AnthropicRequestEncoder
             g.writeFieldName("cache_control");
             g.writeTree(cacheControl);
         }
-    }
-
-    static String kind(ContentPart part)
-    {
-        if (part instanceof ContentPart.Text)
-            return "text";
-        if (part instanceof ContentPart.Image)
-            return "an image";
-        if (part instanceof ContentPart.ToolCall)
-            return "a tool call";
-        if (part instanceof ContentPart.ToolResult)
-            return "a tool result";
-        return "reasoning";
     }
 }

@@ -3,16 +3,8 @@ package dev.sluice.plugin.anthropic;
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
-import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.codec.JsonPeek;
-import dev.sluice.api.codec.RequestPeek;
-import dev.sluice.api.exchange.Exchange;
-import dev.sluice.api.exchange.Next;
-import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.Headers;
-
-import java.util.List;
-import java.util.concurrent.CompletionStage;
+import dev.sluice.support.dialect.DialectServer;
 
 /**
  * Accepts Anthropic Messages requests on one path. The runtime peeks, builds the exchange and renders replies and
@@ -21,44 +13,11 @@ import java.util.concurrent.CompletionStage;
  * since there is one version). Its client key is {@code x-api-key}, as Anthropic's SDKs send it, or a bearer token, as
  * some gateways' clients do. Immutable and thread-safe.
  */
-final class AnthropicServer implements ServerBinding
+final class AnthropicServer extends DialectServer
 {
-    private final List<Endpoint> endpoints;
-    private final BodyLimits limits;
-    /** The codec's scan with the message limit, or {@code null} without one (the codec's own scan runs). */
-    private final JsonPeek limitedPeek;
-
     AnthropicServer(String path, BodyLimits limits)
     {
-        this.endpoints = List.of(new Endpoint("POST", path));
-        this.limits = limits;
-        this.limitedPeek = limits.maxMessages() == null ? null : AnthropicCodec.PEEK.limit(limits);
-    }
-
-    /** The codec's scan, which also counts {@code messages} against {@code limits.max_messages} when it is set. */
-    @Override
-    public RequestPeek peek(String path, String query, byte[] body)
-    {
-        return limitedPeek == null ? codec().peek(body) : limitedPeek.scan(body);
-    }
-
-    /** Checks {@code limits.max_input_tokens} when it is set (a decode of the body), then passes the exchange on. */
-    @Override
-    public CompletionStage<Reply> handle(Exchange exchange, Next next)
-    {
-        return limits.handle(exchange, next, "messages");
-    }
-
-    @Override
-    public DialectCodec codec()
-    {
-        return AnthropicCodec.INSTANCE;
-    }
-
-    @Override
-    public List<Endpoint> endpoints()
-    {
-        return endpoints;
+        super(AnthropicCodec.INSTANCE, new Endpoint("POST", path), limits, "messages", AnthropicCodec.PEEK);
     }
 
     /** @return {@code x-api-key} if set, else the {@code Authorization: Bearer} token, else {@code null} */

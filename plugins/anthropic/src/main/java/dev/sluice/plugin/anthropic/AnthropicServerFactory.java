@@ -1,34 +1,34 @@
 package dev.sluice.plugin.anthropic;
 
-import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding;
-import dev.sluice.api.binding.ServerBindingFactory;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.dialect.DialectServerFactory;
+import dev.sluice.support.dialect.ServerOptions;
 import org.pf4j.Extension;
 
 /**
- * Creates {@code anthropic} server bindings: clients speak the Anthropic Messages API on
- * {@link AnthropicServerOptions#path()}. Stateless.
+ * Creates {@code anthropic} server bindings: clients speak the Anthropic Messages API on the
+ * {@link ServerOptions#path()} ({@value #DEFAULT_PATH} by default). Stateless.
  *
  * <pre>{@code
- * north_anthropic: { type: anthropic, kind: server, exit: router }
+ * north_anthropic:
+ *   { type: anthropic, kind: server, exit: keys, options: { path: /v1/messages, limits: { max_input_tokens: 100000 } } }
  * }</pre>
  */
 @Extension
-public final class AnthropicServerFactory implements ServerBindingFactory
+public final class AnthropicServerFactory extends DialectServerFactory
 {
-    @Override
-    public String type()
+    /** Anthropic's own path. */
+    public static final String DEFAULT_PATH = "/v1/messages";
+
+    public AnthropicServerFactory()
     {
-        return AnthropicCodec.DIALECT;
+        super(AnthropicCodec.DIALECT, DEFAULT_PATH);
     }
 
     @Override
-    public ServerBinding create(BindingConfig config, BindingContext context)
+    protected ServerBinding create(String path, BodyLimits limits)
     {
-        AnthropicServerOptions options = Options.bind(config.options(), AnthropicServerOptions.class,
-            config.optionsPath());
-        return new AnthropicServer(options.path(), options.limits());
+        return new AnthropicServer(path, limits);
     }
 }

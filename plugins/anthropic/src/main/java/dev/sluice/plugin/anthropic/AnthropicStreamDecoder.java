@@ -1,24 +1,20 @@
 package dev.sluice.plugin.anthropic;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonInput;
+import dev.sluice.support.json.JsonInput;
 import dev.sluice.api.codec.StreamDecoder;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
+import dev.sluice.support.dialect.JsonStreamDecoder;
 
-import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * Messages API SSE to canonical events. Anthropic's stream already has the canonical shape, so events map one to one:
@@ -40,10 +36,10 @@ import java.util.function.Consumer;
  *   <li>{@code error} → {@code StreamEvent.Error} mapped by {@link AnthropicErrors}; nothing is decoded after
  *       it.</li>
  * </ul>
- * The event's type is read from the data's {@code type}, falling back to the SSE event name. Not thread-safe: one
- * instance per stream, as {@link StreamDecoder} requires.
+ * The event's type is read from the data's {@code type}, falling back to the SSE event name.
+ * {@link JsonStreamDecoder} splits and parses the events. Not thread-safe: one instance per stream.
  */
-final class AnthropicStreamDecoder implements StreamDecoder
+final class AnthropicStreamDecoder extends JsonStreamDecoder
 {
     /** The largest event accepted; Anthropic's are small, but a {@code message_start} may echo large content. */
     static final int MAX_EVENT_BYTES = 8 << 20;
@@ -62,37 +58,19 @@ final class AnthropicStreamDecoder implements StreamDecoder
 
     private static final Block SKIPPED = new Block(-1, Kind.SKIPPED, -1);
 
-    private final SseParser parser = new SseParser(this::onEvent, MAX_EVENT_BYTES);
     private final Map<Integer, Block> blocks = new HashMap<>();
     /** Canonical blocks started and not yet stopped, by Anthropic index, in start order. */
     private final Map<Integer, Block> open = new LinkedHashMap<>();
-    private Consumer<StreamEvent> sink;
     private AnthropicUsage usage = AnthropicUsage.NONE;
     private boolean started;
     private boolean stopped;
     private boolean done;
-    private boolean failed;
     private int nextBlock;
     private int nextTool;
 
-    @Override
-    public void decode(ByteBuffer chunk, Consumer<StreamEvent> sink)
+    AnthropicStreamDecoder()
     {
-        this.sink = sink;
-        try
-        {
-            parser.feed(chunk);
-        }
-        catch (IllegalStateException e)
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
-                "upstream sent a stream event over " + MAX_EVENT_BYTES + " bytes", e);
-        }
-        finally
-        {
-            this.sink = null;
-        }
+        super(Framing.SSE, MAX_EVENT_BYTES);
     }
 
     @Override
@@ -101,44 +79,25 @@ final class AnthropicStreamDecoder implements StreamDecoder
         return done;
     }
 
-    private void onEvent(String event, String data)
+    @Override
+    protected GatewayException error(String event, ObjectNode data)
     {
-        if (failed || done || data.isBlank())
-            return;
-        JsonNode node;
-        try
-        {
-            node = Json.MAPPER.readTree(data);
-        }
-        catch (JsonProcessingException e)
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event", e);
-        }
-        if (!(node instanceof ObjectNode object))
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event");
-        }
-        JsonNode typeNode = object.get("type");
-        String type = typeNode != null && typeNode.isTextual() ? typeNode.textValue() : event;
-        if ("error".equals(type) || "error".equals(event))
-        {
-            failed = true;
-            emit(new StreamEvent.Error(AnthropicErrors.decodeStreamError(object)));
-            return;
-        }
-        if (type == null)
-            return;
-        try
-        {
-            onTyped(type, object);
-        }
-        catch (GatewayException e)
-        {
-            failed = true;
-            throw e;
-        }
+        return "error".equals(type(event, data)) || "error".equals(event) ? AnthropicErrors.decodeStreamError(data) : null;
+    }
+
+    @Override
+    protected void onObject(String event, ObjectNode data)
+    {
+        String type = type(event, data);
+        if (type != null)
+            onTyped(type, data);
+    }
+
+    /** @return the event's type: the data's {@code type}, else the SSE event name */
+    private static String type(String event, ObjectNode data)
+    {
+        JsonNode typeNode = data.get("type");
+        return typeNode != null && typeNode.isTextual() ? typeNode.textValue() : event;
     }
 
     private void onTyped(String type, ObjectNode event)
@@ -349,10 +308,5 @@ final class AnthropicStreamDecoder implements StreamDecoder
         if (index == null)
             throw IN.fail("index", "must be set (expected: an integer)");
         return index;
-    }
-
-    private void emit(StreamEvent event)
-    {
-        sink.accept(event);
     }
 }

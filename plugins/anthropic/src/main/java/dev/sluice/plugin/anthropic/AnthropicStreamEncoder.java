@@ -2,11 +2,11 @@ package dev.sluice.plugin.anthropic;
 
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonOutput;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
 
 import java.io.IOException;
 

@@ -2,6 +2,7 @@ package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.support.dialect.UpstreamErrors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -95,7 +96,7 @@ class AnthropicErrorsTest
         String longMessage = "x".repeat(2000);
         GatewayException cut = codec.decodeError(400, Fixtures.utf8("{\"type\":\"error\",\"error\":{\"type\":"
             + "\"invalid_request_error\",\"message\":\"" + longMessage + "\"}}"));
-        assertThat(cut.getMessage()).hasSize("upstream: ".length() + AnthropicErrors.MAX_UPSTREAM_MESSAGE + 3)
+        assertThat(cut.getMessage()).hasSize("upstream: ".length() + UpstreamErrors.MAX_MESSAGE + 3)
             .endsWith("...");
     }
 

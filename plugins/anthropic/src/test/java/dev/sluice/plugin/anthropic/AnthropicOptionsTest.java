@@ -6,13 +6,13 @@ import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.Options;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestExchange;
 import dev.sluice.api.upstream.HttpVersion;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.support.config.Options;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;

@@ -3,8 +3,8 @@ package dev.sluice.plugin.anthropic;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.testing.Contracts;
 import dev.sluice.api.codec.StreamEncoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
+import dev.sluice.support.json.Json;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -13,7 +13,6 @@ import java.util.concurrent.atomic.LongAdder;
 
 import com.github.benmanes.caffeine.cache.AsyncCache;
 import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Completion.CompletionListener;
@@ -26,6 +25,7 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.binding.BindingContext.Scheduler;
+import dev.sluice.support.config.ModelGlob;
 
 /**
  * The {@code cache} binding: answers an exact repeat of a request from memory (docs/plugins/cache.md).

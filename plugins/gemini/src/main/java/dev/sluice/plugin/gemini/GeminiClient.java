@@ -2,14 +2,15 @@ package dev.sluice.plugin.gemini;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.upstream.KeyPool;
-import dev.sluice.api.upstream.UpstreamHeaders;
-import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
+import dev.sluice.support.codec.Translation;
+import dev.sluice.support.dialect.UpstreamErrors;
+import dev.sluice.support.upstream.KeyPool;
+import dev.sluice.support.upstream.UpstreamHeaders;
+import dev.sluice.support.upstream.UpstreamReplies;
 
 import dev.sluice.api.upstream.UpstreamRequest;
 
@@ -140,7 +141,7 @@ final class GeminiClient implements ClientBinding
     /** Reports what the decoded error of a 400 or 429 says about the key; anything else changes nothing. */
     private void reportDecoded(int key, int status, GatewayException error)
     {
-        if (status == 400 && GeminiErrors.CREDENTIALS_REJECTED.equals(error.getMessage()))
+        if (status == 400 && UpstreamErrors.CREDENTIALS_REJECTED.equals(error.getMessage()))
             credentials.report(key, 401, null, null);
         else if (status == 429 && error.headers().get("retry-after") != null)
             credentials.report(key, 429, null, error.headers().get("retry-after"));

@@ -1,34 +1,25 @@
 package dev.sluice.plugin.gemini;
 
-import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.binding.ClientBindingFactory;
-import dev.sluice.api.config.HttpOptionsConfig;
-import dev.sluice.api.config.Options;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.support.dialect.DialectClientFactory;
 import org.pf4j.Extension;
 
 /**
- * Creates {@code gemini} client bindings: one Gemini API upstream per binding. Validates
- * {@link GeminiClientOptions} strictly and asks the runtime for the binding's {@link Upstream} once. Stateless.
+ * Creates {@code gemini} client bindings: one Gemini API upstream per binding. {@link DialectClientFactory}
+ * validates {@link GeminiClientOptions} strictly and asks the runtime for the binding's {@link Upstream} once. Stateless.
  */
 @Extension
-public final class GeminiClientFactory implements ClientBindingFactory
+public final class GeminiClientFactory extends DialectClientFactory<GeminiClientOptions>
 {
-    @Override
-    public String type()
+    public GeminiClientFactory()
     {
-        return GeminiCodec.DIALECT;
+        super(GeminiCodec.DIALECT, GeminiClientOptions.class);
     }
 
     @Override
-    public ClientBinding create(BindingConfig config, BindingContext context)
+    protected ClientBinding create(GeminiClientOptions options, Upstream upstream)
     {
-        GeminiClientOptions options = Options.bind(config.options(), GeminiClientOptions.class, config.optionsPath());
-        UpstreamOptions upstreamOptions = HttpOptionsConfig.toUpstreamOptions(options.http(), options.url(),
-            config.optionsPath() + ".url");
-        return new GeminiClient(options, context.upstream(upstreamOptions));
+        return new GeminiClient(options, upstream);
     }
 }

@@ -1,12 +1,11 @@
 package dev.sluice.plugin.gemini;
 
-import dev.sluice.api.config.HttpOptionsConfig;
-import dev.sluice.api.upstream.ForwardHeaders;
-import dev.sluice.api.upstream.KeyPool;
+import dev.sluice.support.config.HttpOptionsConfig;
+import dev.sluice.support.dialect.ClientOptions;
+import dev.sluice.support.upstream.ForwardHeaders;
+import dev.sluice.support.upstream.KeyPool;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -45,6 +44,7 @@ import java.util.Set;
  */
 public record GeminiClientOptions(String url, String apiKey, List<String> apiKeys, List<String> forwardHeaders,
                                   List<String> dropUnsupported, HttpOptionsConfig http, Boolean propagateTrace)
+    implements ClientOptions
 {
     /** The Gemini API's base URL, for configs. */
     public static final String GOOGLE_URL = "https://generativelanguage.googleapis.com/v1beta";
@@ -59,22 +59,7 @@ public record GeminiClientOptions(String url, String apiKey, List<String> apiKey
     {
         apiKeys = KeyPool.checkOptions(apiKey, apiKeys);
         apiKey = apiKey == null || apiKey.isBlank() ? null : apiKey;
-        List<String> names = new ArrayList<>();
-        if (forwardHeaders != null)
-        {
-            for (int i = 0; i < forwardHeaders.size(); i++)
-            {
-                String name = forwardHeaders.get(i);
-                if (name == null || name.isBlank())
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: must not be blank");
-                if (NOT_FORWARDABLE.contains(name.toLowerCase(Locale.ROOT)))
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: value: \"" + name
-                        + "\" (expected: a header the gateway does not set itself; credentials and framing headers are"
-                        + " never forwarded)");
-                names.add(name);
-            }
-        }
-        forwardHeaders = List.copyOf(names);
+        forwardHeaders = forwardHeaders == null ? List.of() : ForwardHeaders.checkOptions(forwardHeaders, NOT_FORWARDABLE);
         dropUnsupported = dropUnsupported == null ? List.of() : List.copyOf(dropUnsupported);
         propagateTrace = Boolean.TRUE.equals(propagateTrace);
     }

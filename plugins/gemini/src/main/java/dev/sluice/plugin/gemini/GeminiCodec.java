@@ -7,14 +7,15 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.codec.StreamDecoder;
 import dev.sluice.api.codec.StreamEncoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonScan;
 
 import java.io.IOException;
 import java.util.function.Supplier;
@@ -264,25 +265,8 @@ public final class GeminiCodec implements DialectCodec
     /** Scans one JSON document (a stream event's data, say) for its top-level {@code usageMetadata}. */
     static Usage scanUsage(byte[] data, int offset, int length)
     {
-        try (JsonParser parser = Json.FACTORY.createParser(data, offset, length))
-        {
-            if (parser.nextToken() != JsonToken.START_OBJECT)
-                return null;
-            while (parser.nextToken() == JsonToken.FIELD_NAME)
-            {
-                String name = parser.currentName();
-                JsonToken value = parser.nextToken();
-                if ("usageMetadata".equals(name) && value == JsonToken.START_OBJECT)
-                    return readUsage(parser);
-                parser.skipChildren();
-            }
-            return null;
-        }
-        catch (IOException e)
-        {
-            // A scan feeds accounting only; a body it cannot read is relayed as it is.
-            return null;
-        }
+        // A scan feeds accounting only; a body it cannot read is relayed as it is.
+        return JsonScan.field(data, offset, length, "usageMetadata", JsonToken.START_OBJECT, GeminiCodec::readUsage);
     }
 
     private static Usage readUsage(JsonParser parser) throws IOException

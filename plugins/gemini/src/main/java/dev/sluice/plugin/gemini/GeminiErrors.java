@@ -3,11 +3,10 @@ package dev.sluice.plugin.gemini;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.exchange.ResponseHeaders;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.dialect.UpstreamErrors;
+import dev.sluice.support.json.JsonOutput;
 
-import java.io.IOException;
 import java.util.Set;
 
 /**
@@ -31,17 +30,13 @@ import java.util.Set;
  * </table>
  * A {@code param} is added as Google does, as a {@code google.rpc.BadRequest} field violation in {@code details}.
  *
- * <p>Decoding keeps the upstream's HTTP status and relays its message (cut to {@value #MAX_UPSTREAM_MESSAGE}
+ * <p>Decoding keeps the upstream's HTTP status and relays its message (cut to {@value UpstreamErrors#MAX_MESSAGE}
  * characters) with the RPC status as the code. The exception is a rejected API key: Gemini answers that with 400
  * ({@code API_KEY_INVALID}) or 401/403, none of which the client can fix, so it becomes a 502 that does not relay the
  * upstream's words. An error body may also be a one-element array, as Gemini's non-SSE streams send it.
  */
 final class GeminiErrors
 {
-    /** Upstream messages are relayed up to this length: enough to say what is wrong, never a large echo. */
-    static final int MAX_UPSTREAM_MESSAGE = 500;
-    static final String CREDENTIALS_REJECTED = "upstream rejected the gateway's credentials";
-
     private static final Set<String> RPC_STATUSES = Set.of("CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
         "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
         "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
@@ -116,26 +111,9 @@ final class GeminiErrors
     {
         JsonNode error = errorObject(body);
         if (status == 401 || status == 403 || keyRejected(error))
-            return new GatewayException(ErrorKind.UPSTREAM_ERROR, 502, CREDENTIALS_REJECTED, null, null, null);
-        ErrorKind kind;
-        int answerStatus = status;
-        if (status == 429)
-            kind = ErrorKind.RATE_LIMITED;
-        else if (status == 404)
-            kind = ErrorKind.NOT_FOUND;
-        else if (status == 413)
-            kind = ErrorKind.REQUEST_TOO_LARGE;
-        else if (status >= 400 && status < 500)
-            kind = ErrorKind.INVALID_REQUEST;
-        else if (status >= 500 && status < 600)
-            kind = ErrorKind.UPSTREAM_ERROR;
-        else
-        {
-            // A 1xx-3xx "error" (a redirect, say) is a misbehaving upstream, not something to relay.
-            kind = ErrorKind.UPSTREAM_ERROR;
-            answerStatus = 502;
-        }
-        GatewayException decoded = fromErrorObject(error, kind, answerStatus, "upstream answered with status " + status);
+            return UpstreamErrors.credentialsRejected();
+        GatewayException decoded = fromErrorObject(error, UpstreamErrors.kind(status), UpstreamErrors.answerStatus(status),
+            "upstream answered with status " + status);
         String retryAfter = retryAfterSeconds(error);
         return retryAfter == null ? decoded : decoded.withHeaders(ResponseHeaders.of("retry-after", retryAfter));
     }
@@ -182,7 +160,7 @@ final class GeminiErrors
         // As for answers before the stream: an auth failure is the gateway's, and its text may name the key.
         if (keyRejected(error) || code == 401 || code == 403 || rpc.equals("UNAUTHENTICATED")
             || rpc.equals("PERMISSION_DENIED"))
-            return new GatewayException(ErrorKind.UPSTREAM_ERROR, 502, CREDENTIALS_REJECTED, null, null, null);
+            return UpstreamErrors.credentialsRejected();
         ErrorKind kind = switch (rpc)
         {
             case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE" -> ErrorKind.INVALID_REQUEST;
@@ -197,13 +175,10 @@ final class GeminiErrors
 
     private static GatewayException fromErrorObject(JsonNode error, ErrorKind kind, int status, String fallback)
     {
-        String message = fallback;
+        String message = error == null ? fallback : UpstreamErrors.message(error.get("message"), fallback);
         String code = null;
         if (error != null)
         {
-            JsonNode m = error.get("message");
-            if (m != null && m.isTextual() && !m.textValue().isBlank())
-                message = "upstream: " + truncate(m.textValue());
             JsonNode s = error.get("status");
             if (s != null && s.isTextual() && RPC_STATUSES.contains(s.textValue()))
                 code = s.textValue();
@@ -233,25 +208,10 @@ final class GeminiErrors
     /** @return the {@code error} object of a Google error body (an object or a one-element array), or {@code null} */
     private static JsonNode errorObject(byte[] body)
     {
-        if (body == null || body.length == 0)
-            return null;
-        try
-        {
-            JsonNode root = Json.MAPPER.readTree(body);
-            if (root != null && root.isArray() && root.size() == 1)
-                root = root.get(0);
-            JsonNode error = root == null ? null : root.get("error");
-            return error != null && error.isObject() ? error : null;
-        }
-        catch (IOException e)
-        {
-            // Proxies in front of providers answer with HTML or plain text; the status says enough.
-            return null;
-        }
-    }
-
-    private static String truncate(String s)
-    {
-        return s.length() > MAX_UPSTREAM_MESSAGE ? s.substring(0, MAX_UPSTREAM_MESSAGE) + "..." : s;
+        JsonNode root = UpstreamErrors.parse(body);
+        if (root != null && root.isArray() && root.size() == 1)
+            root = root.get(0);
+        JsonNode error = root == null ? null : root.get("error");
+        return error != null && error.isObject() ? error : null;
     }
 }

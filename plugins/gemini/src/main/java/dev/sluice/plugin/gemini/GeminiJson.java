@@ -1,12 +1,12 @@
 package dev.sluice.plugin.gemini;
 
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.json.Json;
 
 import java.io.IOException;
 import java.util.Iterator;

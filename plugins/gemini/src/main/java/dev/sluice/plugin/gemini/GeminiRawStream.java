@@ -1,12 +1,12 @@
 package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
 import dev.sluice.api.upstream.BodySource;
-import dev.sluice.api.upstream.SseRelayStream;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.sse.SseParser;
+import dev.sluice.support.upstream.SseRelayStream;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,6 @@ package dev.sluice.plugin.gemini;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -12,6 +11,7 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -346,17 +346,7 @@ final class GeminiRequestDecoder
                 "values above 1 are not supported (the gateway answers with one candidate)");
         String stopKey = GeminiJson.key(config, "stopSequences");
         ArrayNode stopArray = IN.optArray(config, stopKey, GeminiJson.path(path, stopKey));
-        List<String> stop = new ArrayList<>();
-        if (stopArray != null)
-        {
-            for (int i = 0; i < stopArray.size(); i++)
-            {
-                JsonNode s = stopArray.get(i);
-                if (!s.isTextual())
-                    throw IN.wrongType(GeminiJson.path(path, stopKey) + "[" + i + "]", s, "a string");
-                stop.add(s.textValue());
-            }
-        }
+        List<String> stop = IN.strings(stopArray, GeminiJson.path(path, stopKey));
         String seedKey = GeminiJson.key(config, "seed");
         return new Sampling(
             optNumber(config, "temperature", path),

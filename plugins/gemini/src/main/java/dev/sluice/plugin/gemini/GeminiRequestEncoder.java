@@ -3,10 +3,6 @@ package dev.sluice.plugin.gemini;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonOutput;
-import dev.sluice.api.codec.Translation;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
@@ -15,6 +11,10 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.Translation;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.net.URI;
@@ -104,7 +104,7 @@ final class GeminiRequestEncoder
     private static Item systemText(ContentPart part, String path)
     {
         if (!(part instanceof ContentPart.Text))
-            throw Translation.unsupported(path, kind(part)
+            throw Translation.unsupported(path, Translation.kind(part)
                 + " cannot be sent to gemini in a system instruction (text only)");
         return new Item(part, path, null);
     }
@@ -315,7 +315,7 @@ final class GeminiRequestEncoder
         {
             if (!(content.get(k) instanceof ContentPart.Text t))
                 throw Translation.unsupported(path + ".content[" + k + "]",
-                    kind(content.get(k)) + " in a tool result cannot be sent to gemini (text only)");
+                    Translation.kind(content.get(k)) + " in a tool result cannot be sent to gemini (text only)");
             if (k > 0)
                 text.append('\n');
             text.append(t.text());
@@ -573,19 +573,6 @@ final class GeminiRequestEncoder
         else
             g.writeNumber(value.longValue());
         return true;
-    }
-
-    static String kind(ContentPart part)
-    {
-        if (part instanceof ContentPart.Text)
-            return "text";
-        if (part instanceof ContentPart.Image)
-            return "an image";
-        if (part instanceof ContentPart.ToolCall)
-            return "a tool call";
-        if (part instanceof ContentPart.ToolResult)
-            return "a tool result";
-        return "reasoning";
     }
 
     private static String role(Role role)

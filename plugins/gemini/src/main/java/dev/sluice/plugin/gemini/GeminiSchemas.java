@@ -1,10 +1,10 @@
 package dev.sluice.plugin.gemini;
 
+import dev.sluice.support.json.JsonInput;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.codec.JsonInput;
 
 import java.math.BigDecimal;
 import java.util.Iterator;

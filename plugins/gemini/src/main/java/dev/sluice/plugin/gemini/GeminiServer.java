@@ -6,18 +6,14 @@ import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.codec.JsonInput;
+import dev.sluice.support.json.JsonInput;
 import dev.sluice.api.codec.RequestPeek;
-import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Headers;
-import dev.sluice.api.exchange.Next;
-import dev.sluice.api.exchange.Reply;
+import dev.sluice.support.dialect.DialectServer;
 
 import java.io.ByteArrayOutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.concurrent.CompletionStage;
 
 /**
  * Accepts Gemini API requests below one path prefix: {@code POST <prefix>{model}:generateContent} and
@@ -27,14 +23,12 @@ import java.util.concurrent.CompletionStage;
  * the action; a stream without {@code alt=sse} (Gemini's JSON-array stream) is a 400. The client's key is read from
  * {@code x-goog-api-key} or the {@code key} query parameter, as Gemini's clients send it. Immutable and thread-safe.
  */
-final class GeminiServer implements ServerBinding
+final class GeminiServer extends DialectServer
 {
     static final String GENERATE = "generateContent";
     static final String STREAM = "streamGenerateContent";
 
     private final String prefix;
-    private final List<Endpoint> endpoints;
-    private final BodyLimits limits;
 
     /**
      * @param prefix the path before the model, starting and ending with {@code /}
@@ -43,28 +37,8 @@ final class GeminiServer implements ServerBinding
      */
     GeminiServer(String prefix, BodyLimits limits)
     {
+        super(GeminiCodec.INSTANCE, new Endpoint("POST", prefix + "*"), limits, "contents", null);
         this.prefix = prefix;
-        this.endpoints = List.of(new Endpoint("POST", prefix + "*"));
-        this.limits = limits;
-    }
-
-    /** Checks {@code limits.max_input_tokens} when it is set (a decode of the body), then passes the exchange on. */
-    @Override
-    public CompletionStage<Reply> handle(Exchange exchange, Next next)
-    {
-        return limits.handle(exchange, next, "contents");
-    }
-
-    @Override
-    public DialectCodec codec()
-    {
-        return GeminiCodec.INSTANCE;
-    }
-
-    @Override
-    public List<Endpoint> endpoints()
-    {
-        return endpoints;
     }
 
     /**
@@ -105,7 +79,7 @@ final class GeminiServer implements ServerBinding
         if (model.isBlank())
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model (expected: "
                 + prefix + "{model}:" + action + ")", "model", null, null);
-        GeminiCodec.INSTANCE.peek(body, limits);
+        GeminiCodec.INSTANCE.peek(body, limits());
         return new RequestPeek(model, stream, -1, -1);
     }
 

@@ -1,24 +1,19 @@
 package dev.sluice.plugin.gemini;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.StreamDecoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
+import dev.sluice.support.dialect.Blocks;
+import dev.sluice.support.dialect.JsonStreamDecoder;
+import dev.sluice.support.json.JsonInput;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * {@code streamGenerateContent?alt=sse} to canonical events. Each SSE {@code data:} event is a whole
@@ -43,9 +38,9 @@ import java.util.function.Consumer;
  *       image has no canonical event and fails the stream (502), rather than vanishing.</li>
  * </ul>
  *
- * Not thread-safe: one instance per stream, as {@link StreamDecoder} requires.
+ * {@link JsonStreamDecoder} splits and parses the events. Not thread-safe: one instance per stream.
  */
-final class GeminiStreamDecoder implements StreamDecoder
+final class GeminiStreamDecoder extends JsonStreamDecoder
 {
     /** The largest event accepted; Gemini's are small, but a function call's arguments come in one event. */
     static final int MAX_EVENT_BYTES = 8 << 20;
@@ -57,39 +52,19 @@ final class GeminiStreamDecoder implements StreamDecoder
         TEXT, THINKING
     }
 
-    private final SseParser parser = new SseParser(this::onEvent, MAX_EVENT_BYTES);
+    private final Blocks<Kind> blocks = new Blocks<>(this::emit);
     private final List<ContentPart> parts = new ArrayList<>(4);
-    private Consumer<StreamEvent> sink;
     private GeminiParts.ToolIds ids;
     private Usage usage;
     private boolean started;
     private boolean stopped;
     private boolean usageReported;
-    private boolean failed;
     private boolean sawToolCall;
-    private int nextBlock;
-    private int openBlock = -1;
-    private Kind openKind;
     private int toolIndex;
 
-    @Override
-    public void decode(ByteBuffer chunk, Consumer<StreamEvent> sink)
+    GeminiStreamDecoder()
     {
-        this.sink = sink;
-        try
-        {
-            parser.feed(chunk);
-        }
-        catch (IllegalStateException e)
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
-                "upstream sent a stream event over " + MAX_EVENT_BYTES + " bytes", e);
-        }
-        finally
-        {
-            this.sink = null;
-        }
+        super(Framing.SSE, MAX_EVENT_BYTES);
     }
 
     @Override
@@ -98,44 +73,22 @@ final class GeminiStreamDecoder implements StreamDecoder
         return stopped;
     }
 
-    private void onEvent(String event, String data)
+    /** @return never: a chunk after the finish may still carry the usage */
+    @Override
+    protected boolean ended()
     {
-        if (failed || data.isBlank())
-            return;
-        JsonNode node;
-        try
-        {
-            node = Json.MAPPER.readTree(data);
-        }
-        catch (JsonProcessingException e)
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event", e);
-        }
-        if (!(node instanceof ObjectNode chunk))
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event");
-        }
-        JsonNode error = chunk.get("error");
-        if (error != null && error.isObject())
-        {
-            failed = true;
-            emit(new StreamEvent.Error(GeminiErrors.decodeStreamError(error)));
-            return;
-        }
-        try
-        {
-            onChunk(chunk);
-        }
-        catch (GatewayException e)
-        {
-            failed = true;
-            throw e;
-        }
+        return false;
     }
 
-    private void onChunk(ObjectNode chunk)
+    @Override
+    protected GatewayException error(String event, ObjectNode chunk)
+    {
+        JsonNode error = chunk.get("error");
+        return error != null && error.isObject() ? GeminiErrors.decodeStreamError(error) : null;
+    }
+
+    @Override
+    protected void onObject(String event, ObjectNode chunk)
     {
         JsonNode usageNode = JsonInput.field(chunk, "usageMetadata");
         Usage chunkUsage = usageNode == null ? null
@@ -194,20 +147,16 @@ final class GeminiStreamDecoder implements StreamDecoder
         {
             if (text.text().isEmpty())
                 return;
-            if (openKind != Kind.TEXT)
-                openBlock(Kind.TEXT, new StreamEvent.TextStart(nextBlock));
-            emit(new StreamEvent.TextDelta(openBlock, text.text()));
+            emit(new StreamEvent.TextDelta(blocks.ensure(Kind.TEXT, StreamEvent.TextStart::new), text.text()));
         }
         else if (part instanceof ContentPart.Thinking thinking)
         {
-            if (openKind != Kind.THINKING)
-                openBlock(Kind.THINKING, new StreamEvent.ThinkingStart(nextBlock));
-            emit(new StreamEvent.ThinkingDelta(openBlock, thinking.text(), thinking.signature()));
+            emit(new StreamEvent.ThinkingDelta(blocks.ensure(Kind.THINKING, StreamEvent.ThinkingStart::new), thinking.text(),
+                thinking.signature()));
         }
         else if (part instanceof ContentPart.ToolCall call)
         {
-            closeBlock();
-            int block = nextBlock++;
+            int block = blocks.take();
             int index = toolIndex++;
             sawToolCall = true;
             emit(new StreamEvent.ToolCallStart(block, index, call.id(), call.name()));
@@ -222,30 +171,8 @@ final class GeminiStreamDecoder implements StreamDecoder
 
     private void stop(StopReason reason, String raw)
     {
-        closeBlock();
+        blocks.close();
         emit(new StreamEvent.Stop(reason, raw, usage == null ? Usage.ZERO : usage));
         stopped = true;
-    }
-
-    private void openBlock(Kind kind, StreamEvent start)
-    {
-        closeBlock();
-        openBlock = nextBlock++;
-        openKind = kind;
-        emit(start);
-    }
-
-    private void closeBlock()
-    {
-        if (openBlock < 0)
-            return;
-        emit(new StreamEvent.BlockStop(openBlock));
-        openBlock = -1;
-        openKind = null;
-    }
-
-    private void emit(StreamEvent event)
-    {
-        sink.accept(event);
     }
 }

@@ -4,10 +4,10 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.codec.JsonOutput;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

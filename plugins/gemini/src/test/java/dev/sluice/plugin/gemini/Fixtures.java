@@ -2,8 +2,8 @@ package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.testing.Contracts;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.StreamEvent;
+import dev.sluice.support.json.Json;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
 
 /** Test fixtures and JSON/stream assertions shared by the codec tests. */
 final class Fixtures

@@ -17,6 +17,7 @@ import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestExchange;
 import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.support.dialect.UpstreamErrors;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -236,7 +237,7 @@ class GeminiClientTest
         GeminiClient client = new GeminiClient(pool("AIza-revoked", "AIza-good"), upstream);
 
         CompletionException e = catchThrowableOfType(CompletionException.class, () -> handle(client, geminiExchange()));
-        assertThat(GatewayException.of(e).getMessage()).isEqualTo(GeminiErrors.CREDENTIALS_REJECTED);
+        assertThat(GatewayException.of(e).getMessage()).isEqualTo(UpstreamErrors.CREDENTIALS_REJECTED);
         for (int i = 0; i < 5; i++)
             assertThat(handle(client, geminiExchange())).isInstanceOf(Reply.Bytes.class);
         assertThat(sentKeys(upstream)).as("the rejected key rests for a minute")

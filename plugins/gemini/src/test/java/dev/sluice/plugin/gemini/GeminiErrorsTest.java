@@ -2,6 +2,7 @@ package dev.sluice.plugin.gemini;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.support.dialect.UpstreamErrors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -108,7 +109,7 @@ class GeminiErrorsTest
     {
         GatewayException longOne = codec.decodeError(500, Fixtures.utf8("{\"error\":{\"code\":500,\"message\":\""
             + "x".repeat(5000) + "\",\"status\":\"INTERNAL\"}}"));
-        assertThat(longOne.getMessage()).hasSize("upstream: ".length() + GeminiErrors.MAX_UPSTREAM_MESSAGE + 3);
+        assertThat(longOne.getMessage()).hasSize("upstream: ".length() + UpstreamErrors.MAX_MESSAGE + 3);
 
         GatewayException html = codec.decodeError(502, Fixtures.utf8("<html><body>Bad Gateway</body></html>"));
         assertThat(html.status()).isEqualTo(502);

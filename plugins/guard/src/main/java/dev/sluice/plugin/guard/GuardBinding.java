@@ -1,6 +1,5 @@
 package dev.sluice.plugin.guard;
 
-import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;
@@ -9,6 +8,7 @@ import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
+import dev.sluice.support.config.ModelGlob;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The options of a {@code guard} binding, bound strictly by {@link dev.sluice.api.config.Options#bind} (snake_case
+ * The options of a {@code guard} binding, bound strictly by {@link dev.sluice.support.config.Options#bind} (snake_case
  * keys; any other key is a startup error naming its path).
  *
  * <pre>{@code

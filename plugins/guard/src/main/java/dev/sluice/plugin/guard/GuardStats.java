@@ -3,7 +3,7 @@ package dev.sluice.plugin.guard;
 import dev.sluice.api.admin.AdminRoutes.AdminRequest;
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.admin.AdminRoutes;
-import dev.sluice.api.codec.JsonStrings;
+import dev.sluice.support.json.JsonStrings;
 
 import java.util.List;
 import java.util.Map;

@@ -1,8 +1,8 @@
 package dev.sluice.plugin.guard;
 
-import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.support.config.ModelGlob;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

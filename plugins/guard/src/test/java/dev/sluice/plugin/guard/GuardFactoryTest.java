@@ -6,9 +6,9 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

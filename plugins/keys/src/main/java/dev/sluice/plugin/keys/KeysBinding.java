@@ -7,12 +7,12 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.admin.AdminRoutes.AdminRequest;
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.ProxyBinding;
-import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.binding.BindingContext.Scheduler;
+import dev.sluice.support.json.JsonStrings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.config.Options;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The options of a {@code keys} binding, bound strictly by {@link dev.sluice.api.config.Options#bind}:
+ * The options of a {@code keys} binding, bound strictly by {@link dev.sluice.support.config.Options#bind}:
  *
  * <pre>{@code
  * options:

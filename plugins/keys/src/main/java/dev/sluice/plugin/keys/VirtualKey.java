@@ -1,9 +1,9 @@
 package dev.sluice.plugin.keys;
 
-import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.Exchange.Identity;
+import dev.sluice.support.config.ModelGlob;
 
 import java.time.Instant;
 import java.util.HexFormat;

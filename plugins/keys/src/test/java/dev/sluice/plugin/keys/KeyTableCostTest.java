@@ -1,6 +1,6 @@
 package dev.sluice.plugin.keys;
 
-import dev.sluice.api.config.ModelGlob;
+import dev.sluice.support.config.ModelGlob;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;

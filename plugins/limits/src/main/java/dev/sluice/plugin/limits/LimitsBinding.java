@@ -1,6 +1,5 @@
 package dev.sluice.plugin.limits;
 
-import dev.sluice.api.config.ModelGlob;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
@@ -14,11 +13,12 @@ import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
-import dev.sluice.api.model.TokenEstimate;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.binding.BindingContext.Scheduler;
+import dev.sluice.support.codec.TokenEstimate;
+import dev.sluice.support.config.ModelGlob;
+import dev.sluice.support.json.Json;
 
 import java.io.IOException;
 import java.io.StringWriter;

@@ -1,12 +1,12 @@
 package dev.sluice.plugin.limits;
 
-import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.config.ModelGlob;
+import dev.sluice.support.config.Options;
 import org.pf4j.Extension;
 
 import java.math.BigDecimal;

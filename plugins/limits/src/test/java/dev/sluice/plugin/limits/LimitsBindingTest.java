@@ -13,9 +13,9 @@ import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The options of a {@code log} binding, bound strictly by {@link dev.sluice.api.config.Options#bind} (unknown keys and
+ * The options of a {@code log} binding, bound strictly by {@link dev.sluice.support.config.Options#bind} (unknown keys and
  * wrong types are startup errors naming their path):
  *
  * <pre>{@code

@@ -8,7 +8,7 @@ import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Exchange.Stage;
-import dev.sluice.api.json.JsonValidator;
+import dev.sluice.support.json.JsonValidator;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Usage;
@@ -330,7 +330,7 @@ record LogRecord(long arrivalEpochMillis, String id, String server, String metho
         {
             json.writeFieldName(name);
             // Valid JSON may span lines: a line log needs it on one. Re-read it token by token onto this line.
-            try (var parser = dev.sluice.api.json.Json.FACTORY.createParser(body.bytes(), 0, body.length()))
+            try (var parser = dev.sluice.support.json.Json.FACTORY.createParser(body.bytes(), 0, body.length()))
             {
                 parser.nextToken();
                 json.copyCurrentStructure(parser);

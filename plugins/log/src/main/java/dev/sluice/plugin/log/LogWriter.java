@@ -1,7 +1,7 @@
 package dev.sluice.plugin.log;
 
+import dev.sluice.support.json.Json;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.sluice.api.json.Json;
 
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;

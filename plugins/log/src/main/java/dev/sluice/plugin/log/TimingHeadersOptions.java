@@ -1,7 +1,7 @@
 package dev.sluice.plugin.log;
 
 /**
- * The options of a {@code timing-headers} binding, bound strictly by {@link dev.sluice.api.config.Options#bind}:
+ * The options of a {@code timing-headers} binding, bound strictly by {@link dev.sluice.support.config.Options#bind}:
  *
  * <pre>{@code
  * options: { format: server-timing }    # or x-headers, or both

@@ -13,7 +13,7 @@ import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.Exchange.Stage;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestBindingContext;

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.testing.TestBindingContext;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -3,7 +3,7 @@ package dev.sluice.plugin.metrics;
 import java.util.List;
 
 /**
- * The {@code metrics} binding's {@code options}, bound strictly by {@link dev.sluice.api.config.Options#bind}: keys are
+ * The {@code metrics} binding's {@code options}, bound strictly by {@link dev.sluice.support.config.Options#bind}: keys are
  * the snake_case names of the components; any other key, a wrong type or a bad value is a startup error naming its
  * path.
  *

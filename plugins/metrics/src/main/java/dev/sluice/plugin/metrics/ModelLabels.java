@@ -1,6 +1,6 @@
 package dev.sluice.plugin.metrics;
 
-import dev.sluice.api.config.ModelGlob;
+import dev.sluice.support.config.ModelGlob;
 
 import java.util.ArrayList;
 import java.util.Arrays;

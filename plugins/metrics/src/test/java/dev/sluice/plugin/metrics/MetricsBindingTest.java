@@ -11,7 +11,7 @@ import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.exchange.Exchange.Stage;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.binding.BindingContext.RuntimeStats;
 import dev.sluice.api.testing.Exposition;

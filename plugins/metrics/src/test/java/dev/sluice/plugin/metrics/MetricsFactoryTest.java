@@ -8,9 +8,9 @@ import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -6,7 +6,7 @@ import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange.Stage;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestAttempt;
 import dev.sluice.api.testing.TestBindingContext;

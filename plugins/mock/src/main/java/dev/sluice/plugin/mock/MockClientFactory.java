@@ -4,7 +4,7 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ClientBinding;
 import dev.sluice.api.binding.ClientBindingFactory;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.config.Options;
 import org.pf4j.Extension;
 
 /**

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,9 +1,7 @@
 package dev.sluice.plugin.openai;
 
-
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.codec.Translation;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
@@ -11,11 +9,12 @@ import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.upstream.BodySource;
-import dev.sluice.api.upstream.KeyPool;
-import dev.sluice.api.upstream.UpstreamHeaders;
-import dev.sluice.api.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.support.codec.Translation;
+import dev.sluice.support.upstream.KeyPool;
+import dev.sluice.support.upstream.UpstreamHeaders;
+import dev.sluice.support.upstream.UpstreamReplies;
 
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -1,35 +1,26 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ClientBinding;
-import dev.sluice.api.binding.ClientBindingFactory;
-import dev.sluice.api.config.HttpOptionsConfig;
-import dev.sluice.api.config.Options;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.support.dialect.DialectClientFactory;
 import org.pf4j.Extension;
 
 /**
  * Creates {@code openai} client bindings: one OpenAI-compatible upstream (OpenAI itself, Azure's v1 API, vLLM,
- * Ollama, ...) per binding. Validates {@link OpenAiClientOptions} strictly and asks the runtime for the binding's
- * {@link Upstream} once. Stateless.
+ * Ollama, ...) per binding. {@link DialectClientFactory} validates
+ * {@link OpenAiClientOptions} strictly and asks the runtime for the binding's {@link Upstream} once. Stateless.
  */
 @Extension
-public final class OpenAiClientFactory implements ClientBindingFactory
+public final class OpenAiClientFactory extends DialectClientFactory<OpenAiClientOptions>
 {
-    @Override
-    public String type()
+    public OpenAiClientFactory()
     {
-        return OpenAiCodec.DIALECT;
+        super(OpenAiCodec.DIALECT, OpenAiClientOptions.class);
     }
 
     @Override
-    public ClientBinding create(BindingConfig config, BindingContext context)
+    protected ClientBinding create(OpenAiClientOptions options, Upstream upstream)
     {
-        OpenAiClientOptions options = Options.bind(config.options(), OpenAiClientOptions.class, config.optionsPath());
-        UpstreamOptions upstreamOptions = HttpOptionsConfig.toUpstreamOptions(options.http(), options.url(),
-            config.optionsPath() + ".url");
-        return new OpenAiClient(options, context.upstream(upstreamOptions));
+        return new OpenAiClient(options, upstream);
     }
 }

@@ -1,12 +1,12 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.config.HttpOptionsConfig;
-import dev.sluice.api.upstream.ForwardHeaders;
-import dev.sluice.api.upstream.KeyPool;
+import dev.sluice.support.config.HttpOptionsConfig;
+import dev.sluice.support.config.Options;
+import dev.sluice.support.dialect.ClientOptions;
+import dev.sluice.support.upstream.ForwardHeaders;
+import dev.sluice.support.upstream.KeyPool;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -49,7 +49,7 @@ import java.util.Set;
  */
 public record OpenAiClientOptions(String url, String apiKey, List<String> apiKeys, String organization, String project,
                                   List<String> forwardHeaders, HttpOptionsConfig http, String path,
-                                  List<String> dropUnsupported, Boolean propagateTrace)
+                                  List<String> dropUnsupported, Boolean propagateTrace) implements ClientOptions
 {
     /** OpenAI's path below the {@code /v1} base URL. */
     public static final String DEFAULT_PATH = "/chat/completions";
@@ -66,25 +66,8 @@ public record OpenAiClientOptions(String url, String apiKey, List<String> apiKey
         apiKey = blankToNull(apiKey);
         organization = blankToNull(organization);
         project = blankToNull(project);
-        if (path == null)
-            path = DEFAULT_PATH;
-        else if (!path.startsWith("/"))
-            throw new IllegalArgumentException("path: value: \"" + path + "\" (expected: a path starting with /)");
-        List<String> names = new ArrayList<>();
-        if (forwardHeaders != null)
-        {
-            for (int i = 0; i < forwardHeaders.size(); i++)
-            {
-                String name = forwardHeaders.get(i);
-                if (name == null || name.isBlank())
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: must not be blank");
-                if (NOT_FORWARDABLE.contains(name.toLowerCase(Locale.ROOT)))
-                    throw new IllegalArgumentException("forward_headers[" + i + "]: value: \"" + name + "\" (expected: a header"
-                        + " the gateway does not set itself; credentials and framing headers are never forwarded)");
-                names.add(name);
-            }
-        }
-        forwardHeaders = List.copyOf(names);
+        path = Options.path(path, DEFAULT_PATH);
+        forwardHeaders = forwardHeaders == null ? List.of() : ForwardHeaders.checkOptions(forwardHeaders, NOT_FORWARDABLE);
         dropUnsupported = dropUnsupported == null ? List.of() : List.copyOf(dropUnsupported);
         propagateTrace = Boolean.TRUE.equals(propagateTrace);
     }

@@ -1,20 +1,18 @@
 package dev.sluice.plugin.openai;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.DialectCodec;
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonPeek;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.codec.StreamDecoder;
 import dev.sluice.api.codec.StreamEncoder;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonPeek;
+import dev.sluice.support.json.JsonScan;
 
 import java.io.IOException;
 import java.util.function.Supplier;
@@ -136,30 +134,8 @@ public final class OpenAiCodec implements DialectCodec
      */
     static Usage scanUsage(byte[] data, int offset, int length)
     {
-        try (JsonParser parser = Json.FACTORY.createParser(data, offset, length))
-        {
-            return scanUsage(parser);
-        }
-        catch (IOException e)
-        {
-            // A scan feeds accounting only; a body it cannot read is relayed as it is.
-            return null;
-        }
-    }
-
-    private static Usage scanUsage(JsonParser parser) throws IOException
-    {
-        if (parser.nextToken() != JsonToken.START_OBJECT)
-            return null;
-        while (parser.nextToken() == JsonToken.FIELD_NAME)
-        {
-            String name = parser.currentName();
-            JsonToken value = parser.nextToken();
-            if ("usage".equals(name) && value == JsonToken.START_OBJECT)
-                return readUsage(parser);
-            parser.skipChildren();
-        }
-        return null;
+        // A scan feeds accounting only; a body it cannot read is relayed as it is.
+        return JsonScan.field(data, offset, length, "usage", JsonToken.START_OBJECT, OpenAiCodec::readUsage);
     }
 
     private static Usage readUsage(JsonParser parser) throws IOException

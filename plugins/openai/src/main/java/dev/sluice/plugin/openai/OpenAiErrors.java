@@ -1,12 +1,10 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.json.Json;
-
-import java.io.IOException;
+import dev.sluice.support.dialect.UpstreamErrors;
+import dev.sluice.support.json.JsonOutput;
 
 /**
  * OpenAI's error envelope both ways: {@code {"error":{"message":…,"type":…,"param":…,"code":…}}}.
@@ -32,10 +30,6 @@ import java.io.IOException;
  */
 final class OpenAiErrors
 {
-    /** Upstream messages are relayed up to this length: enough to say what is wrong, never a large echo. */
-    static final int MAX_UPSTREAM_MESSAGE = 500;
-    static final String CREDENTIALS_REJECTED = "upstream rejected the gateway's credentials";
-
     private OpenAiErrors()
     {
     }
@@ -89,28 +83,10 @@ final class OpenAiErrors
     /** Maps an upstream error response (any body, possibly not JSON) onto an exception keeping its status. */
     static GatewayException decode(int status, byte[] body)
     {
-        JsonNode error = errorObject(body);
         if (status == 401 || status == 403)
-            return new GatewayException(ErrorKind.UPSTREAM_ERROR, 502, CREDENTIALS_REJECTED, null, null, null);
-        ErrorKind kind;
-        int answerStatus = status;
-        if (status == 429)
-            kind = ErrorKind.RATE_LIMITED;
-        else if (status == 404)
-            kind = ErrorKind.NOT_FOUND;
-        else if (status == 413)
-            kind = ErrorKind.REQUEST_TOO_LARGE;
-        else if (status >= 400 && status < 500)
-            kind = ErrorKind.INVALID_REQUEST;
-        else if (status >= 500 && status < 600)
-            kind = ErrorKind.UPSTREAM_ERROR;
-        else
-        {
-            // A 1xx-3xx "error" (a redirect, say) is a misbehaving upstream, not something to relay.
-            kind = ErrorKind.UPSTREAM_ERROR;
-            answerStatus = 502;
-        }
-        return fromErrorObject(error, kind, answerStatus, "upstream answered with status " + status);
+            return UpstreamErrors.credentialsRejected();
+        return fromErrorObject(UpstreamErrors.errorObject(body), UpstreamErrors.kind(status), UpstreamErrors.answerStatus(status),
+            "upstream answered with status " + status);
     }
 
     /**
@@ -134,47 +110,16 @@ final class OpenAiErrors
 
     private static GatewayException fromErrorObject(JsonNode error, ErrorKind kind, int status, String fallback)
     {
-        String message = fallback;
-        String param = null;
-        String code = null;
-        if (error != null)
-        {
-            JsonNode m = error.get("message");
-            if (m != null && m.isTextual() && !m.textValue().isBlank())
-                message = "upstream: " + truncate(m.textValue());
-            param = scalar(error.get("param"));
-            code = scalar(error.get("code"));
-        }
-        return new GatewayException(kind, status, message, param, code, null);
-    }
-
-    /** @return the {@code error} object of an OpenAI error body, or {@code null} if the body is something else */
-    private static JsonNode errorObject(byte[] body)
-    {
-        if (body == null || body.length == 0)
-            return null;
-        try
-        {
-            JsonNode root = Json.MAPPER.readTree(body);
-            JsonNode error = root == null ? null : root.get("error");
-            return error != null && error.isObject() ? error : null;
-        }
-        catch (IOException e)
-        {
-            // Proxies in front of providers answer with HTML or plain text; the status says enough.
-            return null;
-        }
+        if (error == null)
+            return new GatewayException(kind, status, fallback, null, null, null);
+        return new GatewayException(kind, status, UpstreamErrors.message(error.get("message"), fallback),
+            scalar(error.get("param")), scalar(error.get("code")), null);
     }
 
     private static String scalar(JsonNode node)
     {
         if (node == null || node.isNull() || node.isContainerNode())
             return null;
-        return truncate(node.asText());
-    }
-
-    private static String truncate(String s)
-    {
-        return s.length() > MAX_UPSTREAM_MESSAGE ? s.substring(0, MAX_UPSTREAM_MESSAGE) + "..." : s;
+        return UpstreamErrors.truncate(node.asText());
     }
 }

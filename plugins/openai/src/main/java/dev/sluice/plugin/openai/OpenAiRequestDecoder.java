@@ -1,6 +1,5 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonInput;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
@@ -13,6 +12,7 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -143,7 +143,7 @@ final class OpenAiRequestDecoder
             {
                 case "system", "developer" ->
                 {
-                    checkKeys(message, path, Set.of("role", "content", "name"));
+                    JsonInput.checkKnownKeys(message, path, Set.of("role", "content", "name"));
                     String name = IN.optText(message, "name", path + ".name");
                     List<ContentPart> content = textContent(message, path, true);
                     if (leading && name == null)
@@ -166,7 +166,7 @@ final class OpenAiRequestDecoder
 
     private static Message decodeUser(ObjectNode message, String path)
     {
-        checkKeys(message, path, Set.of("role", "content", "name"));
+        JsonInput.checkKnownKeys(message, path, Set.of("role", "content", "name"));
         String name = IN.optText(message, "name", path + ".name");
         JsonNode content = JsonInput.field(message, "content");
         if (content == null)
@@ -195,14 +195,14 @@ final class OpenAiRequestDecoder
         switch (type)
         {
             case "text":
-                checkKeys(part, path, Set.of("type", "text"));
+                JsonInput.checkKnownKeys(part, path, Set.of("type", "text"));
                 return new ContentPart.Text(IN.text(part, "text", path + ".text"));
             case "image_url":
-                checkKeys(part, path, Set.of("type", "image_url"));
+                JsonInput.checkKnownKeys(part, path, Set.of("type", "image_url"));
                 ObjectNode image = IN.optObject(part, "image_url", path + ".image_url");
                 if (image == null)
                     throw IN.fail(path + ".image_url", "must be set (expected: an object with a url)");
-                checkKeys(image, path + ".image_url", Set.of("url", "detail"));
+                JsonInput.checkKnownKeys(image, path + ".image_url", Set.of("url", "detail"));
                 String url = IN.text(image, "url", path + ".image_url.url");
                 String detail = IN.optText(image, "detail", path + ".image_url.detail");
                 // data: URLs stay URLs: the client's bytes are forwarded as they came, no base64 round trip.
@@ -214,7 +214,7 @@ final class OpenAiRequestDecoder
 
     private static Message decodeAssistant(ObjectNode message, String path)
     {
-        checkKeys(message, path, Set.of("role", "content", "name", "tool_calls", "refusal", "annotations", "audio",
+        JsonInput.checkKnownKeys(message, path, Set.of("role", "content", "name", "tool_calls", "refusal", "annotations", "audio",
             "function_call", "reasoning_content"));
         for (String unsupported : new String[]{"refusal", "audio", "function_call"})
         {
@@ -244,7 +244,7 @@ final class OpenAiRequestDecoder
                     String type = IN.text(part, "type", partPath + ".type");
                     if (!type.equals("text"))
                         throw JsonInput.unsupported(partPath + ".type", JsonInput.shortString(type) + " is not supported");
-                    checkKeys(part, partPath, Set.of("type", "text"));
+                    JsonInput.checkKnownKeys(part, partPath, Set.of("type", "text"));
                     parts.add(new ContentPart.Text(IN.text(part, "text", partPath + ".text")));
                 }
             }
@@ -265,7 +265,7 @@ final class OpenAiRequestDecoder
     private static ContentPart.ToolCall decodeToolCall(JsonNode node, String path)
     {
         ObjectNode call = IN.object(node, path);
-        checkKeys(call, path, Set.of("id", "type", "function"));
+        JsonInput.checkKnownKeys(call, path, Set.of("id", "type", "function"));
         String type = IN.optText(call, "type", path + ".type");
         if (type != null && !type.equals("function"))
             throw JsonInput.unsupported(path + ".type", JsonInput.shortString(type) + " is not supported");
@@ -273,7 +273,7 @@ final class OpenAiRequestDecoder
         ObjectNode function = IN.optObject(call, "function", path + ".function");
         if (function == null)
             throw IN.fail(path + ".function", "must be set (expected: an object with name and arguments)");
-        checkKeys(function, path + ".function", Set.of("name", "arguments"));
+        JsonInput.checkKnownKeys(function, path + ".function", Set.of("name", "arguments"));
         String name = IN.text(function, "name", path + ".function.name");
         String arguments = IN.optText(function, "arguments", path + ".function.arguments");
         return new ContentPart.ToolCall(id, name, arguments);
@@ -281,7 +281,7 @@ final class OpenAiRequestDecoder
 
     private static Message decodeTool(ObjectNode message, String path)
     {
-        checkKeys(message, path, Set.of("role", "content", "tool_call_id"));
+        JsonInput.checkKnownKeys(message, path, Set.of("role", "content", "tool_call_id"));
         String toolCallId = IN.text(message, "tool_call_id", path + ".tool_call_id");
         List<ContentPart> content = textContent(message, path, true);
         return new Message(Role.TOOL, List.of(new ContentPart.ToolResult(toolCallId, content, false, null)), null);
@@ -309,7 +309,7 @@ final class OpenAiRequestDecoder
             String type = IN.text(part, "type", partPath + ".type");
             if (!type.equals("text"))
                 throw JsonInput.unsupported(partPath + ".type", JsonInput.shortString(type) + " is not supported here");
-            checkKeys(part, partPath, Set.of("type", "text"));
+            JsonInput.checkKnownKeys(part, partPath, Set.of("type", "text"));
             parts.add(new ContentPart.Text(IN.text(part, "text", partPath + ".text")));
         }
         return parts;
@@ -327,11 +327,11 @@ final class OpenAiRequestDecoder
             String type = IN.text(tool, "type", path + ".type");
             if (!type.equals("function"))
                 throw JsonInput.unsupported(path + ".type", JsonInput.shortString(type) + " is not supported");
-            checkKeys(tool, path, Set.of("type", "function"));
+            JsonInput.checkKnownKeys(tool, path, Set.of("type", "function"));
             ObjectNode function = IN.optObject(tool, "function", path + ".function");
             if (function == null)
                 throw IN.fail(path + ".function", "must be set (expected: an object with a name)");
-            checkKeys(function, path + ".function", Set.of("name", "description", "parameters", "strict"));
+            JsonInput.checkKnownKeys(function, path + ".function", Set.of("name", "description", "parameters", "strict"));
             String name = IN.text(function, "name", path + ".function.name");
             String description = IN.optText(function, "description", path + ".function.description");
             JsonNode parameters = JsonInput.field(function, "parameters");
@@ -361,11 +361,11 @@ final class OpenAiRequestDecoder
         String type = IN.text(choice, "type", "tool_choice.type");
         if (!type.equals("function"))
             throw JsonInput.unsupported("tool_choice.type", JsonInput.shortString(type) + " is not supported");
-        checkKeys(choice, "tool_choice", Set.of("type", "function"));
+        JsonInput.checkKnownKeys(choice, "tool_choice", Set.of("type", "function"));
         ObjectNode function = IN.optObject(choice, "function", "tool_choice.function");
         if (function == null)
             throw IN.fail("tool_choice.function", "must be set (expected: an object with a name)");
-        checkKeys(function, "tool_choice.function", Set.of("name"));
+        JsonInput.checkKnownKeys(function, "tool_choice.function", Set.of("name"));
         return new ToolChoice.Named(IN.text(function, "name", "tool_choice.function.name"));
     }
 
@@ -377,15 +377,7 @@ final class OpenAiRequestDecoder
             return List.of(node.textValue());
         if (!(node instanceof ArrayNode array))
             throw IN.wrongType("stop", node, "a string or an array of strings");
-        List<String> stop = new ArrayList<>(array.size());
-        for (int i = 0; i < array.size(); i++)
-        {
-            JsonNode s = array.get(i);
-            if (!s.isTextual())
-                throw IN.wrongType("stop[" + i + "]", s, "a string");
-            stop.add(s.textValue());
-        }
-        return stop;
+        return IN.strings(array, "stop");
     }
 
     private static ResponseFormat decodeResponseFormat(ObjectNode format)
@@ -396,17 +388,18 @@ final class OpenAiRequestDecoder
         switch (type)
         {
             case "text":
-                checkKeys(format, "response_format", Set.of("type"));
+                JsonInput.checkKnownKeys(format, "response_format", Set.of("type"));
                 return new ResponseFormat(ResponseFormat.Type.TEXT, null, null, null);
             case "json_object":
-                checkKeys(format, "response_format", Set.of("type"));
+                JsonInput.checkKnownKeys(format, "response_format", Set.of("type"));
                 return new ResponseFormat(ResponseFormat.Type.JSON_OBJECT, null, null, null);
             case "json_schema":
-                checkKeys(format, "response_format", Set.of("type", "json_schema"));
+                JsonInput.checkKnownKeys(format, "response_format", Set.of("type", "json_schema"));
                 ObjectNode schema = IN.optObject(format, "json_schema", "response_format.json_schema");
                 if (schema == null)
                     throw IN.fail("response_format.json_schema", "must be set (expected: an object with name and schema)");
-                checkKeys(schema, "response_format.json_schema", Set.of("name", "schema", "strict", "description"));
+                JsonInput.checkKnownKeys(schema, "response_format.json_schema",
+                    Set.of("name", "schema", "strict", "description"));
                 if (JsonInput.field(schema, "description") != null)
                     throw JsonInput.unsupported("response_format.json_schema.description", "is not supported");
                 JsonNode schemaNode = JsonInput.field(schema, "schema");
@@ -432,20 +425,5 @@ final class OpenAiRequestDecoder
             metadata.put(e.getKey(), e.getValue().textValue());
         });
         return metadata;
-    }
-
-    /**
-     * Rejects fields the canonical model cannot carry, so nothing a client asked for is dropped silently. Nulls
-     * are "not set" and pass.
-     */
-    private static void checkKeys(ObjectNode node, String path, Set<String> known)
-    {
-        var names = node.fieldNames();
-        while (names.hasNext())
-        {
-            String name = names.next();
-            if (!known.contains(name) && !node.get(name).isNull())
-                throw JsonInput.unsupported(path + "." + name, "is not supported");
-        }
     }
 }

@@ -1,7 +1,5 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonInput;
-import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.model.ChatRequest;
@@ -12,6 +10,9 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.Translation;
+import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -183,7 +184,7 @@ final class OpenAiRequestEncoder
             else
             {
                 throw JsonInput.unsupported(partPath,
-                    kind(part) + " in a " + role(message.role()) + " message cannot be sent to an openai upstream");
+                    Translation.kind(part) + " in a " + role(message.role()) + " message cannot be sent to an openai upstream");
             }
         }
         if (rest.isEmpty() && !content.isEmpty())
@@ -245,7 +246,7 @@ final class OpenAiRequestEncoder
                 calls.add(c);
             else if (!(part instanceof ContentPart.Thinking))
                 throw JsonInput.unsupported(path + ".content[" + j + "]",
-                    kind(part) + " in an assistant message cannot be sent to an openai upstream");
+                    Translation.kind(part) + " in an assistant message cannot be sent to an openai upstream");
         }
         g.writeStartObject();
         g.writeStringField("role", "assistant");
@@ -302,7 +303,7 @@ final class OpenAiRequestEncoder
         {
             if (!(parts.get(j) instanceof ContentPart.Text))
                 throw JsonInput.unsupported(path + "[" + j + "]",
-                    kind(parts.get(j)) + " cannot be sent to an openai upstream here (text only)");
+                    Translation.kind(parts.get(j)) + " cannot be sent to an openai upstream here (text only)");
         }
         g.writeFieldName("content");
         if (parts.isEmpty())
@@ -397,19 +398,6 @@ final class OpenAiRequestEncoder
             default -> throw new IllegalStateException("response format " + format.type());
         }
         g.writeEndObject();
-    }
-
-    private static String kind(ContentPart part)
-    {
-        if (part instanceof ContentPart.Text)
-            return "text";
-        if (part instanceof ContentPart.Image)
-            return "an image";
-        if (part instanceof ContentPart.ToolCall)
-            return "a tool call";
-        if (part instanceof ContentPart.ToolResult)
-            return "a tool result";
-        return "reasoning";
     }
 
     private static String role(Role role)

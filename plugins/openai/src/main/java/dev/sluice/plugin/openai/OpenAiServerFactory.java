@@ -1,33 +1,37 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.binding.BodyLimits;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
-import dev.sluice.api.binding.ServerBindingFactory;
-import dev.sluice.api.config.Options;
+import dev.sluice.support.dialect.DialectServer;
+import dev.sluice.support.dialect.DialectServerFactory;
+import dev.sluice.support.dialect.ServerOptions;
 import org.pf4j.Extension;
 
 /**
- * Creates {@code openai} server bindings: clients speak OpenAI Chat Completions on
- * {@link OpenAiServerOptions#path()}. Stateless.
+ * Creates {@code openai} server bindings: clients speak OpenAI Chat Completions on the {@link ServerOptions#path()}
+ * ({@value #DEFAULT_PATH} by default), with the request's {@link BodyLimits} counted and estimated by
+ * {@link DialectServer}. Stateless.
  *
  * <pre>{@code
- * north_openai: { type: openai, kind: server, exit: router }
+ * north_openai:
+ *   { type: openai, kind: server, exit: keys, options: { path: /v1/chat/completions, limits: { max_messages: 200 } } }
  * }</pre>
  */
 @Extension
-public final class OpenAiServerFactory implements ServerBindingFactory
+public final class OpenAiServerFactory extends DialectServerFactory
 {
-    @Override
-    public String type()
+    /** OpenAI's own path. */
+    public static final String DEFAULT_PATH = "/v1/chat/completions";
+
+    public OpenAiServerFactory()
     {
-        return OpenAiCodec.DIALECT;
+        super(OpenAiCodec.DIALECT, DEFAULT_PATH);
     }
 
     @Override
-    public ServerBinding create(BindingConfig config, BindingContext context)
+    protected ServerBinding create(String path, BodyLimits limits)
     {
-        OpenAiServerOptions options = Options.bind(config.options(), OpenAiServerOptions.class, config.optionsPath());
-        return new OpenAiServer(options.path(), options.limits());
+        return new DialectServer(OpenAiCodec.INSTANCE, new Endpoint("POST", path), limits, "messages", OpenAiCodec.PEEK);
     }
 }

@@ -1,23 +1,20 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonInput;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamDecoder;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.sse.SseParser;
+import dev.sluice.support.dialect.Blocks;
+import dev.sluice.support.dialect.JsonStreamDecoder;
+import dev.sluice.support.json.JsonInput;
 
-import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * {@code chat.completion.chunk} SSE to canonical events. OpenAI has no block boundaries, so they are synthesised:
@@ -35,9 +32,9 @@ import java.util.function.Consumer;
  *   <li>An {@code {"error":{…}}} event yields {@code StreamEvent.Error}; nothing is decoded after it.</li>
  * </ul>
  *
- * Not thread-safe: one instance per stream, as {@link StreamDecoder} requires.
+ * {@link JsonStreamDecoder} splits and parses the events. Not thread-safe: one instance per stream.
  */
-final class OpenAiStreamDecoder implements StreamDecoder
+final class OpenAiStreamDecoder extends JsonStreamDecoder
 {
     /** The largest event accepted; OpenAI's are well under a kilobyte, some compatible servers batch more. */
     static final int MAX_EVENT_BYTES = 8 << 20;
@@ -49,37 +46,18 @@ final class OpenAiStreamDecoder implements StreamDecoder
         TEXT, THINKING, TOOL
     }
 
-    private final SseParser parser = new SseParser(this::onEvent, MAX_EVENT_BYTES);
+    private final Blocks<Kind> blocks = new Blocks<>(this::emit);
     /** OpenAI's tool call {@code index} to {block index, canonical tool index}. */
     private final Map<Integer, int[]> tools = new HashMap<>();
-    private Consumer<StreamEvent> sink;
     private boolean started;
     private boolean stopped;
     private boolean done;
-    private boolean failed;
-    private int nextBlock;
-    private int openBlock = -1;
-    private Kind openKind;
+    /** OpenAI's {@code index} of the tool call whose block is open, when a {@link Kind#TOOL} block is. */
     private int openToolIndex = -1;
 
-    @Override
-    public void decode(ByteBuffer chunk, Consumer<StreamEvent> sink)
+    OpenAiStreamDecoder()
     {
-        this.sink = sink;
-        try
-        {
-            parser.feed(chunk);
-        }
-        catch (IllegalStateException e)
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
-                "upstream sent a stream event over " + MAX_EVENT_BYTES + " bytes", e);
-        }
-        finally
-        {
-            this.sink = null;
-        }
+        super(Framing.SSE, MAX_EVENT_BYTES);
     }
 
     @Override
@@ -88,54 +66,27 @@ final class OpenAiStreamDecoder implements StreamDecoder
         return done;
     }
 
-    private void onEvent(String event, String data)
+    /** {@code [DONE]}: after content without a {@code finish_reason}, the stop the stream lacked. */
+    @Override
+    protected boolean onData(String event, String data)
     {
-        if (failed || done)
-            return;
-        if (data.equals("[DONE]"))
+        if (!data.equals("[DONE]"))
+            return false;
+        if (started && !stopped)
         {
-            if (started && !stopped)
-            {
-                closeBlock();
-                emit(new StreamEvent.Stop(StopReason.OTHER, null, Usage.ZERO));
-                stopped = true;
-            }
-            done = true;
-            return;
+            blocks.close();
+            emit(new StreamEvent.Stop(StopReason.OTHER, null, Usage.ZERO));
+            stopped = true;
         }
-        if (data.isBlank())
-            return;
-        JsonNode node;
-        try
-        {
-            node = Json.MAPPER.readTree(data);
-        }
-        catch (JsonProcessingException e)
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event", e);
-        }
-        if (!(node instanceof ObjectNode chunk))
-        {
-            failed = true;
-            throw new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent an invalid stream event");
-        }
+        done = true;
+        return true;
+    }
+
+    @Override
+    protected GatewayException error(String event, ObjectNode chunk)
+    {
         JsonNode error = errorObject(event, chunk);
-        if (error != null)
-        {
-            failed = true;
-            emit(new StreamEvent.Error(OpenAiErrors.decodeStreamError(error)));
-            return;
-        }
-        try
-        {
-            onChunk(chunk);
-        }
-        catch (GatewayException e)
-        {
-            failed = true;
-            throw e;
-        }
+        return error == null ? null : OpenAiErrors.decodeStreamError(error);
     }
 
     /**
@@ -150,7 +101,8 @@ final class OpenAiStreamDecoder implements StreamDecoder
         return "error".equals(event) && data.isObject() ? data : null;
     }
 
-    private void onChunk(ObjectNode chunk)
+    @Override
+    protected void onObject(String event, ObjectNode chunk)
     {
         ArrayNode choices = IN.optArray(chunk, "choices", "choices");
         JsonNode usageNode = JsonInput.field(chunk, "usage");
@@ -191,9 +143,8 @@ final class OpenAiStreamDecoder implements StreamDecoder
             String reasoning = IN.optText(delta, "reasoning_content", path + ".delta.reasoning_content");
             if (reasoning != null && !reasoning.isEmpty())
             {
-                if (openKind != Kind.THINKING)
-                    openBlock(Kind.THINKING, new StreamEvent.ThinkingStart(nextBlock));
-                emit(new StreamEvent.ThinkingDelta(openBlock, reasoning, null));
+                emit(new StreamEvent.ThinkingDelta(blocks.ensure(Kind.THINKING, StreamEvent.ThinkingStart::new), reasoning,
+                    null));
             }
             text(IN.optText(delta, "content", path + ".delta.content"));
             // A refusal is what the user should read; in canonical form it is text.
@@ -211,7 +162,7 @@ final class OpenAiStreamDecoder implements StreamDecoder
         String finishReason = IN.optText(choice, "finish_reason", path + ".finish_reason");
         if (finishReason == null)
             return false;
-        closeBlock();
+        blocks.close();
         emit(new StreamEvent.Stop(OpenAiResponses.stopReason(finishReason), finishReason, usage));
         stopped = true;
         return usage != null;
@@ -222,15 +173,13 @@ final class OpenAiStreamDecoder implements StreamDecoder
         // The opening chunk's "content": "" is not a block; a text block starts with real text.
         if (text == null || text.isEmpty())
             return;
-        if (openKind != Kind.TEXT)
-            openBlock(Kind.TEXT, new StreamEvent.TextStart(nextBlock));
-        emit(new StreamEvent.TextDelta(openBlock, text));
+        emit(new StreamEvent.TextDelta(blocks.ensure(Kind.TEXT, StreamEvent.TextStart::new), text));
     }
 
     private void toolCall(ObjectNode call, String path)
     {
         Integer index = IN.optInt(call, "index", path + ".index");
-        int key = index != null ? index : openToolIndex >= 0 ? openToolIndex : tools.size();
+        int key = index != null ? index : blocks.openKind() == Kind.TOOL ? openToolIndex : tools.size();
         ObjectNode function = IN.optObject(call, "function", path + ".function");
         String arguments = function == null ? null : IN.optText(function, "arguments", path + ".function.arguments");
         int[] block = tools.get(key);
@@ -238,38 +187,16 @@ final class OpenAiStreamDecoder implements StreamDecoder
         {
             String id = IN.optText(call, "id", path + ".id");
             String name = function == null ? null : IN.optText(function, "name", path + ".function.name");
-            block = new int[]{nextBlock, tools.size()};
+            int toolIndex = tools.size();
+            int blockIndex = blocks.open(Kind.TOOL,
+                b -> new StreamEvent.ToolCallStart(b, toolIndex, id == null ? "" : id, name == null ? "" : name));
+            block = new int[]{blockIndex, toolIndex};
             tools.put(key, block);
-            openBlock(Kind.TOOL,
-                new StreamEvent.ToolCallStart(nextBlock, block[1], id == null ? "" : id, name == null ? "" : name));
             openToolIndex = key;
         }
         // A fragment for an earlier call (no OpenAI model interleaves, some servers might) keeps its own block
         // index, so no argument byte is lost even though that block already stopped.
         if (arguments != null && !arguments.isEmpty())
             emit(new StreamEvent.ToolCallDelta(block[0], block[1], arguments));
-    }
-
-    private void openBlock(Kind kind, StreamEvent start)
-    {
-        closeBlock();
-        openBlock = nextBlock++;
-        openKind = kind;
-        emit(start);
-    }
-
-    private void closeBlock()
-    {
-        if (openBlock < 0)
-            return;
-        emit(new StreamEvent.BlockStop(openBlock));
-        openBlock = -1;
-        openKind = null;
-        openToolIndex = -1;
-    }
-
-    private void emit(StreamEvent event)
-    {
-        sink.accept(event);
     }
 }

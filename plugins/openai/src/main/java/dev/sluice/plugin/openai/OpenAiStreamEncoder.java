@@ -1,6 +1,5 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.codec.JsonOutput;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.GatewayException;
@@ -8,6 +7,7 @@ import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.json.JsonOutput;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

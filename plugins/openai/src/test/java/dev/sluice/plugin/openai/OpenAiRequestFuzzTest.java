@@ -18,7 +18,7 @@ class OpenAiRequestFuzzTest
     private static final String PATH = "/v1/chat/completions";
     private static final String QUERY = null;
 
-    private final ServerBinding server = new OpenAiServer("/v1/chat/completions", BodyLimits.NONE);
+    private final ServerBinding server = new OpenAiServerFactory().create("/v1/chat/completions", BodyLimits.NONE);
 
     /** {@link FuzzInputs#assertRequestPath}: peek, decode, alias splice and re-encoding hold for any body. */
     @FuzzTest

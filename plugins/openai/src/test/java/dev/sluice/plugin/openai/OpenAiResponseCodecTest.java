@@ -6,6 +6,7 @@ import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.Usage;
+import dev.sluice.support.dialect.UpstreamErrors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -256,6 +257,6 @@ class OpenAiResponseCodecTest
     {
         String longMessage = "x".repeat(5000);
         GatewayException e = codec.decodeError(400, utf8("{\"error\":{\"message\":\"" + longMessage + "\"}}"));
-        assertThat(e.getMessage()).hasSize("upstream: ".length() + OpenAiErrors.MAX_UPSTREAM_MESSAGE + 3);
+        assertThat(e.getMessage()).hasSize("upstream: ".length() + UpstreamErrors.MAX_MESSAGE + 3);
     }
 }

@@ -1,7 +1,6 @@
 package dev.sluice.plugin.openai;
 
 import dev.sluice.api.testing.TestBody;
-import dev.sluice.api.upstream.UpstreamEventStream;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.EventStream;
@@ -10,8 +9,7 @@ import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
 import dev.sluice.api.model.Usage;
-import dev.sluice.api.upstream.BodyChunk;
-import dev.sluice.api.upstream.BodySource;
+import dev.sluice.support.upstream.UpstreamEventStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -19,9 +17,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;

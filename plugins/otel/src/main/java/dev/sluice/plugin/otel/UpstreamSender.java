@@ -1,8 +1,8 @@
 package dev.sluice.plugin.otel;
 
-import dev.sluice.api.upstream.Bodies;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.support.upstream.Bodies;
 import io.opentelemetry.common.ComponentLoader;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.common.export.Compressor;

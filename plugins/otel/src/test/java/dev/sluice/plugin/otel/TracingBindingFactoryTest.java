@@ -51,7 +51,7 @@ class TracingBindingFactoryTest
     @Test
     void optionsHaveDefaults() throws Exception
     {
-        TracingOptions o = dev.sluice.api.config.Options.bind(new ObjectMapper().readTree(
+        TracingOptions o = dev.sluice.support.config.Options.bind(new ObjectMapper().readTree(
             "{\"endpoint\":\"http://127.0.0.1:4318/v1/traces\"}"), TracingOptions.class, PATH);
         assertThat(o.sampleRatio()).isEqualTo(1.0);
         assertThat(o.serviceName()).isEqualTo("sluice");

@@ -8,7 +8,7 @@ import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.binding.BindingContext.Scheduler;
-import dev.sluice.api.upstream.StreamHold;
+import dev.sluice.support.upstream.StreamHold;
 
 import java.time.Duration;
 import java.time.ZonedDateTime;

@@ -1,14 +1,14 @@
 package dev.sluice.plugin.router;
 
-import dev.sluice.api.config.ModelGlob;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;
-import dev.sluice.api.codec.JsonStrings;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.config.ModelGlob;
+import dev.sluice.support.json.Json;
+import dev.sluice.support.json.JsonStrings;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 

@@ -1,6 +1,5 @@
 package dev.sluice.plugin.router;
 
-import dev.sluice.api.config.ModelGlob;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,8 +10,9 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.config.ConfigException;
-import dev.sluice.api.config.Options;
 import dev.sluice.api.exchange.Next;
+import dev.sluice.support.config.ModelGlob;
+import dev.sluice.support.config.Options;
 import org.pf4j.Extension;
 
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;

@@ -10,9 +10,9 @@ import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
-import dev.sluice.api.json.Json;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

@@ -1,0 +1,145 @@
+package dev.sluice.support.dialect;
+
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.BodyLimits;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
+import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.codec.RequestPeek;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.model.ChatRequest;
+import dev.sluice.support.codec.TokenEstimate;
+import dev.sluice.support.json.JsonPeek;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A JSON dialect's server binding: one codec, one endpoint, and the request's {@link BodyLimits}. The runtime peeks,
+ * builds the exchange and renders replies and errors with the codec; on the request path this binding adds only the
+ * limits, nothing without them (authentication is a proxy binding's job).
+ *
+ * <ul>
+ *   <li>{@code max_messages} is counted by the scan that finds the model ({@link #peek}), when the dialect gives one
+ *       that {@linkplain JsonPeek#requireMessages requires} its messages array: no second pass, no decode.</li>
+ *   <li>{@code max_input_tokens} is checked in {@link #handle} on the decoded request ({@link TokenEstimate}), which
+ *       costs a decode per request only when the limit is set.</li>
+ *   <li>{@link #checkContentType} accepts JSON ({@link ContentTypes#json}).</li>
+ * </ul>
+ *
+ * <p>Most dialects need no subclass; one overrides what its wire differs in (a client key read from its own header, a
+ * model in the path, a body that need not be typed JSON):
+ *
+ * <pre>{@code
+ * static final JsonPeek PEEK = JsonPeek.modelAndStream().requireMessages("messages");
+ * ServerBinding server = new DialectServer(MyCodec.INSTANCE, new Endpoint("POST", options.path()), options.limits(),
+ *     "messages", PEEK);
+ * }</pre>
+ *
+ * <p>Immutable and thread-safe; never blocks.
+ */
+public class DialectServer implements ServerBinding
+{
+    private final DialectCodec codec;
+    private final List<Endpoint> endpoints;
+    private final BodyLimits limits;
+    private final String messagesField;
+    /** The scan with the message limit, or {@code null} without one (the codec's own scan runs). */
+    private final JsonPeek limitedPeek;
+
+    /**
+     * @param codec         the dialect's codec, whose {@link DialectCodec#peek} runs when there is no message limit
+     * @param endpoint      the method and path served
+     * @param limits        the request's limits; {@code null} for none
+     * @param messagesField the body's messages array ({@code messages}, {@code contents}), named in refusals
+     * @param peek          the codec's scan requiring {@code messagesField}, to count it against {@code max_messages};
+     *                      {@code null} if the dialect counts messages otherwise (in its own {@link #peek} or
+     *                      {@link #check})
+     */
+    public DialectServer(DialectCodec codec, Endpoint endpoint, BodyLimits limits, String messagesField, JsonPeek peek)
+    {
+        this.codec = codec;
+        this.endpoints = List.of(endpoint);
+        this.limits = BodyLimits.orNone(limits);
+        this.messagesField = messagesField;
+        this.limitedPeek = peek == null || this.limits.maxMessages() == null ? null : peek.limit(this.limits);
+    }
+
+    /** @return the request's limits, {@link BodyLimits#NONE} if none were given */
+    protected final BodyLimits limits()
+    {
+        return limits;
+    }
+
+    /** The codec's scan, which also counts the messages against {@code limits.max_messages} when it is set. */
+    @Override
+    public RequestPeek peek(String path, String query, byte[] body)
+    {
+        return limitedPeek == null ? codec.peek(body) : limitedPeek.scan(body);
+    }
+
+    /**
+     * Checks the decoded request ({@link #check}) when {@link #checksDecoded} says so, then passes the exchange on.
+     *
+     * @return the reply of {@code next}, or a stage failed with the refusal (or a decode failure), {@code next} uncalled
+     */
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange, Next next)
+    {
+        if (!checksDecoded())
+            return next.handle(exchange);
+        GatewayException refusal;
+        try
+        {
+            refusal = check(exchange.request());
+        }
+        catch (GatewayException e)
+        {
+            refusal = e;
+        }
+        return refusal == null ? next.handle(exchange) : CompletableFuture.failedFuture(refusal);
+    }
+
+    /**
+     * @return whether {@link #handle} decodes the request to {@link #check} it: when {@code max_input_tokens} is set. A
+     *         dialect that checks more on the decoded request widens this.
+     */
+    protected boolean checksDecoded()
+    {
+        return limits.maxInputTokens() != null;
+    }
+
+    /**
+     * Checks the decoded request: its estimated input tokens against {@code max_input_tokens}.
+     *
+     * @return {@code null} if it passes, else the refusal
+     */
+    protected GatewayException check(ChatRequest request)
+    {
+        if (limits.maxInputTokens() == null)
+            return null;
+        return limits.checkInputTokens(messagesField, TokenEstimate.inputTokens(request));
+    }
+
+    /** @return what {@link ContentTypes#json} says: a JSON dialect's bodies are JSON */
+    @Override
+    public String checkContentType(String contentType)
+    {
+        return ContentTypes.json(contentType);
+    }
+
+    @Override
+    public DialectCodec codec()
+    {
+        return codec;
+    }
+
+    @Override
+    public List<Endpoint> endpoints()
+    {
+        return endpoints;
+    }
+}
