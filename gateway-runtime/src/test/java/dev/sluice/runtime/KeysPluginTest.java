@@ -487,7 +487,7 @@ class KeysPluginTest
     @Test
     void aKeyRevokedWhileItsRequestsAreInFlightRefusesTheNextAndLetsThoseFinish() throws Exception
     {
-        String slow = "openai/" + MockModels.slow(2_000);
+        String slow = "openai/" + MockModels.slow(1_500);
         java.util.concurrent.CompletableFuture<HttpResponse<String>> plain = http.sendAsync(chatRequest("openai", FILE_KEY_1,
             slow, false), HttpResponse.BodyHandlers.ofString());
         java.util.concurrent.CompletableFuture<HttpResponse<String>> streamed = http.sendAsync(chatRequest("anthropic",
