@@ -249,8 +249,9 @@ class JettyLoadGeneratorTest
         start(MockProvider.builder());
 
         // The mock never answers. A generator that waited for answers (or for a free connection: HTTP/1.1 gets one
-        // per request here) would send a handful; an open loop sends the whole schedule, all of it left hanging.
-        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.HANG, false, protocol, 64, 50, 0, 600, 5_000));
+        // per request here) would send a handful; an open loop sends the whole schedule, all of it left hanging (the 1 s
+        // timeout ends none of them before the 0.6 s schedule is over).
+        LoadResult result = generator.run(openLoop(chatUrl(), MockModels.HANG, false, protocol, 64, 50, 0, 600, 1_000));
 
         assertThat(result.offered()).isEqualTo(30);
         assertThat(result.errors()).containsEntry("timeout", 30L);
@@ -525,9 +526,9 @@ class JettyLoadGeneratorTest
     void closedLoopWorkersWaitForTheirAnswer(Protocol protocol) throws Exception
     {
         start(MockProvider.builder());
-        // Nothing is ever answered, and the 2 s timeout cannot end a request before the 0.5 s window is over.
+        // Nothing is ever answered, and the 1 s timeout cannot end a request before the 0.5 s window is over.
         LoadSpec spec = new LoadSpec(chatUrl(), "POST", Map.of(), chat(MockModels.HANG, false), false, protocol.h2c, 8, 0, 4,
-            Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(2));
+            Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(1));
 
         LoadResult result = generator.run(spec);
 
