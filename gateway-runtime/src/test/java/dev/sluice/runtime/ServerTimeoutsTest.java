@@ -224,8 +224,9 @@ class ServerTimeoutsTest
     @Timeout(60)
     void anAnswerAfterTheClientIdleTimeoutButWithinTheFirstByteTimeoutArrives(Version version) throws Exception
     {
+        // The answer comes half an idle timeout after the client's idle timeout would have closed a waiting client.
         start("idle_timeout: 1s");
-        ContentResponse r = post(version.jetty, chat(MockModels.slow(3_000), false));
+        ContentResponse r = post(version.jetty, chat(MockModels.slow(1_500), false));
         assertThat(r.getStatus()).as(r.getContentAsString()).isEqualTo(200);
         assertThat(r.getContentAsString()).contains(MockProvider.DEFAULT_TEXT);
         assertThat(mock.abortedCount()).isZero();
@@ -236,7 +237,8 @@ class ServerTimeoutsTest
     @Timeout(60)
     void aStreamSilentForLongerThanTheClientIdleTimeoutRunsToItsEnd(Version version) throws Exception
     {
-        mock = MockProvider.builder().streamProfile(Duration.ofMillis(0), Duration.ofMillis(2_500), 2).start();
+        // Each silence between events is half an idle timeout longer than the client idle timeout.
+        mock = MockProvider.builder().streamProfile(Duration.ofMillis(0), Duration.ofMillis(1_500), 2).start();
         start("idle_timeout: 1s");
         ContentResponse r = post(version.jetty, chat("gpt-4o", true));
         assertThat(r.getStatus()).isEqualTo(200);
@@ -486,7 +488,7 @@ class ServerTimeoutsTest
         // The connection lives on, and an idle one is still closed at the idle timeout.
         send(s, chat("gpt-4o", false));
         assertThat(answerHead(s, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
-        Thread.sleep(2_000);
+        s.setSoTimeout(10_000);
         assertThat(closedByGateway(s)).as("closed once idle for the timeout").isTrue();
     }
 
