@@ -542,32 +542,11 @@ class CachePluginTest
         // A stream that fails after it started ends abnormally (so no client takes it for complete): the JDK client
         // reports that as an IOException.
         String broken = openAiJson("stream errors " + System.nanoTime(), MockModels.streamError(2), true);
-        for (int i = 0; i < 2; i++)
-        {
-            try
-            {
-                send(broken, Map.of());
-            }
-            catch (java.io.IOException expected)
-            {
-                // The stream's abnormal end.
-            }
-        }
+        sendTwiceThroughTheBrokenEnd(broken);
         assertThat(mock.requestCount()).as("a stream that failed is not stored").isEqualTo(4);
 
         // Nor one the provider cut: the connection ends mid-stream with no finish.
-        String cut = openAiJson("stream cut " + System.nanoTime(), MockModels.cut(2), true);
-        for (int i = 0; i < 2; i++)
-        {
-            try
-            {
-                send(cut, Map.of());
-            }
-            catch (java.io.IOException expected)
-            {
-                // The stream's abnormal end.
-            }
-        }
+        sendTwiceThroughTheBrokenEnd(openAiJson("stream cut " + System.nanoTime(), MockModels.cut(2), true));
         assertThat(mock.requestCount()).as("a stream that was cut is not stored").isEqualTo(6);
     }
 
@@ -726,6 +705,22 @@ class CachePluginTest
             HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
         return Json.MAPPER.readTree(response.body());
+    }
+
+    /** Sends {@code body} twice, taking each stream's abnormal end (an IOException from the JDK client) as its end. */
+    private static void sendTwiceThroughTheBrokenEnd(String body) throws Exception
+    {
+        for (int i = 0; i < 2; i++)
+        {
+            try
+            {
+                send(body, Map.of());
+            }
+            catch (java.io.IOException expected)
+            {
+                // The stream's abnormal end.
+            }
+        }
     }
 
     private static HttpResponse<String> anthropicPost(String body) throws Exception
