@@ -58,6 +58,9 @@ class CachePluginTest
     private static final String ANTHROPIC_KEY = "sk-ant-client-0123456789";
     private static final String GEMINI_KEY = "client-gemini-0123456789";
     private static final String MODEL = "mock-model";
+    private static final String TEAM_ALPHA_1 = "sk-sluice-cache-alpha-one-0123456789";
+    private static final String TEAM_ALPHA_2 = "sk-sluice-cache-alpha-two-0123456789";
+    private static final String TEAM_BETA_1 = "sk-sluice-cache-beta-one-0123456789";
 
     @TempDir
     static Path dir;
@@ -115,6 +118,14 @@ class CachePluginTest
                     exit: cache_shared
                   - when: [ { model: "budget/*" } ]
                     exit: limits_budget
+                  - when: [ { model: "ttlm/*" } ]
+                    exit: cache_ttl_by_model
+                  - when: [ { model: "ignore/*" } ]
+                    exit: cache_ignore
+                  - when: [ { model: "team/*" } ]
+                    exit: keys_team
+                  - when: [ { model: "follow/*" } ]
+                    exit: cache_follow
               limits_budget:
                 type: limits
                 kind: proxy
@@ -128,11 +139,28 @@ class CachePluginTest
               cache_short: { type: cache, kind: proxy, exit: south, options: { ttl: 300ms, admin_path: /cache/short } }
               cache_small: { type: cache, kind: proxy, exit: south, options: { max_bytes: 4096, admin_path: /cache/small } }
               cache_shared: { type: cache, kind: proxy, exit: south, options: { scope: shared, admin_path: /cache/shared } }
+              cache_ttl_by_model:
+                type: cache
+                kind: proxy
+                exit: south
+                options: { ttl_by_model: { "ttlm/brief-*": 300ms, "ttlm/*": 1h }, admin_path: /cache/ttlm }
+              cache_ignore: { type: cache, kind: proxy, exit: south, options: { ignore: [ user ], admin_path: /cache/ignore } }
+              keys_team:
+                type: keys
+                kind: proxy
+                exit: cache_team
+                options:
+                  keys:
+                    - { id: alpha-1, team: alpha, sha256: "%2$s" }
+                    - { id: alpha-2, team: alpha, sha256: "%3$s" }
+                    - { id: beta-1, team: beta, sha256: "%4$s" }
+              cache_team: { type: cache, kind: proxy, exit: south, options: { scope: team, admin_path: /cache/team } }
+              cache_follow: { type: cache, kind: proxy, exit: south, options: { follower_wait: 200ms, admin_path: /cache/follow } }
               south:
                 type: openai
                 kind: client
-                options: { url: "%s/v1", api_key: "${{env.UPSTREAM_KEY}}", http: { version: http/1.1 } }
-            """.formatted("http://127.0.0.1:" + mock.port());
+                options: { url: "%1$s/v1", api_key: "${{env.UPSTREAM_KEY}}", http: { version: http/1.1 } }
+            """.formatted("http://127.0.0.1:" + mock.port(), sha256(TEAM_ALPHA_1), sha256(TEAM_ALPHA_2), sha256(TEAM_BETA_1));
     }
 
     // --- hits and misses in each dialect, with the official SDKs ---------------------------------------------------
@@ -338,16 +366,25 @@ class CachePluginTest
     // --- expiry, the byte bound, Cache-Control, tenants, failures ---------------------------------------------------
 
     @Test
-    void anEntryExpiresAfterItsTtl() throws Exception
+    void anEntryExpiresAfterItsTtlAndTheFirstMatchingTtlByModelWins() throws Exception
     {
-        String body = openAiJson("ttl " + System.nanoTime(), "short/" + MODEL, false);
-        assertThat(send(body, Map.of()).headers().firstValue("x-cache")).hasValue("miss");
-        assertThat(send(body, Map.of()).headers().firstValue("x-cache")).hasValue("hit");
-        assertThat(mock.requestCount()).isEqualTo(1);
-        // The route's TTL is 300 ms.
+        String prompt = "ttl " + System.nanoTime();
+        String body = openAiJson(prompt, "short/" + MODEL, false);
+        // ttl_by_model: { "ttlm/brief-*": 300ms, "ttlm/*": 1h }: brief-model matches both, and the first one counts.
+        String brief = openAiJson(prompt, "ttlm/brief-" + MODEL, false);
+        String lasting = openAiJson(prompt, "ttlm/" + MODEL, false);
+        for (String each : List.of(body, brief, lasting))
+        {
+            assertThat(send(each, Map.of()).headers().firstValue("x-cache")).hasValue("miss");
+            assertThat(send(each, Map.of()).headers().firstValue("x-cache")).hasValue("hit");
+        }
+        assertThat(mock.requestCount()).isEqualTo(3);
+        // The route's TTL and the brief models' are 300 ms.
         Thread.sleep(700);
         assertThat(send(body, Map.of()).headers().firstValue("x-cache")).hasValue("miss");
-        assertThat(mock.requestCount()).isEqualTo(2);
+        assertThat(send(brief, Map.of()).headers().firstValue("x-cache")).hasValue("miss");
+        assertThat(send(lasting, Map.of()).headers().firstValue("x-cache")).hasValue("hit");
+        assertThat(mock.requestCount()).isEqualTo(5);
     }
 
     @Test
@@ -413,6 +450,69 @@ class CachePluginTest
     }
 
     @Test
+    void keysOfOneTeamShareAnswersWithScopeTeamAndOtherTeamsDoNot() throws Exception
+    {
+        String body = openAiJson("team scope " + System.nanoTime(), "team/" + MODEL, false);
+        String alpha = id(send(body, Map.of("Authorization", "Bearer " + TEAM_ALPHA_1)));
+        HttpResponse<String> sameTeam = send(body, Map.of("Authorization", "Bearer " + TEAM_ALPHA_2));
+        assertThat(sameTeam.headers().firstValue("x-cache")).hasValue("hit");
+        assertThat(id(sameTeam)).isEqualTo(alpha);
+        HttpResponse<String> otherTeam = send(body, Map.of("Authorization", "Bearer " + TEAM_BETA_1));
+        assertThat(otherTeam.headers().firstValue("x-cache")).hasValue("miss");
+        assertThat(id(otherTeam)).isNotEqualTo(alpha);
+        assertThat(mock.requestCount()).isEqualTo(2);
+        // The keys binding before the cache still refuses what it refuses: a refusal is neither looked up nor stored.
+        assertThat(send(body, Map.of("Authorization", "Bearer sk-not-a-team-key")).statusCode()).isEqualTo(401);
+        assertThat(mock.requestCount()).isEqualTo(2);
+    }
+
+    @Test
+    void aFieldNamedInIgnoreIsLeftOutOfTheKeyAndOnlyThere() throws Exception
+    {
+        String prompt = JsonStrings.quote("ignore " + System.nanoTime());
+        String asU1 = "{\"model\":\"ignore/" + MODEL + "\",\"user\":\"u1\",\"messages\":[{\"role\":\"user\",\"content\":"
+            + prompt + "}]}";
+        send(asU1, Map.of());
+        HttpResponse<String> asU2 = send(asU1.replace("\"u1\"", "\"u2\""), Map.of());
+        assertThat(asU2.headers().firstValue("x-cache")).as("user is ignored on this route").hasValue("hit");
+        HttpResponse<String> longer = send(asU1.replace("\"u1\"", "\"u2\",\"max_completion_tokens\":7"), Map.of());
+        assertThat(longer.headers().firstValue("x-cache")).as("max tokens still count").hasValue("miss");
+        assertThat(mock.requestCount()).isEqualTo(2);
+    }
+
+    @Test
+    void aPromptCacheHintIsNotPartOfTheKey() throws Exception
+    {
+        // Anthropic's cache_control asks the provider to cache a prefix: it does not change the answer.
+        String prompt = JsonStrings.quote("hint " + System.nanoTime());
+        String plain = "{\"model\":\"" + MODEL + "\",\"max_tokens\":64,\"system\":[{\"type\":\"text\",\"text\":"
+            + "\"Be brief.\"}],\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":" + prompt + "}]}]}";
+        String hinted = plain.replace("\"Be brief.\"}", "\"Be brief.\",\"cache_control\":{\"type\":\"ephemeral\"}}");
+        assertThat(hinted).isNotEqualTo(plain);
+        assertThat(anthropicPost(plain).headers().firstValue("x-cache")).hasValue("miss");
+        assertThat(anthropicPost(hinted).headers().firstValue("x-cache")).hasValue("hit");
+        assertThat(mock.requestCount()).isEqualTo(1);
+    }
+
+    @Test
+    void aFollowerWhoseWaitRunsOutCallsOnItsOwn() throws Exception
+    {
+        // follower_wait is 200 ms and the provider takes 1 s: the second request stops waiting for the first.
+        String body = openAiJson("follower wait " + System.nanoTime(), "follow/" + MockModels.slow(1000), false);
+        JsonNode before = stats("/cache/follow");
+        CompletableFuture<HttpResponse<String>> leader = http.sendAsync(post(body, Map.of()), HttpResponse.BodyHandlers.ofString());
+        assertThat(mock.awaitRequests(1, Duration.ofSeconds(10))).isTrue();
+        CompletableFuture<HttpResponse<String>> follower = http.sendAsync(post(body, Map.of()), HttpResponse.BodyHandlers.ofString());
+        assertThat(mock.awaitRequests(2, Duration.ofSeconds(10))).as("the follower's own call").isTrue();
+        assertThat(leader.isDone()).as("the follower called while the leader still waited").isFalse();
+        assertThat(leader.get(30, TimeUnit.SECONDS).headers().firstValue("x-cache")).hasValue("miss");
+        assertThat(follower.get(30, TimeUnit.SECONDS).headers().firstValue("x-cache")).hasValue("miss");
+        JsonNode after = stats("/cache/follow");
+        assertThat(after.path("follower_own_calls").asLong() - before.path("follower_own_calls").asLong()).isEqualTo(1);
+        assertThat(after.path("follower_hits").asLong() - before.path("follower_hits").asLong()).isZero();
+    }
+
+    @Test
     void theUserFieldAndMaxTokensArePartOfTheKey() throws Exception
     {
         String prompt = "key fields " + System.nanoTime();
@@ -440,18 +540,12 @@ class CachePluginTest
         // A stream that fails after it started ends abnormally (so no client takes it for complete): the JDK client
         // reports that as an IOException.
         String broken = openAiJson("stream errors " + System.nanoTime(), MockModels.streamError(2), true);
-        for (int i = 0; i < 2; i++)
-        {
-            try
-            {
-                send(broken, Map.of());
-            }
-            catch (java.io.IOException expected)
-            {
-                // The stream's abnormal end.
-            }
-        }
+        sendTwiceThroughTheBrokenEnd(broken);
         assertThat(mock.requestCount()).as("a stream that failed is not stored").isEqualTo(4);
+
+        // Nor one the provider cut: the connection ends mid-stream with no finish.
+        sendTwiceThroughTheBrokenEnd(openAiJson("stream cut " + System.nanoTime(), MockModels.cut(2), true));
+        assertThat(mock.requestCount()).as("a stream that was cut is not stored").isEqualTo(6);
     }
 
     @Test
@@ -609,6 +703,43 @@ class CachePluginTest
             HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
         return Json.MAPPER.readTree(response.body());
+    }
+
+    /** Sends {@code body} twice, taking each stream's abnormal end (an IOException from the JDK client) as its end. */
+    private static void sendTwiceThroughTheBrokenEnd(String body) throws Exception
+    {
+        for (int i = 0; i < 2; i++)
+        {
+            try
+            {
+                send(body, Map.of());
+            }
+            catch (java.io.IOException expected)
+            {
+                // The stream's abnormal end.
+            }
+        }
+    }
+
+    private static HttpResponse<String> anthropicPost(String body) throws Exception
+    {
+        return http.send(HttpRequest.newBuilder(URI.create(gateway.url("/v1/messages"))).timeout(Duration.ofSeconds(30))
+            .header("Content-Type", "application/json").header("anthropic-version", "2023-06-01")
+            .header("x-api-key", ANTHROPIC_KEY).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String sha256(String key)
+    {
+        try
+        {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        }
+        catch (java.security.NoSuchAlgorithmException e)
+        {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static String openAiJson(String prompt, String model, boolean stream)

@@ -135,9 +135,9 @@ class ExecutionModelTest
     {
         mock = MockProvider.builder().start();
         harness = GatewayHarness.start(dir, queueConfig("http/1.1"));
-        // The one connection is busy for 6 s; one request may wait for it, at most 1 s.
+        // The one connection is busy for 3 s; one request may wait for it, at most 1 s.
         CompletableFuture<ContentResponse> busy = new org.eclipse.jetty.client.CompletableResponseListener(
-            chat(MockModels.slow(6_000), false, HttpVersion.HTTP_1_1)).send();
+            chat(MockModels.slow(3_000), false, HttpVersion.HTTP_1_1)).send();
         assertThat(mock.awaitRequests(1, Duration.ofSeconds(10))).isTrue();
         // Two more at once, one OpenAI and one Anthropic: one of them waits and the other finds the queue full.
         CompletableFuture<ContentResponse> openai = new org.eclipse.jetty.client.CompletableResponseListener(

@@ -325,6 +325,76 @@ class KeysPluginTest
         }
     }
 
+    /**
+     * Each dialect reads the key where its SDKs send it, and only there: a key in another dialect's place is a missing
+     * key (which says where to put it), never a silent pass. The scheme and header names are case-insensitive.
+     */
+    @Test
+    void eachDialectTakesTheKeyFromEveryPlaceItsClientsSendItAndNowhereElse() throws Exception
+    {
+        String openai = "/v1/chat/completions";
+        String anthropic = "/v1/messages";
+        String gemini = "/v1beta/models/openai/mock-model:generateContent";
+        record Form(String dialect, String path, String header, String value, boolean admitted) { }
+        List<Form> forms = List.of(
+            new Form("openai", openai, "Authorization", "Bearer " + TEAM_KEY, true),
+            new Form("openai", openai, "authorization", "bearer " + TEAM_KEY, true),
+            new Form("openai", openai, "x-api-key", TEAM_KEY, false),
+            new Form("openai", openai, "x-goog-api-key", TEAM_KEY, false),
+            new Form("openai", openai + "?key=" + TEAM_KEY, null, null, false),
+            new Form("openai", openai, "Authorization", "Basic " + TEAM_KEY, false),
+            new Form("anthropic", anthropic, "x-api-key", TEAM_KEY, true),
+            new Form("anthropic", anthropic, "X-Api-Key", TEAM_KEY, true),
+            new Form("anthropic", anthropic, "Authorization", "Bearer " + TEAM_KEY, true),
+            new Form("anthropic", anthropic, "x-goog-api-key", TEAM_KEY, false),
+            new Form("anthropic", anthropic + "?key=" + TEAM_KEY, null, null, false),
+            new Form("gemini", gemini, "x-goog-api-key", TEAM_KEY, true),
+            new Form("gemini", gemini + "?key=" + TEAM_KEY, null, null, true),
+            new Form("gemini", gemini + "?alt=json&key=" + TEAM_KEY, null, null, true),
+            new Form("gemini", gemini, "Authorization", "Bearer " + TEAM_KEY, false),
+            new Form("gemini", gemini, "x-api-key", TEAM_KEY, false));
+        for (Form form : forms)
+        {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(gateway.url(form.path())))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(chatBody(form.dialect(), "openai/" + MockModels.DEFAULT)));
+            if (form.dialect().equals("anthropic"))
+                b.header("anthropic-version", "2023-06-01");
+            if (form.header() != null)
+                b.header(form.header(), form.value());
+            HttpResponse<String> r = send(b.build());
+            String what = form.dialect() + " client, key in " + (form.header() == null ? form.path() : form.header());
+            if (form.admitted())
+            {
+                assertThat(r.statusCode()).as(what + ": " + r.body()).isEqualTo(200);
+                assertOnlyTheProviderKey("openai", mock.lastRequest(), TEAM_KEY);
+            }
+            else
+            {
+                assertThat(r.statusCode()).as(what + ": " + r.body()).isEqualTo(401);
+                assertThat(json(r).path("error").path("message").asText()).as(what).startsWith("missing API key: send it as");
+            }
+        }
+        assertThat(mock.requestCount()).isEqualTo(forms.stream().filter(Form::admitted).count());
+    }
+
+    @Test
+    void whereADialectHasTwoPlacesForTheKeyItsOwnHeaderWins() throws Exception
+    {
+        // Anthropic: x-api-key before Authorization; Gemini: x-goog-api-key before ?key=. The first place decides alone.
+        HttpResponse<String> anthropic = send(HttpRequest.newBuilder(URI.create(gateway.url("/v1/messages")))
+            .header("content-type", "application/json").header("anthropic-version", "2023-06-01")
+            .header("x-api-key", UNKNOWN_KEY).header("authorization", "Bearer " + TEAM_KEY)
+            .POST(HttpRequest.BodyPublishers.ofString(chatBody("anthropic", "openai/" + MockModels.DEFAULT))).build());
+        assertDialectError("anthropic", anthropic, 401, "invalid API key (expected: a key issued for this gateway)");
+        HttpResponse<String> gemini = send(HttpRequest.newBuilder(URI.create(gateway.url(
+                "/v1beta/models/openai/mock-model:generateContent?key=" + UNKNOWN_KEY)))
+            .header("content-type", "application/json").header("x-goog-api-key", TEAM_KEY)
+            .POST(HttpRequest.BodyPublishers.ofString(chatBody("gemini", "openai/" + MockModels.DEFAULT))).build());
+        assertThat(gemini.statusCode()).as(gemini.body()).isEqualTo(200);
+        assertThat(mock.requestCount()).isEqualTo(1);
+    }
+
     @ParameterizedTest(name = "{0} provider")
     @ValueSource(strings = {"openai", "anthropic", "gemini"})
     void aProviderErrorQuotingTheProvidersKeyReachesNoClientWithIt(String provider) throws Exception
@@ -408,6 +478,39 @@ class KeysPluginTest
         // The config's keys were never touched.
         assertThat(chat("openai", TEAM_KEY, "openai/mock-model").statusCode()).isEqualTo(200);
         assertThat(mock.requestCount()).isEqualTo(3);
+    }
+
+    /**
+     * Revoking a key refuses its next request at once, and lets the requests it already started finish: each was
+     * admitted with the keys in force when it arrived, and a revocation cuts no answer in the middle.
+     */
+    @Test
+    void aKeyRevokedWhileItsRequestsAreInFlightRefusesTheNextAndLetsThoseFinish() throws Exception
+    {
+        String slow = "openai/" + MockModels.slow(1_500);
+        java.util.concurrent.CompletableFuture<HttpResponse<String>> plain = http.sendAsync(chatRequest("openai", FILE_KEY_1,
+            slow, false), HttpResponse.BodyHandlers.ofString());
+        java.util.concurrent.CompletableFuture<HttpResponse<String>> streamed = http.sendAsync(chatRequest("anthropic",
+            FILE_KEY_1, slow, true), HttpResponse.BodyHandlers.ofString());
+        assertThat(mock.awaitRequests(2, Duration.ofSeconds(10))).as("both requests reached the provider").isTrue();
+
+        writeKeysFile(fileKey("file-two", FILE_KEY_2, null));
+        JsonNode revoked = json(post(gateway.adminUrl("/keys/reload")));
+        assertThat(revoked.path("removed").toString()).isEqualTo("[\"file-one\"]");
+        assertThat(plain.isDone() || streamed.isDone()).as("an answer came before the revocation: nothing was tested")
+            .isFalse();
+        assertDialectError("openai", chat("openai", FILE_KEY_1, "openai/mock-model"), 401,
+            "invalid API key (expected: a key issued for this gateway)");
+
+        HttpResponse<String> plainAnswer = plain.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(plainAnswer.statusCode()).as(plainAnswer.body()).isEqualTo(200);
+        assertThat(json(plainAnswer).path("choices").path(0).path("message").path("content").asText())
+            .isEqualTo(MockProvider.DEFAULT_TEXT);
+        HttpResponse<String> streamAnswer = streamed.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(streamAnswer.statusCode()).as(streamAnswer.body()).isEqualTo(200);
+        assertThat(streamAnswer.body()).contains("event: message_stop").doesNotContain("event: error");
+        assertThat(mock.requestCount()).isEqualTo(2);
+        assertThat(mock.abortedCount()).isZero();
     }
 
     @Test
@@ -713,6 +816,36 @@ class KeysPluginTest
     private static HttpResponse<String> chat(String dialect, String key, String model) throws Exception
     {
         return chat(gateway, dialect, key, model);
+    }
+
+    /** A chat request body of {@code dialect} for {@code model} (Gemini's model is in the path, not the body). */
+    private static String chatBody(String dialect, String model)
+    {
+        return switch (dialect)
+        {
+            case "openai" -> "{\"model\":\"" + model + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+            case "anthropic" -> "{\"model\":\"" + model + "\",\"max_tokens\":50,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+            default -> "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Hi\"}]}]}";
+        };
+    }
+
+    /** A chat request to this class's gateway in {@code dialect}, streamed or not, with {@code key} the SDKs' way. */
+    private static HttpRequest chatRequest(String dialect, String key, String model, boolean stream)
+    {
+        String body = chatBody(dialect, model);
+        HttpRequest.Builder b = switch (dialect)
+        {
+            case "openai" -> HttpRequest.newBuilder(URI.create(gateway.url("/v1/chat/completions")))
+                .header("authorization", "Bearer " + key);
+            case "anthropic" -> HttpRequest.newBuilder(URI.create(gateway.url("/v1/messages")))
+                .header("anthropic-version", "2023-06-01").header("x-api-key", key);
+            default -> HttpRequest.newBuilder(URI.create(gateway.url("/v1beta/models/" + model
+                    + (stream ? ":streamGenerateContent?alt=sse" : ":generateContent"))))
+                .header("x-goog-api-key", key);
+        };
+        if (stream && !dialect.equals("gemini"))
+            body = body.replaceFirst("^\\{", "{\"stream\":true,");
+        return b.header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
     }
 
     /** One non-streamed chat request in {@code dialect}, with {@code key} where that dialect's SDK puts it (or none). */

@@ -463,6 +463,47 @@ class MetricsPluginTest
     }
 
     @Test
+    void aProvidersRateLimitAClientThatLeftAndAWrongMethodAreEachCountedWhereTheyBelong() throws Exception
+    {
+        start("{ jvm: false }");
+        // The provider's own 429: an upstream answer on its route, not a gateway limit.
+        assertThat(raw("/v1/chat/completions", "application/json", openaiJson(MockModels.ERROR_429),
+            Map.of("Authorization", "Bearer " + KEY)).getStatus()).isEqualTo(429);
+        // A client that gives up on a stream the provider never starts, before anything was sent to it.
+        try
+        {
+            gateway.http.newRequest(gateway.url("/v1/messages")).method(HttpMethod.POST).timeout(300, TimeUnit.MILLISECONDS)
+                .headers(h -> h.put("anthropic-version", "2023-06-01"))
+                .body(new StringRequestContent("application/json", "{\"model\":\"" + MockModels.HANG + "\",\"max_tokens\":50,"
+                    + "\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}")).send();
+            throw new AssertionError("the provider answered a hanging request");
+        }
+        catch (java.util.concurrent.TimeoutException expected)
+        {
+            // The client went away.
+        }
+        assertThat(mock.awaitAborted(1, Duration.ofSeconds(20))).isTrue();
+        // A chat endpoint asked with the wrong method: refused before the chain.
+        ContentResponse get = gateway.http.newRequest(gateway.url("/v1/chat/completions")).method(HttpMethod.GET)
+            .timeout(20, TimeUnit.SECONDS).send();
+        assertThat(get.getStatus()).isEqualTo(405);
+
+        Exposition e = awaitRequests(3);
+
+        assertThat(e.sum("sluice_requests_total")).isEqualTo(3);
+        assertThat(requests(e, "north_openai", "south_openai", "other", 429)).isEqualTo(1);
+        assertThat(e.value("sluice_errors_total", "server", "north_openai", "route", "south_openai", "kind", "rate_limited"))
+            .isEqualTo(1);
+        assertThat(e.samples("sluice_limit_rejections_total")).as("a provider's 429 is not a gateway limit").isEmpty();
+        assertThat(e.value("sluice_requests_total", "server", "north_anthropic", "route", "south_openai", "model", "other",
+            "status", "499", "outcome", "client_gone")).isEqualTo(1);
+        assertThat(e.sum("sluice_errors_total", "server", "north_anthropic")).as("a client that left is no error").isZero();
+        assertThat(e.sum("sluice_requests_total", "status", "405")).isEqualTo(1);
+        assertThat(e.sum("sluice_errors_total", "route", "none")).as("the 405").isEqualTo(1);
+        assertThat(e.sum("sluice_auth_failures_total")).isZero();
+    }
+
+    @Test
     void answersOpenMetricsWhenTheScraperAsksForIt() throws Exception
     {
         start("{ jvm: false }");

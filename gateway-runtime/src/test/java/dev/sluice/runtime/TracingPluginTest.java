@@ -63,6 +63,7 @@ class TracingPluginTest
     private static final String INCOMING_TRACE = "0af7651916cd43dd8448eb211c80319c";
     private static final String INCOMING_SPAN = "b7ad6b7169203331";
     private static final String OTLP_AUTH = "Bearer otlp-test-token";
+    private static final String TRACED_KEY = "sk-sluice-traced-0123456789abcdefghij";
 
     @TempDir
     static Path dir;
@@ -83,15 +84,22 @@ class TracingPluginTest
               north_anthropic: { type: anthropic, kind: server, exit: tracing }
               north_gemini: { type: gemini, kind: server, exit: tracing }
               north_untraced: { type: openai, kind: server, options: { path: /untraced/v1/chat/completions }, exit: router }
+              north_unsampled: { type: openai, kind: server, options: { path: /unsampled/v1/chat/completions }, exit: tracing_none }
               tracing:
                 type: tracing
                 kind: proxy
                 exit: router
                 options:
                   endpoint: "http://127.0.0.1:%1$d/v1/traces"
+                  headers: { x-scope-orgid: acme }
                   headers_from_env: { authorization: OTLP_AUTH }
                   service_name: sluice-under-test
                   export_interval: 20ms
+              tracing_none:
+                type: tracing
+                kind: proxy
+                exit: router
+                options: { endpoint: "http://127.0.0.1:%1$d/v1/traces", sample_ratio: 0, export_interval: 20ms }
               router:
                 type: router
                 kind: proxy
@@ -104,17 +112,25 @@ class TracingPluginTest
                     exit: south_quiet
                   - when: [ { model: "gemini/*" } ]
                     exit: south_gemini
+                  - when: [ { model: "keyed/*" } ]
+                    exit: keys_traced
             %4$s
             %5$s
               south_openai: { type: openai, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
               south_anthropic: { type: anthropic, kind: client, options: { url: "%2$s/v1", propagate_trace: true, http: %3$s } }
               south_gemini: { type: gemini, kind: client, options: { url: "%2$s/v1beta", propagate_trace: true, http: %3$s } }
+              keys_traced:
+                type: keys
+                kind: proxy
+                exit: south_openai
+                options: { keys: [ { id: traced-key, team: tracers, sha256: "%6$s" } ] }
               south_quiet:
                 type: openai
                 kind: client
                 options: { url: "%2$s/v1", forward_headers: [ traceparent ], http: %3$s }
             """.formatted(receiverPort, mockRoot, http, FailoverRoutes.routes("south_openai"),
-            FailoverRoutes.bindings("south_openai", mockRoot + "/v1", http));
+            FailoverRoutes.bindings("south_openai", mockRoot + "/v1", http),
+            HexFormat.of().formatHex(sha256(TRACED_KEY)));
     }
 
     private static Set<String> jdkClientThreadsBefore;
@@ -200,6 +216,7 @@ class TracingPluginTest
             .doesNotContainKey("gen_ai.request.max_tokens");
         assertThat(span.resource()).containsEntry("service.name", "sluice-under-test");
         assertThat(receiver.authorizations()).as("headers_from_env reach the collector").containsOnly(OTLP_AUTH);
+        assertThat(receiver.scopeOrgIds()).as("headers reach the collector").containsOnly("acme");
         assertThat(receiver.contentTypes()).containsOnly("application/x-protobuf");
         // Nothing of the prompt or of the client's key in any attribute.
         assertThat(a.values()).noneMatch(v -> String.valueOf(v).contains("Say hello") || String.valueOf(v).contains("sk-client"));
@@ -448,6 +465,101 @@ class TracingPluginTest
         assertThat(receiver.spans()).hasSize(1);
     }
 
+    @Test
+    void aSampleRatioOfZeroStartsNoRecordedTraceButFollowsACallerThatSampled() throws Exception
+    {
+        ContentResponse own = chat("/unsampled/v1/chat/completions", "openai/gpt-4o", null);
+        String ownUpstream = mock.lastRequest().header("traceparent");
+        ContentResponse unsampledCaller = chat("/unsampled/v1/chat/completions", "openai/gpt-4o",
+            "00-" + INCOMING_TRACE + "-" + INCOMING_SPAN + "-00");
+        String unsampledUpstream = mock.lastRequest().header("traceparent");
+        ContentResponse sampledCaller = chat("/unsampled/v1/chat/completions", "openai/gpt-4o",
+            "00-" + INCOMING_TRACE + "-" + INCOMING_SPAN + "-01");
+        assertThat(List.of(own.getStatus(), unsampledCaller.getStatus(), sampledCaller.getStatus())).containsOnly(200);
+
+        // Parent-based: the caller's flag wins over the ratio, so its span is recorded and exported.
+        Received followed = receiver.await(sampledCaller.getHeaders().get("x-request-id"));
+        assertThat(followed.traceId()).isEqualTo(INCOMING_TRACE);
+        // One queue: the spans of the two exchanges before it would have arrived first.
+        assertThat(receiver.spans()).as("no span of an unsampled trace").hasSize(1);
+        // Unsampled spans still have ids: the provider is told the trace and that it is not sampled.
+        assertThat(ownUpstream).matches("00-[0-9a-f]{32}-[0-9a-f]{16}-0[02]");
+        assertThat(unsampledUpstream).startsWith("00-" + INCOMING_TRACE + "-").endsWith("-00")
+            .doesNotContain(INCOMING_SPAN);
+    }
+
+    @Test
+    void theCallersKeyIdIsOnTheSpanAndARefusalByTheKeysBindingIsAnErrorSpan() throws Exception
+    {
+        // Jetty's client takes a 401 for an HTTP authentication challenge, which no LLM API's 401 is: not here.
+        gateway.http.getProtocolHandlers().remove(org.eclipse.jetty.client.WWWAuthenticationProtocolHandler.NAME);
+        ContentResponse admitted = sendWithKey(TRACED_KEY);
+        ContentResponse refused = sendWithKey("sk-not-a-key");
+        assertThat(admitted.getStatus()).isEqualTo(200);
+        assertThat(refused.getStatus()).isEqualTo(401);
+
+        Received ok = receiver.await(admitted.getHeaders().get("x-request-id"));
+        Received no = receiver.await(refused.getHeaders().get("x-request-id"));
+
+        assertThat(ok.attributes()).containsEntry("sluice.key_id", "traced-key").doesNotContainKey("error.type");
+        assertThat(no.attributes()).doesNotContainKey("sluice.key_id").containsEntry("error.type", "authentication")
+            .containsEntry("http.response.status_code", 401L).doesNotContainKey("sluice.route");
+        assertThat(no.span().getStatus().getCode()).isEqualTo(Status.StatusCode.STATUS_CODE_ERROR);
+        for (Received span : List.of(ok, no))
+        {
+            assertThat(span.attributes().values()).noneMatch(v -> String.valueOf(v).contains("sk-not-a-key")
+                || String.valueOf(v).contains(TRACED_KEY));
+        }
+        assertThat(mock.requestCount()).isEqualTo(1);
+    }
+
+    @Test
+    void aClientThatLeavesWhileItsStreamWaitsEndsTheSpanAsClientGone() throws Exception
+    {
+        // The provider never answers; the client gives up after 300 ms and closes its connection.
+        var request = gateway.http.newRequest(gateway.url("/v1/chat/completions")).method(HttpMethod.POST)
+            .timeout(300, TimeUnit.MILLISECONDS)
+            .body(new StringRequestContent("application/json", "{\"model\":\"openai/" + MockModels.HANG
+                + "\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"));
+        try
+        {
+            request.send();
+            throw new AssertionError("the provider answered a hanging request");
+        }
+        catch (java.util.concurrent.TimeoutException expected)
+        {
+            // The client's own timeout: it went away.
+        }
+        assertThat(mock.awaitAborted(1, Duration.ofSeconds(20))).as("the upstream request was cancelled").isTrue();
+
+        Received gone = receiver.awaitModel("openai/" + MockModels.HANG);
+
+        assertThat(gone.attributes()).containsEntry("sluice.outcome", "client_gone")
+            .containsEntry("sluice.stream", true)
+            .containsEntry("sluice.route", "south_openai");
+        assertThat(gone.eventNames()).contains("sluice.upstream.send").doesNotContain("sluice.first_token");
+    }
+
+    private static ContentResponse sendWithKey(String key) throws Exception
+    {
+        return gateway.http.newRequest(gateway.url("/v1/chat/completions")).method(HttpMethod.POST)
+            .timeout(20, TimeUnit.SECONDS).headers(h -> h.put("authorization", "Bearer " + key))
+            .body(new StringRequestContent("application/json",
+                "{\"model\":\"keyed/gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}")).send();
+    }
+
+    private static byte[] sha256(String key)
+    {
+        try
+        {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        catch (java.security.NoSuchAlgorithmException e)
+        {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static ContentResponse chat(String path, String model, String traceparent) throws Exception
     {
         var request = gateway.http.newRequest(gateway.url(path)).method(HttpMethod.POST).timeout(20, TimeUnit.SECONDS)
@@ -529,6 +641,7 @@ class TracingPluginTest
         private final ConcurrentLinkedQueue<Received> spans = new ConcurrentLinkedQueue<>();
         private final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
         private final ConcurrentLinkedQueue<String> contentTypes = new ConcurrentLinkedQueue<>();
+        private final ConcurrentLinkedQueue<String> scopeOrgIds = new ConcurrentLinkedQueue<>();
 
         private OtlpReceiver(HttpServer server)
         {
@@ -551,6 +664,7 @@ class TracingPluginTest
                     }
                     receiver.contentTypes.add(String.valueOf(exchange.getRequestHeaders().getFirst("Content-Type")));
                     receiver.authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
+                    receiver.scopeOrgIds.add(String.valueOf(exchange.getRequestHeaders().getFirst("X-Scope-OrgID")));
                     ExportTraceServiceRequest request = ExportTraceServiceRequest.parseFrom(body);
                     for (ResourceSpans rs : request.getResourceSpansList())
                     {
@@ -586,6 +700,7 @@ class TracingPluginTest
             spans.clear();
             authorizations.clear();
             contentTypes.clear();
+            scopeOrgIds.clear();
         }
 
         List<Received> spans()
@@ -601,6 +716,11 @@ class TracingPluginTest
         List<String> contentTypes()
         {
             return new ArrayList<>(contentTypes);
+        }
+
+        List<String> scopeOrgIds()
+        {
+            return new ArrayList<>(scopeOrgIds);
         }
 
         /** @return the span of the exchange {@code requestId}, or null if it has not arrived */
@@ -627,12 +747,24 @@ class TracingPluginTest
         /** Waits for the span of {@code requestId}: polls until it arrived, failing after 20 s (a deadline, not a claim). */
         Received await(String requestId) throws InterruptedException
         {
+            return await(requestId, () -> find(requestId));
+        }
+
+        /** Waits for the exchange's span (not an attempt's) that asked for {@code model}: for an unknown request id. */
+        Received awaitModel(String model) throws InterruptedException
+        {
+            return await(model, () -> spans.stream().filter(r -> r.span().getKind() == Span.SpanKind.SPAN_KIND_SERVER
+                && model.equals(r.attributes().get("gen_ai.request.model"))).findFirst().orElse(null));
+        }
+
+        private Received await(String what, java.util.function.Supplier<Received> find) throws InterruptedException
+        {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             Received found;
-            while ((found = find(requestId)) == null)
+            while ((found = find.get()) == null)
             {
                 if (System.nanoTime() > deadline)
-                    throw new AssertionError("no span for " + requestId + "; received: " + spans);
+                    throw new AssertionError("no span for " + what + "; received: " + spans);
                 Thread.sleep(10);
             }
             return found;

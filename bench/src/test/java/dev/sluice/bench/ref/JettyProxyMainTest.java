@@ -33,7 +33,11 @@ class JettyProxyMainTest
     void stop() throws Exception
     {
         if (proxy != null)
+        {
+            // Its client first: stopped with the server, its selector outlives the shared pool's stop timeout (5 s).
+            ((org.eclipse.jetty.proxy.ProxyHandler)proxy.getHandler()).getHttpClient().stop();
             proxy.stop();
+        }
         if (upstream != null)
             upstream.stop();
     }

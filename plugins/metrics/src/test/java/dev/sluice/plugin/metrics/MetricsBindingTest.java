@@ -47,6 +47,11 @@ class MetricsBindingTest
 
     private AdminResponse get(String path, String query, String accept) throws Exception
     {
+        return get(context, path, query, accept);
+    }
+
+    private static AdminResponse get(TestBindingContext context, String path, String query, String accept) throws Exception
+    {
         Headers headers = new Headers()
         {
             @Override
@@ -239,6 +244,23 @@ class MetricsBindingTest
             "outcome", "completed")).isEqualTo(1);
         assertThat(e.sum("sluice_request_duration_seconds_count")).isEqualTo(8);
         assertThat(e.sum("sluice_upstream_first_byte_seconds_count")).isEqualTo(2);
+    }
+
+    @Test
+    void twoBindingsKeepTheirOwnCounts() throws Exception
+    {
+        // Each binding has its own registry: two gateways in one JVM, or two metrics bindings, do not add up.
+        create("{\"jvm\":false}");
+        TestBindingContext other = new TestBindingContext("next");
+        new MetricsFactory().create(new BindingConfig("m2", "metrics", BindingKind.PROXY,
+            Json.MAPPER.readTree("{\"jvm\":false,\"admin_path\":\"/metrics2\"}"), "next", List.of()), other);
+        listener.completed(TestCompletion.served());
+        listener.completed(TestCompletion.served());
+        other.completionListeners().get(0).completed(TestCompletion.served());
+
+        assertThat(scrape().sum("sluice_requests_total")).isEqualTo(2);
+        AdminResponse second = get(other, "/metrics2", null, null);
+        assertThat(Exposition.parse(new String(second.body(), StandardCharsets.UTF_8)).sum("sluice_requests_total")).isEqualTo(1);
     }
 
     @Test
