@@ -1,12 +1,12 @@
 package dev.sluice.plugin.keys;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.admin.AdminRequest;
-import dev.sluice.api.admin.AdminResponse;
+import dev.sluice.api.admin.AdminRoutes.AdminRequest;
+import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.BindingConfig;
-import dev.sluice.api.binding.BindingKind;
+import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ProxyBinding;
-import dev.sluice.api.json.Json;
+import dev.sluice.support.json.Json;
 import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.api.testing.TestBindingContext.RecordedTask;
 import org.junit.jupiter.api.Test;
