@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 8, "memory that stays put": what a request costs in buffers while it waits for the provider, which is most of
+ * Memory that stays put: what a request costs in buffers while it waits for the provider, which is most of
  * its life at an LLM provider's latencies. Jetty's HTTP/1.1 server holds a connection's request buffer until the
  * exchange completes; the gateway makes that buffer a heap buffer of {@link dev.sluice.runtime.internal.http.HttpGateway}
  * size (4 KiB), so that thousands of waiting requests hold no native memory and a quarter of what Jetty's 16 KiB default

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Usage on same-dialect OpenAI streams (issue 10): the gateway asks the provider for {@code include_usage} when the
+ * Usage on same-dialect OpenAI streams: the gateway asks the provider for {@code include_usage} when the
  * client did not, and the client gets exactly the chunks a direct call to the provider gives it — no usage chunk —
  * while a client that asked gets its usage chunk as before. The recording of the usage on the exchange is proven by
  * {@code HiddenUsageTest} in the openai plugin (the relay's usage sink), since no completion-recording plugin is

@@ -44,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Issue 9 items 7-11: a provider that answers 200 with something that is not a well-formed answer of its dialect
+ * A provider that answers 200 with something that is not a well-formed answer of its dialect
  * (garbage lines mid-stream, event data or a body that is not JSON, a body longer than its Content-Length, a huge
  * response head) is answered 502 in the client's dialect, or, once the stream is committed, ends with the dialect's
  * error event after only well-formed events; and a valid answer trickled one byte at a time still arrives intact.

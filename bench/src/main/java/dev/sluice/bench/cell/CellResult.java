@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Everything one cell produced: the spec, each repetition, the medians, the checks against the issue's targets and
+ * Everything one cell produced: the spec, each repetition, the medians, the checks against the cell's targets and
  * the validity flags.
  *
  * @param cell       the cell's name
@@ -19,7 +19,7 @@ import java.util.Map;
  * @param saturation ladders: target to the median of its per-repetition saturation rates
  * @param stages     the gateway's per-stage table, medians over repetitions; empty if unavailable
  * @param idleRssKiB IDLE: median RSS 5 s after start
- * @param checks     the issue's targets for this cell
+ * @param checks     the targets for this cell
  * @param flags      validity flags with where they were raised, e.g. {@code generator-late (gateway r2)}
  * @param seconds    how long the cell took, wall clock (0 if not timed)
  */

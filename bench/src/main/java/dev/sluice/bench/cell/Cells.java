@@ -70,7 +70,7 @@ final class Cells
             1024, 0, 512, false, null));
         add(new Cell("S2-large", Cell.Kind.OPEN, "100 KB prompts, 500 req/s, L0, HTTP/1.1", 500, l0, LARGE_BODY, false,
             false, 256, 0, 512, false, null));
-        // Issue 4's translation cells: the direct run speaks the provider's dialect to the mock.
+        // The translation cells: the direct run speaks the provider's dialect to the mock.
         add(new Cell("X1-cross", Cell.Kind.OPEN, "OpenAI client → Anthropic provider, 1,000 req/s, L0, HTTP/1.1", 1000,
             l0, SMALL_BODY, false, false, 256, 0, 512, false, null, Dialects.OPENAI, Dialects.ANTHROPIC));
         add(new Cell("X1-cross-rev", Cell.Kind.OPEN, "Anthropic client → OpenAI provider, 1,000 req/s, L0, HTTP/1.1",

@@ -91,7 +91,7 @@ final class Targets
             }
             case "S1-5k-guard" ->
             {
-                // Issue 10: keys, limits and a guard rule add at most 10 µs at p50 over S1-5k in the same run.
+                // Keys, limits and a guard rule add at most 10 µs at p50 over S1-5k in the same run.
                 CellResult s1 = others.get("S1-5k");
                 Percentiles s1Over = s1 == null ? null : s1.latencyOverhead("gateway");
                 Double limit = s1Over == null ? null : s1Over.p50() + 10;
@@ -149,7 +149,7 @@ final class Targets
             }
             case "X1-cross", "X1-cross-rev" ->
             {
-                // Issue 4: translated overhead p50 ≤ 2× the same-dialect fast path's in the same run.
+                // Translated overhead p50 ≤ 2× the same-dialect fast path's in the same run.
                 CellResult s1 = others.get("S1-1k");
                 Percentiles s1Over = s1 == null ? null : s1.latencyOverhead("gateway");
                 Double limit = s1Over == null ? null : 2 * Math.max(s1Over.p50(), 0);

@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Issue 4's translation costs, each way between OpenAI and Anthropic: a typical request (decode one dialect, encode
+ * Translation costs, each way between OpenAI and Anthropic: a typical request (decode one dialect, encode
  * the other), a complete answer with tool calls, and one streamed text event relayed through the canonical model
  * (the upstream dialect's stream decoder feeding the client dialect's stream encoder, both already inside a text
  * block, as in the middle of an answer).

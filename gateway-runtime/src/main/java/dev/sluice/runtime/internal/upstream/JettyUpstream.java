@@ -680,7 +680,7 @@ final class JettyUpstream implements Upstream
                 // The body ended as its framing said (Content-Length, the last chunk) and the reader still refused
                 // it: truncated or not what the dialect sends. An HTTP/1.1 provider that got its own framing wrong
                 // may send more bytes after it, which the next request on this connection would read as its answer:
-                // the connection went back to the pool when the body ended, so close it now (issue 9, item 10). An
+                // the connection went back to the pool when the body ended, so close it now. An
                 // exchange that already took it fails as closed and is sent again on another connection
                 // (closedWhileIdle). HTTP/2 frames carry their own lengths: its connection is shared and kept.
                 org.eclipse.jetty.client.Connection connection = request.getConnection();
