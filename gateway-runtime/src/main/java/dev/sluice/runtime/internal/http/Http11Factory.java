@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.http;
 
+import org.eclipse.jetty.http.HttpParser;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Connector;
@@ -14,19 +15,31 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Jetty's HTTP/1.1 connection factory, whose connections differ in one thing: the idle timeout does not close a
- * connection while its socket holds bytes the server has not read yet.
+ * Jetty's HTTP/1.1 connection factory, and the one place the runtime reaches into Jetty's internal HTTP/1.1 connection
+ * ({@code org.eclipse.jetty.server.internal.HttpConnection}). Jetty 12.1 offers no public way to do these three things:
+ * <ul>
+ * <li>Change what a connection's idle expiry does ({@link #newConnection}). The public factory creates the internal
+ * type, and {@code Connection.onIdleExpired} is called on it alone: no listener or configuration can veto it.</li>
+ * <li>Read a connection's request parser ({@link #parser}), for the {@link ConnectionSweep}'s header timeout and minimum
+ * body rate. {@code HttpConfiguration} has no request-head timeout; its minimum request data rate, and
+ * {@code MinimumDataRateHandler}, wrap each request (an allocation per request) and measure only while a handler
+ * reads, not while the head or a body nobody reads yet arrives.</li>
+ * <li>Tell a connection that serves one request at a time on its own socket, which the {@link ClientWatch} may read
+ * from ({@link #isHttp11}). {@code ConnectionMetaData.getHttpVersion()} names a request's protocol, not the type of the
+ * connection under it.</li>
+ * </ul>
+ * {@code Http11FactoryTest} fails when a Jetty upgrade changes what these rely on.
  *
- * <p>Jetty measures idleness from the last read or write it made, so when the gateway falls behind (a long GC pause,
- * a busy core), a kept-alive client that sent its next request just before its idle timeout is "idle" until a selector
- * gets to the socket — and Jetty closed the connection at the timeout with the request unread: the client got the
- * end of the connection instead of an answer, and cannot know whether to send the request again (a POST). Under load
- * that lost requests in batches, every connection that had been idle for the timeout at the moment of a stall (part
- * of the bench's {@code other} errors, which came in batches of up to 168). Here the expiry is deferred when the
- * socket has unread bytes ({@code FIONREAD}, one system call per expiry, none per request): Jetty then counts the
- * connection as active and checks again one idle timeout later. Deferred once per read: if nothing was read by the
- * next expiry, the connection is closed as before, so bytes that are never read (whatever the reason) cannot keep one
- * open.</p>
+ * <p>The idle expiry: the idle timeout does not close a connection while its socket holds bytes the server has not
+ * read yet. Jetty measures idleness from the last read or write it made, so when the gateway falls behind (a long GC
+ * pause, a busy core), a kept-alive client that sent its next request just before its idle timeout is "idle" until a
+ * selector gets to the socket, and Jetty would close the connection at the timeout with the request unread: the client
+ * gets the end of the connection instead of an answer, and cannot know whether to send the request again (a POST).
+ * Under load that loses requests in batches, every connection that had been idle for the timeout at the moment of a
+ * stall. Here the expiry is deferred when the socket has unread bytes ({@code FIONREAD}, one system call per expiry,
+ * none per request): Jetty then counts the connection as active and checks again one idle timeout later. Deferred once
+ * per read: if nothing was read by the next expiry, the connection is closed, so bytes that are never read (whatever
+ * the reason) cannot keep one open.</p>
  *
  * <p>{@link #newConnection} does what {@link HttpConnectionFactory#newConnection} does (Jetty 12.1) with the
  * subclass.</p>
@@ -46,6 +59,21 @@ final class Http11Factory extends HttpConnectionFactory
         Http11Connection connection = new Http11Connection(getHttpConfiguration(), connector, endPoint);
         connection.setTransferEncodingChunkMaxLength(getTransferEncodingChunkMaxLength());
         return configure(connection, connector, endPoint);
+    }
+
+    /**
+     * @return whether {@code connection} is an HTTP/1.1 (or 1.0) connection: one request at a time on its own socket,
+     *         which it does not read while a request is handled
+     */
+    static boolean isHttp11(Connection connection)
+    {
+        return connection instanceof HttpConnection;
+    }
+
+    /** @return the request parser of {@code connection} if it is an HTTP/1.1 connection, else {@code null} */
+    static HttpParser parser(Connection connection)
+    {
+        return connection instanceof HttpConnection http1 ? http1.getParser() : null;
     }
 
     /**

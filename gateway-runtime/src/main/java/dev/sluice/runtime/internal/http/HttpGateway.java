@@ -1,6 +1,5 @@
 package dev.sluice.runtime.internal.http;
 
-import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.Handler;
@@ -18,7 +17,6 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.function.Function;
 
 /**
  * The Jetty 12 core server: one connector speaking HTTP/1.1 and h2c (prior knowledge and Upgrade) on one port,
@@ -158,10 +156,7 @@ public final class HttpGateway
         }
         server.setHandler(new GracefulHandler(top));
         // Errors Jetty answers itself (unparsable requests, draining at shutdown) in the dialect of the path.
-        Function<String, DialectCodec> dialects = path -> null;
-        if (handler instanceof GatewayHandler gateway)
-            dialects = gateway::dialectAt;
-        server.setErrorHandler(new DialectErrorHandler(dialects));
+        server.setErrorHandler(new DialectErrorHandler(gateway == null ? Endpoints.NONE : gateway.endpoints()));
         server.setStopTimeout(grace.toMillis());
         server.setStopAtShutdown(false);
     }
