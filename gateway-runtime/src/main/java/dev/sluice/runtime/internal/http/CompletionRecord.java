@@ -4,13 +4,11 @@ import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.exchange.Completion;
-import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Identity;
 import dev.sluice.api.exchange.Stage;
 import dev.sluice.api.model.Usage;
 import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
-import dev.sluice.runtime.internal.chain.Completions;
 import dev.sluice.runtime.internal.chain.DefaultExchange;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.server.Request;
@@ -109,7 +107,7 @@ final class CompletionRecord extends OnceCallback implements Completion, StreamP
         end(failure != null && !clientGone ? Outcome.FAILED : Outcome.CLIENT_GONE, failure);
     }
 
-    /** The request is over: records its stages, then tells the listeners (before Jetty may recycle the response). */
+    /** The request is over: records its end on the exchange, then the ledger tells the listeners. */
     private void end(Outcome how, GatewayException failure)
     {
         end = System.nanoTime();
@@ -121,25 +119,8 @@ final class CompletionRecord extends OnceCallback implements Completion, StreamP
         {
             e.mark(Stage.RESPONSE_END, end);
             e.endAttempts(how, errorKind(), errorMessage(), end);
-            if (ledger.stageStats != null && how == Outcome.COMPLETED && !warmup)
-                ledger.stageStats.record(e);
-            e.completed(this);
         }
-        try
-        {
-            // A warm-up exchange leaves no trace: no request log line, no metrics, no span.
-            if (!warmup)
-            {
-                for (CompletionListener l : ledger.listeners)
-                    Completions.call(l, this);
-            }
-        }
-        finally
-        {
-            ledger.ended();
-            if (admitted && ledger.admission != null)
-                ledger.admission.release();
-        }
+        ledger.ended(this, e, warmup, admitted);
     }
 
     /** @return the codec of the request's dialect (a request with an exchange always has one) */

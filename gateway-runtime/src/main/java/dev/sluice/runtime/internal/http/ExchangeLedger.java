@@ -1,7 +1,10 @@
 package dev.sluice.runtime.internal.http;
 
+import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.CompletionListener;
 import dev.sluice.runtime.internal.chain.ChainAssembler.Chain;
+import dev.sluice.runtime.internal.chain.Completions;
+import dev.sluice.runtime.internal.chain.DefaultExchange;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.LongAdder;
@@ -42,9 +45,36 @@ final class ExchangeLedger
         inFlight.increment();
     }
 
-    void ended()
+    /**
+     * A request ended: records its stages (a completed exchange, not a warm-up), tells the exchange's and the gateway's
+     * completion listeners, gives back its admission permit. Runs before Jetty may recycle the response.
+     *
+     * @param exchange the request's exchange, or {@code null} when it had none
+     * @param warmup   whether it is the gateway's own warm-up exchange: it leaves no trace (no log line, metric, span)
+     * @param admitted whether it holds an admission permit
+     */
+    void ended(CompletionRecord record, DefaultExchange exchange, boolean warmup, boolean admitted)
     {
-        inFlight.decrement();
+        if (exchange != null)
+        {
+            if (stageStats != null && record.outcome() == Completion.Outcome.COMPLETED && !warmup)
+                stageStats.record(exchange);
+            exchange.completed(record);
+        }
+        try
+        {
+            if (!warmup)
+            {
+                for (CompletionListener l : listeners)
+                    Completions.call(l, record);
+            }
+        }
+        finally
+        {
+            inFlight.decrement();
+            if (admitted && admission != null)
+                admission.release();
+        }
     }
 
     /** @return requests begun and not yet ended */

@@ -12,18 +12,15 @@ import dev.sluice.runtime.internal.chain.DefaultExchange;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
-import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -195,13 +192,17 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         // One look for the header per request; the work is only for a request that carries it.
         HttpField mark = request.getHeaders().getField(WARMUP_HEADER);
         if (mark != null)
-            record.warmup(isWarmup(request, mark.getValue()), HttpFields.build(request.getHeaders()).remove(WARMUP_HEADER).asImmutable());
+        {
+            record.warmup(isWarmup(request, mark.getValue()),
+                HttpFields.build(request.getHeaders()).remove(WARMUP_HEADER).asImmutable());
+        }
         response.getHeaders().put(REQUEST_ID, id);
         String unsupported = bound.route().binding().checkContentType(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
         if (unsupported != null)
         {
             // Refuse before reading the body: it would not be read as the client meant it.
-            writer.fail(record, new GatewayException(ErrorKind.INVALID_REQUEST, 415, unsupported, null, "unsupported_media_type", null));
+            writer.fail(record, new GatewayException(ErrorKind.INVALID_REQUEST, 415, unsupported, null, "unsupported_media_type",
+                null));
             return true;
         }
         RequestBody body = new RequestBody(record, maxBodyBytes, this);
@@ -294,7 +295,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
     {
         record.bodyRead(System.nanoTime());
         Request request = record.request;
-        if (leftBeforeDispatch(record))
+        if (ClientWatch.leftBeforeDispatch(request, record.response))
         {
             record.clientGone();
             record.failed(new EofException("the client closed its connection before its request was handled"));
@@ -360,34 +361,6 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         }
         record.defaultExchange().mark(Stage.RESPONSE_START);
         writer.write(record, reply);
-    }
-
-    /**
-     * Whether the client of an HTTP/1.1 connection's first request closed its side before the request was handled:
-     * one non-blocking read of one byte, first requests only (a kept-alive connection pays nothing). A client that
-     * gives up on a gateway that is behind (its timeout) closes the connection it opened for that request and opens
-     * another for the next; without this look, each of those requests, read from the socket after its client had
-     * left, would go to the provider (paid for, answered to no one) while newer ones waited. A client that half-closes
-     * after its request is treated as gone, as while it waits for the provider (README "Server timeouts").
-     */
-    private static boolean leftBeforeDispatch(CompletionRecord record)
-    {
-        Connection connection = record.request.getConnectionMetaData().getConnection();
-        if (!Http11Factory.isHttp11(connection) || connection.getMessagesIn() != 1)
-            return false;
-        try
-        {
-            int filled = ClientWatch.readOne(connection.getEndPoint(), BufferUtil.allocate(1));
-            // A byte of a pipelined next request: close after this answer, and the client sends that request again
-            // (RFC 9112 section 9.3.2), as after the client watch's look.
-            if (filled > 0)
-                record.response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
-            return filled < 0;
-        }
-        catch (IOException x)
-        {
-            return true;
-        }
     }
 
     /** HTTP/1.1 only: h2c sees a client that goes away (a stream reset) without help. */

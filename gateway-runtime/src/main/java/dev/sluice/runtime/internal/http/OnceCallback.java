@@ -20,7 +20,8 @@ public class OnceCallback implements Callback
 {
     private static final Logger LOG = LoggerFactory.getLogger(OnceCallback.class);
     private static final AtomicLong DOUBLE_COMPLETIONS = new AtomicLong();
-    private static final AtomicIntegerFieldUpdater<OnceCallback> DONE = AtomicIntegerFieldUpdater.newUpdater(OnceCallback.class, "done");
+    private static final AtomicIntegerFieldUpdater<OnceCallback> DONE =
+        AtomicIntegerFieldUpdater.newUpdater(OnceCallback.class, "done");
 
     /** @return how many handler callbacks were completed twice in this JVM (tests assert zero) */
     public static long doubleCompletions()

@@ -28,7 +28,8 @@ final class ReplyWriter
     private static final Logger LOG = LoggerFactory.getLogger(ReplyWriter.class);
     static final HttpField JSON = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
-    private static final byte[] CODEC_FAILED = "{\"error\":{\"message\":\"internal gateway error\"}}".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] CODEC_FAILED =
+        "{\"error\":{\"message\":\"internal gateway error\"}}".getBytes(StandardCharsets.UTF_8);
 
     private final Redaction redaction;
 
