@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -17,9 +16,10 @@ import java.util.function.BooleanSupplier;
  * The gateway's own endpoints on its port, answered before any binding sees the request: {@code GET /healthz} (the
  * process serves), {@code GET /readyz} (it takes traffic: 503 {@code warming} or {@code draining} otherwise) and
  * {@code GET /v1/models} (the models the routes name, in OpenAI's list shape). Every body is rendered once, at
- * construction; a request costs a switch on its path and one write.
+ * construction; a request costs a switch on its path and one write. The {@link GatewayHandler} asks it first; it has
+ * no lifecycle of its own.
  */
-final class BuiltInEndpoints extends Handler.Abstract.NonBlocking
+final class BuiltInEndpoints implements Request.Handler
 {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
@@ -47,7 +47,7 @@ final class BuiltInEndpoints extends Handler.Abstract.NonBlocking
         this.models = bytes(list);
     }
 
-    /** @return whether the request was one of these endpoints, answered */
+    /** @return whether the request was one of these endpoints, answered; never blocks */
     @Override
     public boolean handle(Request request, Response response, Callback callback)
     {
@@ -69,6 +69,12 @@ final class BuiltInEndpoints extends Handler.Abstract.NonBlocking
             }
         }
         return true;
+    }
+
+    @Override
+    public InvocationType getInvocationType()
+    {
+        return InvocationType.NON_BLOCKING;
     }
 
     private static byte[] status(String status)
