@@ -87,7 +87,7 @@ final class ClientWatch implements Callback
     static boolean leftBeforeDispatch(Request request, Response response)
     {
         Connection connection = request.getConnectionMetaData().getConnection();
-        if (!Http11Factory.isHttp11(connection) || connection.getMessagesIn() != 1)
+        if (!Http11Connections.isHttp11(connection) || connection.getMessagesIn() != 1)
             return false;
         try
         {

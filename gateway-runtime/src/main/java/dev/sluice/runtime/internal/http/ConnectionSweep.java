@@ -179,7 +179,7 @@ final class ConnectionSweep implements Runnable, Connection.Listener
             seen++;
             // h2c connections are not looked at: see README "Server timeouts" for what Jetty does there.
             Connection connection = endPoint.getConnection();
-            HttpParser parser = Http11Factory.parser(connection);
+            HttpParser parser = Http11Connections.parser(connection);
             if (parser == null)
                 continue;
             HttpParser.State state = parser.getState();

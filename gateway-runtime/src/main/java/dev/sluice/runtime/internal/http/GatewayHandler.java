@@ -368,7 +368,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
     {
         ConnectionSweep sweep = clientSweep;
         Connection connection = record.request.getConnectionMetaData().getConnection();
-        if (sweep == null || !Http11Factory.isHttp11(connection))
+        if (sweep == null || !Http11Connections.isHttp11(connection))
             return null;
         return sweep.watch(connection.getEndPoint(), gone ->
         {

@@ -74,9 +74,7 @@ public final class HttpGateway
         config.setHeaderCacheSize(0);
         // h2c gets its own copy: Jetty's HTTP/2 factory writes its input buffer size into the configuration it is given.
         HttpConfiguration h2config = new HttpConfiguration(config);
-        // Jetty's, except that the idle timeout does not close a connection whose next request is in the socket, unread
-        // because the gateway is behind (Http11Factory).
-        HttpConnectionFactory http11 = new Http11Factory(config);
+        HttpConnectionFactory http11 = new HttpConnectionFactory(config);
         // Jetty's HTTP/1.1 server keeps a connection's request buffer until the exchange completes when the request
         // has a body (the buffer may hold a pipelined request): one buffer per request in flight, for as long as the
         // provider takes. Direct, that is native memory freed only when the pool drops a buffer and a GC (often a
@@ -96,7 +94,9 @@ public final class HttpGateway
         // selector was busy (nstat TcpExtListenOverflows), each dropped SYN costing the client a 1 s retransmit.
         // One selector per two cores, as Jetty's default.
         int selectors = selectors();
-        connector = new ServerConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 1,
+        // Jetty's, except that the idle timeout does not close a connection whose next request is in the socket, unread
+        // because the gateway is behind (IdleDeferringConnector).
+        connector = new IdleDeferringConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 1,
             selectors, http11, h2c);
         execution.reserve(1 + selectors);
         // The execution outlives the server (upstream clients still use it while the server drains): neither the
@@ -130,8 +130,8 @@ public final class HttpGateway
         {
             // The admin port: one selector that also accepts (admin traffic is light), on the same pool and server,
             // so that the graceful stop covers it. The handler picks by connector: one comparison per request.
-            adminConnector = new ServerConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 0, 1,
-                new Http11Factory(config));
+            adminConnector = new IdleDeferringConnector(server, execution.threads(), execution.scheduler(), execution.buffers(),
+                0, 1, new HttpConnectionFactory(config));
             execution.reserve(1);
             for (Object shared : new Object[]{execution.threads(), execution.scheduler(), execution.buffers()})
             {
@@ -278,7 +278,7 @@ public final class HttpGateway
         catch (java.util.concurrent.TimeoutException graceEnded)
         {
             // Jetty reports an ended grace this way, once everything is stopped: an expected end, not a failure of the
-            // stop (Main printed it as a bare stack trace).
+            // stop, which Main would print as a bare stack trace.
             LOG.warn("the shutdown grace of {} ms ended with requests in flight: they were cut", server.getStopTimeout());
         }
         finally

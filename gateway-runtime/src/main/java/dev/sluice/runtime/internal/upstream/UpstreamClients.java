@@ -237,7 +237,7 @@ public final class UpstreamClients extends ContainerLifeCycle
             h1.setConnectionPoolFactory(destination ->
                 new DuplexConnectionPool(destination, maxConnections(destination, HttpVersion.HTTP_1_1)));
             // As for h2c. Measured with wrk -c32 on the 2-core machine: about 470 -> 170-360 µs of gateway CPU per
-            // request, noisy (issue 2's note).
+            // request, noisy.
             h1.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
             transport = h1;
         }

@@ -2,8 +2,11 @@ package dev.sluice.runtime.internal.http;
 
 import org.eclipse.jetty.http.HttpParser;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
+import org.eclipse.jetty.io.AbstractEndPoint;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -23,6 +26,8 @@ import java.io.OutputStream;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.Socket;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
@@ -30,26 +35,30 @@ import java.util.function.Predicate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What {@link Http11Factory} relies on in Jetty's internal HTTP/1.1 connection, checked against the Jetty on the class
- * path: a Jetty upgrade that renames the type, changes what the public factory builds, stops calling the idle expiry
- * on the connection or changes what its parser reports fails here, not in production.
+ * What {@link Http11Connections} relies on in Jetty's internal HTTP/1.1 connection, and what
+ * {@link IdleDeferringConnector} relies on in Jetty's public endpoint, checked against the Jetty on the class path: a
+ * Jetty upgrade that renames the internal type, stops creating it from the public factory, changes what its parser
+ * reports, or changes how an endpoint is made or told of its idle expiry fails here, not in production.
  */
-class Http11FactoryTest
+class Http11ConnectionsTest
 {
+    private static final long IDLE_MILLIS = 30_000;
+
     private Server server;
     private ServerConnector connector;
-    private HttpConfiguration config;
 
     @BeforeEach
     void start() throws Exception
     {
         QueuedThreadPool threads = new QueuedThreadPool();
-        threads.setName("http11-factory-test");
+        threads.setName("http11-connections-test");
         server = new Server(threads);
-        config = new HttpConfiguration();
-        connector = new ServerConnector(server, new Http11Factory(config), new HTTP2CServerConnectionFactory(config));
+        HttpConfiguration config = new HttpConfiguration();
+        connector = new IdleDeferringConnector(server, null, null, null, -1, -1, new HttpConnectionFactory(config),
+            new HTTP2CServerConnectionFactory(config));
         connector.setHost("127.0.0.1");
         connector.setPort(0);
+        connector.setIdleTimeout(IDLE_MILLIS);
         server.addConnector(connector);
         server.setHandler(new Handler.Abstract.NonBlocking()
         {
@@ -71,44 +80,49 @@ class Http11FactoryTest
 
     @Test
     @Timeout(60)
-    void theConnectionsItMakesAreJettysInternalHttp11ConnectionSetUpAsJettysOwnFactoryDoes() throws Exception
+    void jettysPublicFactoryMakesTheInternalHttp11ConnectionOnTheConnectorsOwnEndPoint() throws Exception
     {
         try (Socket client = new Socket("127.0.0.1", connector.getLocalPort()))
         {
             EndPoint endPoint = awaitEndPoint(c -> c != null);
-            Connection ours = endPoint.getConnection();
-            assertThat(ours).isInstanceOf(HttpConnection.class);
-            assertThat(ours.getClass()).isNotEqualTo(HttpConnection.class);
-            assertThat(Http11Factory.isHttp11(ours)).isTrue();
-
-            // Jetty's own factory, given the same endpoint: what it builds must be what ours builds, but for the class.
-            Connection jettys = new HttpConnectionFactory(config).newConnection(connector, endPoint);
-            assertThat(jettys.getClass()).isEqualTo(HttpConnection.class);
-            HttpConnection a = (HttpConnection)ours;
-            HttpConnection b = (HttpConnection)jettys;
-            assertThat(a.getInputBufferSize()).isEqualTo(b.getInputBufferSize());
-            assertThat(a.isUseInputDirectByteBuffers()).isEqualTo(b.isUseInputDirectByteBuffers());
-            assertThat(a.isUseOutputDirectByteBuffers()).isEqualTo(b.isUseOutputDirectByteBuffers());
-            assertThat(a.getTransferEncodingChunkMaxLength()).isEqualTo(b.getTransferEncodingChunkMaxLength());
-            assertThat(a.getHttpConfiguration()).isSameAs(b.getHttpConfiguration());
-            assertThat(a.getConnector()).isSameAs(b.getConnector());
+            Connection connection = endPoint.getConnection();
+            assertThat(connection).isInstanceOf(HttpConnection.class);
+            assertThat(Http11Connections.isHttp11(connection)).isTrue();
+            // The endpoint is the connector's own, made as ServerConnector makes one: a socket endpoint with the
+            // connector's idle timeout.
+            assertThat(endPoint).isInstanceOf(SocketChannelEndPoint.class);
+            assertThat(endPoint.getClass()).isNotEqualTo(SocketChannelEndPoint.class);
+            assertThat(endPoint.getIdleTimeout()).isEqualTo(IDLE_MILLIS);
         }
     }
 
     @Test
-    void jettyCallsTheIdleExpiryItDefersOnTheConnection() throws Exception
+    void anEndPointsIdleExpiryIsAnOverridableMethodOfTheSocketEndPoint() throws Exception
     {
-        // The endpoint calls Connection.onIdleExpired; the internal connection implements it, may be overridden, and
-        // Http11Factory's connection does.
-        Method jettys = HttpConnection.class.getMethod("onIdleExpired", TimeoutException.class);
-        assertThat(jettys.getReturnType()).isEqualTo(boolean.class);
+        // AbstractEndPoint.onIdleExpired asks the connection, then fails the pending read and write; the connector's
+        // endpoint overrides it to skip both while unread bytes wait.
+        Method jettys = AbstractEndPoint.class.getDeclaredMethod("onIdleExpired", TimeoutException.class);
+        assertThat(Modifier.isProtected(jettys.getModifiers())).isTrue();
         assertThat(Modifier.isFinal(jettys.getModifiers())).isFalse();
-        assertThat(Connection.class.getMethod("onIdleExpired", TimeoutException.class).getReturnType()).isEqualTo(boolean.class);
-        assertThat(HttpConnection.class.getConstructor(HttpConfiguration.class, org.eclipse.jetty.server.Connector.class,
-            EndPoint.class)).isNotNull();
-        Class<?> ours = Class.forName(Http11Factory.class.getName() + "$Http11Connection");
-        assertThat(ours.getSuperclass()).isEqualTo(HttpConnection.class);
+        Class<?> ours = Class.forName(IdleDeferringConnector.class.getName() + "$IdleDeferringEndPoint");
+        assertThat(ours.getSuperclass()).isEqualTo(SocketChannelEndPoint.class);
         assertThat(ours.getDeclaredMethod("onIdleExpired", TimeoutException.class).getDeclaringClass()).isEqualTo(ours);
+        assertThat(ServerConnector.class.getDeclaredMethod("newEndPoint", SocketChannel.class, ManagedSelector.class,
+            SelectionKey.class).getReturnType()).isEqualTo(SocketChannelEndPoint.class);
+    }
+
+    @Test
+    @Timeout(60)
+    void aConnectionIdleWithNothingUnreadIsClosedAtItsIdleTimeout() throws Exception
+    {
+        connector.setIdleTimeout(300);
+        try (Socket client = new Socket("127.0.0.1", connector.getLocalPort()))
+        {
+            long start = System.nanoTime();
+            // The server closes it: the read sees the end of the stream, no sooner than the idle timeout.
+            assertThat(client.getInputStream().read()).isEqualTo(-1);
+            assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(250_000_000L);
+        }
     }
 
     @Test
@@ -119,7 +133,7 @@ class Http11FactoryTest
         {
             OutputStream out = client.getOutputStream();
             EndPoint endPoint = awaitEndPoint(c -> c != null);
-            HttpParser parser = Http11Factory.parser(endPoint.getConnection());
+            HttpParser parser = Http11Connections.parser(endPoint.getConnection());
             assertThat(parser).isNotNull();
             assertThat(parser.getState()).isEqualTo(HttpParser.State.START);
 
@@ -152,8 +166,8 @@ class Http11FactoryTest
             out.write(new byte[]{0, 0, 0, 4, 0, 0, 0, 0, 0});
             out.flush();
             EndPoint endPoint = awaitEndPoint(c -> c != null && !(c instanceof HttpConnection));
-            assertThat(Http11Factory.isHttp11(endPoint.getConnection())).isFalse();
-            assertThat(Http11Factory.parser(endPoint.getConnection())).isNull();
+            assertThat(Http11Connections.isHttp11(endPoint.getConnection())).isFalse();
+            assertThat(Http11Connections.parser(endPoint.getConnection())).isNull();
         }
     }
 
