@@ -85,19 +85,9 @@ final class RequestBody implements Runnable
     {
         while (true)
         {
-            Content.Chunk chunk = request.read();
+            Content.Chunk chunk = next(this, "body read");
             if (chunk == null)
-            {
-                request.demand(this);
                 return;
-            }
-            if (Content.Chunk.isFailure(chunk))
-            {
-                if (LOG.isDebugEnabled())
-                    LOG.debug("C2G {} body read failed: {}", record.id(), String.valueOf(chunk.getFailure()));
-                record.failed(chunk.getFailure());
-                return;
-            }
             ByteBuffer buffer = chunk.getByteBuffer();
             int n = buffer.remaining();
             if (length + n > maxBytes)
@@ -128,6 +118,31 @@ final class RequestBody implements Runnable
                 return;
             }
         }
+    }
+
+    /**
+     * Reads the next chunk of the body; when there is none yet, demands {@code onAvailable}; when the read failed (the
+     * client went away or timed out while sending: nobody is left to answer), fails the request.
+     *
+     * @param what what the read is for, in the debug log
+     * @return the chunk, or {@code null} when there is none to handle now
+     */
+    private Content.Chunk next(Runnable onAvailable, String what)
+    {
+        Content.Chunk chunk = request.read();
+        if (chunk == null)
+        {
+            request.demand(onAvailable);
+            return null;
+        }
+        if (Content.Chunk.isFailure(chunk))
+        {
+            if (LOG.isDebugEnabled())
+                LOG.debug("C2G {} {} failed: {}", record.id(), what, String.valueOf(chunk.getFailure()));
+            record.failed(chunk.getFailure());
+            return null;
+        }
+        return chunk;
     }
 
     /**
@@ -180,20 +195,9 @@ final class RequestBody implements Runnable
         {
             while (true)
             {
-                Content.Chunk chunk = request.read();
+                Content.Chunk chunk = next(this, "refused body's drain");
                 if (chunk == null)
-                {
-                    request.demand(this);
                     return;
-                }
-                if (Content.Chunk.isFailure(chunk))
-                {
-                    // The client went away or timed out while sending: nobody is left to answer.
-                    if (LOG.isDebugEnabled())
-                        LOG.debug("C2G {} refused body's drain failed: {}", record.id(), String.valueOf(chunk.getFailure()));
-                    record.failed(chunk.getFailure());
-                    return;
-                }
                 discarded += chunk.remaining();
                 boolean last = chunk.isLast();
                 chunk.release();
