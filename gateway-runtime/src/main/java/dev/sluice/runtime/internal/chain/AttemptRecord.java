@@ -53,7 +53,7 @@ final class AttemptRecord implements Attempt
     private volatile ErrorKind errorKind;
     private volatile String errorMessage;
     // Counted by a Target while in flight: decremented once, when the attempt ends. Null when not counted.
-    private volatile ChainAssembler.CountedTarget counter;
+    private volatile CountedTarget counter;
     // Abort listeners registered while this attempt was current; guarded by the exchange's lock.
     List<Consumer<Throwable>> abortListeners;
 
@@ -181,7 +181,7 @@ final class AttemptRecord implements Attempt
         state = result.ordinal();
         if (result != Result.CANCELLED)
             exchange.takeAbortListeners(this);
-        ChainAssembler.CountedTarget c = counter;
+        CountedTarget c = counter;
         if (c != null)
             c.ended();
         return true;
@@ -207,7 +207,7 @@ final class AttemptRecord implements Attempt
             target = clientName;
     }
 
-    void countedBy(ChainAssembler.CountedTarget target)
+    void countedBy(CountedTarget target)
     {
         counter = target;
     }

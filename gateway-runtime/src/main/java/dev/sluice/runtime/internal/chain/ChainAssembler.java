@@ -273,61 +273,6 @@ public final class ChainAssembler
         };
     }
 
-    /**
-     * The {@link Target} of a binding: its stage, counted. One per binding name, created when a binding first asks,
-     * so every router that sends to a binding sees the same in-flight count.
-     */
-    static final class CountedTarget implements Target
-    {
-        private final String name;
-        private final String dialect;
-        private final Next next;
-        private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
-
-        CountedTarget(String name, String dialect, Next next)
-        {
-            this.name = name;
-            this.dialect = dialect;
-            this.next = next;
-        }
-
-        @Override
-        public String name()
-        {
-            return name;
-        }
-
-        @Override
-        public String dialect()
-        {
-            return dialect;
-        }
-
-        @Override
-        public int inFlight()
-        {
-            return inFlight.get();
-        }
-
-        @Override
-        public CompletionStage<Reply> handle(Exchange exchange)
-        {
-            if (exchange instanceof DefaultExchange e)
-            {
-                AttemptRecord attempt = e.attemptToSend(name);
-                inFlight.incrementAndGet();
-                attempt.countedBy(this);
-            }
-            return next.handle(exchange);
-        }
-
-        /** An attempt it counted ended. */
-        void ended()
-        {
-            inFlight.decrementAndGet();
-        }
-    }
-
     /** Turns a synchronous throw (a decode failure, say) into a failed stage, and a null stage into a bug report. */
     static Next guard(Next next)
     {

@@ -20,7 +20,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
-/** The runtime's {@link Exchange}: raw body, peeked model, lazily decoded canonical request. */
+/**
+ * The runtime's {@link Exchange}: raw body, peeked model, lazily decoded canonical request.
+ *
+ * <p>It is longer than the runtime's other classes because it is the whole of one contract: every {@link Exchange}
+ * method, and the per-request state the runtime keeps beside them (stage times, the binding path, attempts, abort and
+ * completion listeners). That state lives in one object on purpose: spread over several it would cost an allocation
+ * each per request. The attempts' own logic is in {@link AttemptRecord}.</p>
+ */
 public final class DefaultExchange implements Exchange
 {
     private final String id;

@@ -5,9 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.sluice.api.binding.BindingConfig;
@@ -29,13 +27,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Reads a config file (YAML, or JSON by the {@code .json} extension), substitutes {@code ${{env.NAME}}} in string
- * values, binds the generic shape strictly and checks the binding graph: exits that exist, no cycles, every chain
- * from a server ending at a client. Binding types are checked later, against the loaded plugins.
+ * values ({@link EnvSubstitution}), binds the generic shape strictly and checks the binding graph: exits that exist, no
+ * cycles, every chain from a server ending at a client. Binding types are checked later, against the loaded plugins.
  */
 public final class ConfigLoader
 {
@@ -44,19 +40,15 @@ public final class ConfigLoader
     /** The default grace period for in-flight requests at shutdown. */
     public static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
 
-    private static final Pattern ENV = Pattern.compile("\\$\\{\\{\\s*env\\.([A-Za-z_][A-Za-z0-9_]*)\\s*}}");
-    private static final Pattern SECRET_KEY = Pattern.compile("(^|_)(api_key|secret|password|access_token|auth_token|bearer_token)$");
-    /** Keys whose value is a list of secrets, each held to the same rules as one secret's value. */
-    private static final Pattern SECRET_LIST_KEY = Pattern.compile("(^|_)api_keys$");
     private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory()).build();
     private static final ObjectMapper JSON = JsonMapper.builder(new JsonFactory()).build();
 
-    private final Function<String, String> env;
+    private final EnvSubstitution substitution;
 
     /** @param env the environment, {@code System::getenv} outside tests */
     public ConfigLoader(Function<String, String> env)
     {
-        this.env = env;
+        this.substitution = new EnvSubstitution(env);
     }
 
     /** Loads and validates {@code file}. */
@@ -94,104 +86,9 @@ public final class ConfigLoader
         }
         if (root == null || !root.isObject())
             throw new ConfigException("", "the config must be an object with at least 'bindings'");
-        java.util.Set<String> secrets = new java.util.HashSet<>();
-        substitute(root, "", secrets);
+        java.util.Set<String> secrets = substitution.apply(root);
         ConfigFile file = Options.bind(root, ConfigFile.class, "");
         return validate(file, secrets);
-    }
-
-    private void substitute(JsonNode node, String path, java.util.Set<String> secrets)
-    {
-        if (node instanceof ObjectNode object)
-        {
-            Iterator<Map.Entry<String, JsonNode>> fields = object.properties().iterator();
-            List<Map.Entry<String, JsonNode>> replacements = new ArrayList<>();
-            while (fields.hasNext())
-            {
-                Map.Entry<String, JsonNode> field = fields.next();
-                String childPath = path.isEmpty() ? field.getKey() : path + "." + field.getKey();
-                JsonNode value = field.getValue();
-                if (value.isTextual())
-                {
-                    String original = value.textValue();
-                    String replaced = substituteText(original, childPath);
-                    if (SECRET_KEY.matcher(field.getKey()).find() && !original.isEmpty())
-                    {
-                        if (!ENV.matcher(original.trim()).matches())
-                            throw new ConfigException(childPath, "secrets come only from the environment (expected: \"${{env.NAME}}\")");
-                        secrets.add(replaced);
-                    }
-                    if (!replaced.equals(original))
-                        replacements.add(Map.entry(field.getKey(), new TextNode(replaced)));
-                }
-                else if (value instanceof ArrayNode list && SECRET_LIST_KEY.matcher(field.getKey()).find())
-                {
-                    substituteSecrets(list, childPath, secrets);
-                }
-                else
-                {
-                    substitute(value, childPath, secrets);
-                }
-            }
-            for (Map.Entry<String, JsonNode> r : replacements)
-                object.set(r.getKey(), r.getValue());
-        }
-        else if (node instanceof ArrayNode array)
-        {
-            for (int i = 0; i < array.size(); i++)
-            {
-                JsonNode value = array.get(i);
-                String childPath = path + "[" + i + "]";
-                if (value.isTextual())
-                    array.set(i, new TextNode(substituteText(value.textValue(), childPath)));
-                else
-                    substitute(value, childPath, secrets);
-            }
-        }
-    }
-
-    /** Each text of a list of secrets ({@code api_keys}) comes from the environment and is a secret, like one secret. */
-    private void substituteSecrets(ArrayNode list, String path, java.util.Set<String> secrets)
-    {
-        for (int i = 0; i < list.size(); i++)
-        {
-            JsonNode value = list.get(i);
-            String childPath = path + "[" + i + "]";
-            if (!value.isTextual())
-            {
-                // Not a key at all: the binding's options report the wrong type.
-                substitute(value, childPath, secrets);
-                continue;
-            }
-            String original = value.textValue();
-            String replaced = substituteText(original, childPath);
-            if (!original.isEmpty())
-            {
-                if (!ENV.matcher(original.trim()).matches())
-                    throw new ConfigException(childPath, "secrets come only from the environment (expected: \"${{env.NAME}}\")");
-                secrets.add(replaced);
-            }
-            list.set(i, new TextNode(replaced));
-        }
-    }
-
-    private String substituteText(String text, String path)
-    {
-        if (text.indexOf("${{") < 0)
-            return text;
-        Matcher m = ENV.matcher(text);
-        StringBuilder out = new StringBuilder();
-        while (m.find())
-        {
-            String value = env.apply(m.group(1));
-            if (value == null)
-                throw new ConfigException(path, "environment variable " + m.group(1) + " is not set");
-            m.appendReplacement(out, Matcher.quoteReplacement(value));
-        }
-        m.appendTail(out);
-        if (out.indexOf("${{") >= 0)
-            throw new ConfigException(path, "value: \"" + text + "\" (expected: ${{env.NAME}} substitutions only)");
-        return out.toString();
     }
 
     /**

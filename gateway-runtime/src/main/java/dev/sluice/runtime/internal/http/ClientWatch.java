@@ -2,9 +2,14 @@ package dev.sluice.runtime.internal.http;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.io.AbstractEndPoint;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.EofException;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.StaticException;
@@ -18,7 +23,8 @@ import java.util.function.Consumer;
 /**
  * Watches an HTTP/1.1 client while its request waits for the provider's answer, so that a client that closes its
  * connection aborts the upstream request at once instead of letting it run on (h2c needs no watch: a stream reset
- * reaches the request's failure listeners).
+ * reaches the request's failure listeners). Before the request is handled, {@link #leftBeforeDispatch} makes the same
+ * look once for the first request of a connection.
  *
  * <p>Jetty's HTTP/1.1 connection does not read while a request is handled, so the watch registers its own read
  * interest on the endpoint ({@link #start}): it is this {@link Callback}, which the selector calls when the socket
@@ -68,6 +74,34 @@ final class ClientWatch implements Callback
         this.sweep = sweep;
         this.endPoint = endPoint;
         this.onGone = onGone;
+    }
+
+    /**
+     * Whether the client of an HTTP/1.1 connection's first request closed its side before the request was handled:
+     * one non-blocking read of one byte, first requests only (a kept-alive connection pays nothing). A client that
+     * gives up on a gateway that is behind (its timeout) closes the connection it opened for that request and opens
+     * another for the next; without this look, each of those requests, read from the socket after its client had
+     * left, would go to the provider (paid for, answered to no one) while newer ones waited. A client that half-closes
+     * after its request is treated as gone, as while it waits for the provider (docs/operations.md, "Timeouts").
+     */
+    static boolean leftBeforeDispatch(Request request, Response response)
+    {
+        Connection connection = request.getConnectionMetaData().getConnection();
+        if (!Http11Connections.isHttp11(connection) || connection.getMessagesIn() != 1)
+            return false;
+        try
+        {
+            int filled = readOne(connection.getEndPoint(), BufferUtil.allocate(1));
+            // A byte of a pipelined next request: close after this answer, and the client sends that request again
+            // (RFC 9112 section 9.3.2), as after the client watch's look.
+            if (filled > 0)
+                response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+            return filled < 0;
+        }
+        catch (IOException x)
+        {
+            return true;
+        }
     }
 
     /**

@@ -5,7 +5,6 @@ import org.eclipse.jetty.http.HttpParser;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.AbstractConnector;
-import org.eclipse.jetty.server.internal.HttpConnection;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,8 +53,8 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     private final AtomicBoolean armed = new AtomicBoolean();
     private final Set<ClientWatch> watches = ConcurrentHashMap.newKeySet();
     /** Bodies in progress at the last look: only this task's thread touches it. */
-    private Map<HttpConnection, Body> bodies = new HashMap<>();
-    private Map<HttpConnection, Body> nextBodies = new HashMap<>();
+    private Map<Connection, Body> bodies = new HashMap<>();
+    private Map<Connection, Body> nextBodies = new HashMap<>();
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(1);
     private volatile boolean stopped;
     private volatile long lastSweepNanos;
@@ -179,9 +178,10 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         {
             seen++;
             // h2c connections are not looked at: see docs/operations.md, "Timeouts", for what Jetty does there.
-            if (!(endPoint.getConnection() instanceof HttpConnection connection))
+            Connection connection = endPoint.getConnection();
+            HttpParser parser = Http11Connections.parser(connection);
+            if (parser == null)
                 continue;
-            HttpParser parser = connection.getParser();
             HttpParser.State state = parser.getState();
             if (state == HttpParser.State.START)
                 continue;
@@ -197,14 +197,14 @@ final class ConnectionSweep implements Runnable, Connection.Listener
             }
         }
         // Bodies not seen in content this time are complete (or their connection closed): forget them.
-        Map<HttpConnection, Body> done = bodies;
+        Map<Connection, Body> done = bodies;
         bodies = nextBodies;
         done.clear();
         nextBodies = done;
         return seen;
     }
 
-    private void checkBody(HttpConnection connection, long requestBegin, long now)
+    private void checkBody(Connection connection, long requestBegin, long now)
     {
         long bytesIn = connection.getBytesIn();
         Body body = bodies.get(connection);

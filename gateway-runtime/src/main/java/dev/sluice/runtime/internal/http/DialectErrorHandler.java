@@ -17,7 +17,6 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 
 /**
  * The server's one error handler ({@code Server.setErrorHandler}): every error that Jetty answers itself becomes a
@@ -42,12 +41,12 @@ final class DialectErrorHandler implements Request.Handler
     private static final Logger LOG = LoggerFactory.getLogger(DialectErrorHandler.class);
     private static final int MAX_REASON = 100;
 
-    private final Function<String, DialectCodec> dialects;
+    private final Endpoints endpoints;
 
-    /** @param dialects the codec serving a request path (any method), or {@code null} where none does */
-    DialectErrorHandler(Function<String, DialectCodec> dialects)
+    /** @param endpoints the server bindings' endpoints: the dialect of a request's path is the one serving it */
+    DialectErrorHandler(Endpoints endpoints)
     {
-        this.dialects = dialects;
+        this.endpoints = endpoints;
     }
 
     @Override
@@ -65,7 +64,7 @@ final class DialectErrorHandler implements Request.Handler
             callback.succeeded();
             return true;
         }
-        byte[] body = render(dialects.apply(request.getHttpURI().getPath()), error);
+        byte[] body = render(endpoints.dialectAt(request.getHttpURI().getPath()), error);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         response.getHeaders().put(ErrorHandler.ERROR_CACHE_CONTROL);
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);

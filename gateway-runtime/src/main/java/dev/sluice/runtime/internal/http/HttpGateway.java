@@ -1,6 +1,5 @@
 package dev.sluice.runtime.internal.http;
 
-import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.Handler;
@@ -18,7 +17,6 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.function.Function;
 
 /**
  * The Jetty 12 core server: one connector speaking HTTP/1.1 and h2c (prior knowledge and Upgrade) on one port,
@@ -76,9 +74,7 @@ public final class HttpGateway
         config.setHeaderCacheSize(0);
         // h2c gets its own copy: Jetty's HTTP/2 factory writes its input buffer size into the configuration it is given.
         HttpConfiguration h2config = new HttpConfiguration(config);
-        // Jetty's, except that the idle timeout does not close a connection whose next request is in the socket, unread
-        // because the gateway is behind (Http11Factory).
-        HttpConnectionFactory http11 = new Http11Factory(config);
+        HttpConnectionFactory http11 = new HttpConnectionFactory(config);
         // Jetty's HTTP/1.1 server keeps a connection's request buffer until the exchange completes when the request
         // has a body (the buffer may hold a pipelined request): one buffer per request in flight, for as long as the
         // provider takes. Direct, that is native memory freed only when the pool drops a buffer and a GC (often a
@@ -98,7 +94,9 @@ public final class HttpGateway
         // selector was busy (nstat TcpExtListenOverflows), each dropped SYN costing the client a 1 s retransmit.
         // One selector per two cores, as Jetty's default.
         int selectors = selectors();
-        connector = new ServerConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 1,
+        // Jetty's, except that the idle timeout does not close a connection whose next request is in the socket, unread
+        // because the gateway is behind (IdleDeferringConnector).
+        connector = new IdleDeferringConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 1,
             selectors, http11, h2c);
         execution.reserve(1 + selectors);
         // The execution outlives the server (upstream clients still use it while the server drains): neither the
@@ -132,8 +130,8 @@ public final class HttpGateway
         {
             // The admin port: one selector that also accepts (admin traffic is light), on the same pool and server,
             // so that the graceful stop covers it. The handler picks by connector: one comparison per request.
-            adminConnector = new ServerConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 0, 1,
-                new Http11Factory(config));
+            adminConnector = new IdleDeferringConnector(server, execution.threads(), execution.scheduler(), execution.buffers(),
+                0, 1, new HttpConnectionFactory(config));
             execution.reserve(1);
             for (Object shared : new Object[]{execution.threads(), execution.scheduler(), execution.buffers()})
             {
@@ -158,10 +156,7 @@ public final class HttpGateway
         }
         server.setHandler(new GracefulHandler(top));
         // Errors Jetty answers itself (unparsable requests, draining at shutdown) in the dialect of the path.
-        Function<String, DialectCodec> dialects = path -> null;
-        if (handler instanceof GatewayHandler gateway)
-            dialects = gateway::dialectAt;
-        server.setErrorHandler(new DialectErrorHandler(dialects));
+        server.setErrorHandler(new DialectErrorHandler(gateway == null ? Endpoints.NONE : gateway.endpoints()));
         server.setStopTimeout(grace.toMillis());
         server.setStopAtShutdown(false);
     }
@@ -283,7 +278,7 @@ public final class HttpGateway
         catch (java.util.concurrent.TimeoutException graceEnded)
         {
             // Jetty reports an ended grace this way, once everything is stopped: an expected end, not a failure of the
-            // stop (Main printed it as a bare stack trace).
+            // stop, which Main would print as a bare stack trace.
             LOG.warn("the shutdown grace of {} ms ended with requests in flight: they were cut", server.getStopTimeout());
         }
         finally

@@ -1,7 +1,5 @@
 package dev.sluice.runtime.internal.upstream;
 
-import dev.sluice.runtime.internal.chain.DefaultExchange;
-
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BindingContext.RuntimeStats;
@@ -18,23 +16,15 @@ import dev.sluice.api.upstream.UpstreamResponse;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
-import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.client.transport.HttpExchange;
-import org.eclipse.jetty.http.HttpField;
-import org.eclipse.jetty.http.HttpFields;
-import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.EOFException;
-import java.net.ConnectException;
-import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -54,6 +44,9 @@ import java.util.concurrent.TimeoutException;
  * no recent estimate admits it. {@link UpstreamOptions#maxQueued()} waiting requests is a hard bound on the memory the
  * queue holds. A request that waits longer than the queue timeout all the same is aborted by the {@link QueueSweep}.
  * Each refusal is a 503 ({@link ErrorKind#UNAVAILABLE}) with a {@code retry-after}.</p>
+ *
+ * <p>Each request sent is an {@link UpstreamCall}; its answer a {@link JettyResponse}; its failure is mapped by
+ * {@link UpstreamFailures}.</p>
  */
 final class JettyUpstream implements Upstream
 {
@@ -116,9 +109,20 @@ final class JettyUpstream implements Upstream
             d.getQueuedRequestCount());
     }
 
-    private static String id(Exchange exchange)
+    static String id(Exchange exchange)
     {
         return exchange == null ? "-" : exchange.id();
+    }
+
+    /** @return whether a request needs a first-byte timer of its own (its timeout differs from the idle timeout) */
+    boolean firstByteTimer()
+    {
+        return firstByteTimer;
+    }
+
+    Scheduler scheduler()
+    {
+        return scheduler;
     }
 
     /** @return the name of the binding this upstream was created for */
@@ -168,7 +172,7 @@ final class JettyUpstream implements Upstream
                 return CompletableFuture.failedFuture(refused);
             }
         }
-        Call call = new Call(request, uri, upstreamRequest, exchange);
+        UpstreamCall call = new UpstreamCall(this, request, uri, upstreamRequest, exchange);
         if (exchange != null)
         {
             exchange.onAbort(call::abort);
@@ -178,7 +182,7 @@ final class JettyUpstream implements Upstream
         // Only a request that had to wait arms the sweep that enforces the queue timeout: no timer otherwise.
         if (d.getQueuedRequestCount() > 0)
             sweep.arm();
-        return call.result;
+        return call.result();
     }
 
     /** Answers warm-up exchanges in {@code codec}'s dialect from now on (see {@link WarmupAnswer}). */
@@ -236,7 +240,7 @@ final class JettyUpstream implements Upstream
      * Reports the completion of a request to the pool's {@link PoolThroughput}, if it held one of the pool's
      * connections (a request aborted while it waited freed none), with whether requests still wait for a full pool.
      */
-    private void released(Result result, org.eclipse.jetty.client.Connection unpooled)
+    void released(Result result, org.eclipse.jetty.client.Connection unpooled)
     {
         if (unpooled != null || result.getRequest().getConnection() == null)
             return;
@@ -254,7 +258,7 @@ final class JettyUpstream implements Upstream
             || pool.getConnectionCount() >= pool.getMaxConnectionCount();
     }
 
-    private Request newRequest(URI uri, UpstreamRequest upstreamRequest)
+    Request newRequest(URI uri, UpstreamRequest upstreamRequest)
     {
         Request request = client.newRequest(uri).method(upstreamRequest.method());
         if (UpstreamClients.protocol(options) == HttpVersion.H2C)
@@ -315,9 +319,9 @@ final class JettyUpstream implements Upstream
         boolean waiting = false;
         for (HttpExchange queued : d.getHttpExchanges())
         {
-            if (queued.getRequest().getTag() instanceof Call call && call.upstream() == this)
+            if (queued.getRequest().getTag() instanceof UpstreamCall call && call.upstream() == this)
             {
-                if (now - call.queuedSince >= queueTimeoutNanos)
+                if (now - call.queuedSince() >= queueTimeoutNanos)
                     queued.getRequest().abort(new QueueTimeout());
                 else
                     waiting = true;
@@ -347,144 +351,8 @@ final class JettyUpstream implements Upstream
         }
     }
 
-    /** One upstream request: its result, its first-byte timer if any, and when it started to wait. */
-    private final class Call implements Response.CompleteListener, Response.ContentSourceListener
-    {
-        private final CompletableFuture<UpstreamResponse> result = new CompletableFuture<>();
-        private final URI uri;
-        private final UpstreamRequest upstreamRequest;
-        private final Exchange exchange;
-        private final FirstByteTimeout firstByte;
-        private final long queuedSince = System.nanoTime();
-        /** The request in flight: the first one, or its one resend after a kept-alive connection closed under it. */
-        private volatile Request request;
-        /** The connection opened for the resend, outside the pool; closed when the resent request completes. */
-        private volatile org.eclipse.jetty.client.Connection unpooled;
-        private Throwable aborted;
-        private boolean resent;
-
-        private Call(Request request, URI uri, UpstreamRequest upstreamRequest, Exchange exchange)
-        {
-            this.request = request;
-            this.uri = uri;
-            this.upstreamRequest = upstreamRequest;
-            this.exchange = exchange;
-            // Only when the first-byte timeout differs from the idle one does it need a timer (and an object).
-            if (firstByteTimer)
-            {
-                firstByte = new FirstByteTimeout(this);
-                firstByte.task = scheduler.schedule(firstByte, options.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            }
-            else
-            {
-                firstByte = null;
-            }
-        }
-
-        void dispatch(HttpDestination d, Request r)
-        {
-            r.tag(this);
-            if (firstByte != null)
-                r.onResponseBegin(response -> firstByte.cancel());
-            // Jetty registers the call for every listener interface it implements: completion and the content source.
-            d.send(r, this);
-        }
-
-        void abort(Throwable cause)
-        {
-            synchronized (this)
-            {
-                aborted = cause;
-            }
-            request.abort(cause);
-        }
-
-        /**
-         * Sends the request again, once, on a connection opened for it outside the pool: after a quiet period every
-         * pooled connection may be closing at the same moment, so another pooled one could be stale too. A fresh
-         * connection cannot be, and a failure on it is never sent again ({@link #closedWhileIdle}).
-         *
-         * @return false when the request was already resent or the call was aborted
-         */
-        private boolean resend()
-        {
-            Request again;
-            synchronized (this)
-            {
-                if (resent || aborted != null)
-                    return false;
-                resent = true;
-                again = newRequest(uri, upstreamRequest);
-                request = again;
-            }
-            if (LOG.isDebugEnabled())
-                LOG.debug("G2P {} {} resent: the provider closed a kept-alive connection", id(exchange), bindingName);
-            again.tag(this);
-            if (firstByte != null)
-                again.onResponseBegin(response -> firstByte.cancel());
-            destination.newConnection(org.eclipse.jetty.util.Promise.from(connection ->
-            {
-                unpooled = connection;
-                // As with d.send: the call listens for completion and for the content source.
-                connection.send(again, this);
-            }, this::failed));
-            return true;
-        }
-
-        private void failed(Throwable failure)
-        {
-            if (firstByte != null)
-                firstByte.cancel();
-            if (!result.isDone())
-                result.completeExceptionally(map(failure, firstByte != null && firstByte.fired));
-        }
-
-        JettyUpstream upstream()
-        {
-            return JettyUpstream.this;
-        }
-
-        @Override
-        public void onContentSource(Response response, Content.Source source)
-        {
-            if (exchange != null)
-            {
-                exchange.mark(Stage.UPSTREAM_HEADERS);
-                if (exchange instanceof DefaultExchange e)
-                    e.upstreamStatus(response.getStatus());
-            }
-            result.complete(new JettyResponse(response, source, request, exchange));
-        }
-
-        @Override
-        public void onComplete(Result r)
-        {
-            org.eclipse.jetty.client.Connection own = unpooled;
-            released(r, own);
-            if (own != null && r.getRequest() == request)
-                own.close();
-            if (r.isFailed() && !result.isDone() && r.getRequest() == request
-                && closedWhileIdle(r, System.currentTimeMillis() - (System.nanoTime() - queuedSince) / 1_000_000)
-                && resend())
-                return;
-            if (firstByte != null)
-                firstByte.cancel();
-            if (r.isFailed() && !result.isDone())
-            {
-                Throwable failure = r.getFailure();
-                result.completeExceptionally(map(failure, firstByte != null && firstByte.fired));
-                if (LOG.isDebugEnabled())
-                    LOG.debug("G2P {} {} failed: {}", id(exchange), bindingName, String.valueOf(failure));
-            }
-            else if (!result.isDone())
-            {
-                // No content source was offered (a response without body): answer with an empty one.
-                result.complete(new JettyResponse(r.getResponse(), Content.Source.from(ByteBuffer.allocate(0)), request, exchange));
-            }
-        }
-    }
-
-    private GatewayException map(Throwable failure, boolean firstByteFired)
+    /** @return {@code failure} of a request of this upstream as the gateway reports it */
+    GatewayException map(Throwable failure, boolean firstByteFired)
     {
         if (failure instanceof GatewayException g)
             return g;
@@ -496,245 +364,6 @@ final class JettyUpstream implements Upstream
         if (firstByteFired)
             return new GatewayException(ErrorKind.UPSTREAM_TIMEOUT,
                 "upstream did not answer within " + options.firstByteTimeout().toMillis() + " ms", failure);
-        return mapFailure(failure, options);
-    }
-
-    static GatewayException mapFailure(Throwable failure, UpstreamOptions options)
-    {
-        if (failure instanceof GatewayException g)
-            return g;
-        Throwable root = failure;
-        for (Throwable t = failure; t != null; t = t.getCause())
-        {
-            root = t;
-            if (t instanceof SocketTimeoutException)
-                return new GatewayException(ErrorKind.UPSTREAM_TIMEOUT,
-                    "upstream connection timed out after " + options.connectTimeout().toMillis() + " ms", failure);
-            if (t instanceof TimeoutException)
-                return new GatewayException(ErrorKind.UPSTREAM_TIMEOUT, "upstream timed out: " + t.getMessage(), failure);
-            if (t instanceof ConnectException)
-                return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream refused the connection", failure);
-            if (t instanceof javax.net.ssl.SSLException)
-                return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream TLS failed: " + t.getMessage(), failure);
-            if (t instanceof EOFException || t instanceof ClosedChannelException)
-                return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream closed the connection", failure);
-            if (t instanceof org.eclipse.jetty.http.HttpException)
-            {
-                // Jetty's parser refused the response head; it names only the reason, e.g. "200: Response Header
-                // Bytes Too Large" (the number is the upstream's status, not ours).
-                String reason = String.valueOf(t.getMessage());
-                if (reason.contains("Too Large"))
-                    return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE,
-                        "upstream response head is larger than " + UpstreamClients.MAX_RESPONSE_HEAD_BYTES + " bytes", failure);
-                return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream sent a malformed response", failure);
-            }
-        }
-        return new GatewayException(ErrorKind.UPSTREAM_UNAVAILABLE, "upstream failed: " + root.getClass().getSimpleName(), failure);
-    }
-
-    private static final class FirstByteTimeout implements Runnable
-    {
-        private final Call call;
-        private volatile Scheduler.Task task;
-        private volatile boolean fired;
-
-        private FirstByteTimeout(Call call)
-        {
-            this.call = call;
-        }
-
-        @Override
-        public void run()
-        {
-            fired = true;
-            call.abort(new TimeoutException("first byte timeout"));
-        }
-
-        void cancel()
-        {
-            Scheduler.Task t = task;
-            if (t != null)
-                t.cancel();
-        }
-    }
-
-    /** The response, its body and its headers in one object: reading them allocates no view. */
-    private final class JettyResponse implements UpstreamResponse, BodySource, Headers
-    {
-        private final Response response;
-        private final Content.Source source;
-        private final Request request;
-        private volatile boolean ended;
-        private final Exchange exchange;
-
-        private JettyResponse(Response response, Content.Source source, Request request, Exchange exchange)
-        {
-            this.response = response;
-            this.source = source;
-            this.request = request;
-            this.exchange = exchange;
-        }
-
-        @Override
-        public int status()
-        {
-            return response.getStatus();
-        }
-
-        @Override
-        public String header(String name)
-        {
-            return response.getHeaders().get(name);
-        }
-
-        @Override
-        public Headers headers()
-        {
-            return this;
-        }
-
-        @Override
-        public String get(String name)
-        {
-            return response.getHeaders().get(name);
-        }
-
-        @Override
-        public java.util.List<String> getAll(String name)
-        {
-            return response.getHeaders().getValuesList(name);
-        }
-
-        @Override
-        public void forEach(java.util.function.BiConsumer<String, String> action)
-        {
-            // Indexed: the fields' iterator would be one more object per response.
-            HttpFields fields = response.getHeaders();
-            for (int i = 0, n = fields.size(); i < n; i++)
-            {
-                HttpField field = fields.getField(i);
-                action.accept(field.getName(), field.getValue());
-            }
-        }
-
-        @Override
-        public long contentLength()
-        {
-            try
-            {
-                return response.getHeaders().getLongField(org.eclipse.jetty.http.HttpHeader.CONTENT_LENGTH);
-            }
-            catch (NumberFormatException e)
-            {
-                return -1;
-            }
-        }
-
-        @Override
-        public BodySource body()
-        {
-            return this;
-        }
-
-        @Override
-        public BodyChunk read()
-        {
-            Content.Chunk chunk = source.read();
-            if (chunk == null)
-                return null;
-            if (Content.Chunk.isFailure(chunk))
-            {
-                GatewayException failure = mapFailure(chunk.getFailure(), options);
-                // Transient failures (idle timeouts) could be retried; for a relay they end the body.
-                if (!chunk.isLast())
-                    source.fail(chunk.getFailure());
-                return new FailedChunk(failure);
-            }
-            if (chunk.isLast())
-            {
-                ended = true;
-                if (exchange != null)
-                    exchange.mark(Stage.UPSTREAM_END);
-            }
-            return new JettyChunk(chunk);
-        }
-
-        @Override
-        public void demand(Runnable onAvailable)
-        {
-            // A demand callback only reads on and hands bytes on, never blocks (the concurrency contract of every
-            // reader on the request path): declared so, Jetty runs it on the thread that read the upstream bytes
-            // instead of waking a pool thread for each chunk. The stream pump's callback says so itself, and is
-            // passed as it is, without an object per demand.
-            source.demand(onAvailable instanceof Invocable ? onAvailable
-                : Invocable.from(Invocable.InvocationType.NON_BLOCKING, onAvailable));
-        }
-
-        @Override
-        public void fail(Throwable cause)
-        {
-            source.fail(cause);
-            request.abort(cause);
-            if (ended && response.getVersion().getVersion() < 20)
-            {
-                // The body ended as its framing said (Content-Length, the last chunk) and the reader still refused
-                // it: truncated or not what the dialect sends. An HTTP/1.1 provider that got its own framing wrong
-                // may send more bytes after it, which the next request on this connection would read as its answer:
-                // the connection went back to the pool when the body ended, so close it now. An
-                // exchange that already took it fails as closed and is sent again on another connection
-                // (closedWhileIdle). HTTP/2 frames carry their own lengths: its connection is shared and kept.
-                org.eclipse.jetty.client.Connection connection = request.getConnection();
-                if (connection != null)
-                    connection.close();
-            }
-        }
-    }
-
-    private record JettyChunk(Content.Chunk chunk) implements BodyChunk
-    {
-        @Override
-        public ByteBuffer buffer()
-        {
-            return chunk.getByteBuffer();
-        }
-
-        @Override
-        public boolean last()
-        {
-            return chunk.isLast();
-        }
-
-        @Override
-        public Throwable failure()
-        {
-            return null;
-        }
-
-        @Override
-        public void release()
-        {
-            chunk.release();
-        }
-    }
-
-    private record FailedChunk(GatewayException failure) implements BodyChunk
-    {
-        @Override
-        public ByteBuffer buffer()
-        {
-            return ByteBuffer.allocate(0);
-        }
-
-        @Override
-        public boolean last()
-        {
-            return true;
-        }
-
-        @Override
-        public void release()
-        {
-            // Nothing pooled.
-        }
+        return UpstreamFailures.map(failure, options);
     }
 }

@@ -1,0 +1,79 @@
+package dev.sluice.runtime.internal.http;
+
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The server bindings' endpoints, in the order the config declares the server bindings: which binding serves a method
+ * and path ({@link #serving}), and which dialect a path belongs to whatever the method ({@link #atPath}), so that a
+ * 404, a 405 and the errors Jetty answers itself ({@link DialectErrorHandler}) are written in that dialect. Built once
+ * at startup, immutable, read by every request without a lock.
+ */
+final class Endpoints
+{
+    /** No endpoint at all: the table of a server without a gateway handler. */
+    static final Endpoints NONE = new Endpoints(List.of(), null);
+
+    private final Bound[] bound;
+
+    /**
+     * An endpoint and the server binding that serves it, with that binding's answer to a request refused at the
+     * admission limit, rendered once at startup ({@code null} when admission is off).
+     */
+    record Bound(Endpoint endpoint, ServerRoute route, byte[] overloaded)
+    {
+        DialectCodec codec()
+        {
+            return route.binding().codec();
+        }
+    }
+
+    /**
+     * @param overloaded the refusal at the admission limit that each dialect renders once, or {@code null} for none
+     */
+    Endpoints(List<ServerRoute> servers, GatewayException overloaded)
+    {
+        List<Bound> all = new ArrayList<>();
+        for (ServerRoute route : servers)
+        {
+            byte[] refusal = overloaded == null ? null : route.binding().codec().encodeError(overloaded);
+            for (Endpoint e : route.binding().endpoints())
+                all.add(new Bound(e, route, refusal));
+        }
+        this.bound = all.toArray(new Bound[0]);
+    }
+
+    /** @return the first endpoint that serves {@code method} on {@code path}, or {@code null} */
+    Bound serving(String method, String path)
+    {
+        for (Bound b : bound)
+        {
+            if (b.endpoint().matches(method, path))
+                return b;
+        }
+        return null;
+    }
+
+    /** @return the first endpoint whose path matches {@code path} by its own method, or {@code null} */
+    Bound atPath(String path)
+    {
+        for (Bound b : bound)
+        {
+            if (b.endpoint().matches(b.endpoint().method(), path))
+                return b;
+        }
+        return null;
+    }
+
+    /** @return the codec of the dialect served at {@code path} by any method, or {@code null} */
+    DialectCodec dialectAt(String path)
+    {
+        Bound b = atPath(path);
+        return b == null ? null : b.codec();
+    }
+}
