@@ -9,6 +9,7 @@ import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.support.json.JsonOutput;
+import dev.sluice.support.sse.EventFrame;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -47,6 +48,9 @@ final class OllamaStreamEncoder implements StreamEncoder
     static final String CONTENT_TYPE = "application/x-ndjson";
 
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** A line of newline-delimited JSON has no head, and ends with one newline. */
+    private static final byte[] NO_HEAD = {};
+    private static final byte[] LINE_END = {'\n'};
 
     /** A tool call whose arguments are still arriving. */
     private static final class PendingCall
@@ -159,10 +163,7 @@ final class OllamaStreamEncoder implements StreamEncoder
     public ByteBuffer error(GatewayException error)
     {
         failed = true;
-        ByteArrayBuilder out = new ByteArrayBuilder(128);
-        out.write(OllamaErrors.encode(error));
-        out.write('\n');
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(NO_HEAD, OllamaErrors.encode(error), LINE_END);
     }
 
     @Override

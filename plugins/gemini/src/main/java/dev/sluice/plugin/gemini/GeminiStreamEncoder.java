@@ -8,6 +8,7 @@ import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.support.json.JsonOutput;
+import dev.sluice.support.sse.EventFrame;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -188,11 +189,7 @@ final class GeminiStreamEncoder implements StreamEncoder
     @Override
     public ByteBuffer error(GatewayException error)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        out.write(DATA);
-        out.write(GeminiErrors.encode(error));
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(DATA, GeminiErrors.encode(error), EVENT_END);
     }
 
     @Override

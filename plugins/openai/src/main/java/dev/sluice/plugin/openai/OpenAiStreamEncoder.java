@@ -8,6 +8,7 @@ import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.support.json.JsonOutput;
+import dev.sluice.support.sse.EventFrame;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -154,11 +155,7 @@ final class OpenAiStreamEncoder implements StreamEncoder
     @Override
     public ByteBuffer error(GatewayException error)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        out.write(DATA);
-        out.write(OpenAiErrors.encode(error));
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(DATA, OpenAiErrors.encode(error), EVENT_END);
     }
 
     @Override
