@@ -1,17 +1,18 @@
 package dev.sluice.support.sse;
 
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import dev.sluice.support.json.JsonOutput;
+
 import java.nio.ByteBuffer;
 
 /**
- * Frames one already-encoded event for a stream encoder: the dialect's head ({@code data: }, {@code event: error\ndata: },
- * nothing for a newline-delimited stream), the event's JSON, the dialect's end ({@code \n\n}, {@code \r\n\r\n},
- * {@code \n}). One array of the exact size, no builder. Stateless and thread-safe.
+ * Frames one event for a stream encoder: the dialect's head ({@code data: }, {@code event: error\ndata: }, nothing for
+ * a newline-delimited stream), the event's JSON, the dialect's end ({@code \n\n}, {@code \r\n\r\n}, {@code \n}).
+ * Stateless and thread-safe.
  *
  * <pre>{@code
- * public ByteBuffer error(GatewayException error)
- * {
- *     return EventFrame.of(DATA, MyErrors.encode(error), EVENT_END);
- * }
+ * ByteBuffer error = EventFrame.of(DATA, MyErrors.encode(error), EVENT_END);
+ * ByteBuffer chunk = EventFrame.of(DATA, g -> writeChunk(g, delta), EVENT_END);
  * }</pre>
  */
 public final class EventFrame
@@ -20,7 +21,7 @@ public final class EventFrame
     {
     }
 
-    /** @return {@code head}, {@code data} and {@code end}, in that order, in one heap buffer */
+    /** @return {@code head}, {@code data} and {@code end}, in that order, in one heap buffer of their size */
     public static ByteBuffer of(byte[] head, byte[] data, byte[] end)
     {
         byte[] frame = new byte[head.length + data.length + end.length];
@@ -28,5 +29,18 @@ public final class EventFrame
         System.arraycopy(data, 0, frame, head.length, data.length);
         System.arraycopy(end, 0, frame, head.length + data.length, end.length);
         return ByteBuffer.wrap(frame);
+    }
+
+    /**
+     * @return {@code head}, what {@code body} writes ({@link JsonOutput#write(ByteArrayBuilder, JsonOutput.Body)}) and
+     *         {@code end}, in one heap buffer
+     */
+    public static ByteBuffer of(byte[] head, JsonOutput.Body body, byte[] end)
+    {
+        ByteArrayBuilder out = new ByteArrayBuilder(256);
+        out.write(head);
+        JsonOutput.write(out, body);
+        out.write(end);
+        return ByteBuffer.wrap(out.toByteArray());
     }
 }

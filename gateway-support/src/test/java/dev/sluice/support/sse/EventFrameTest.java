@@ -27,6 +27,19 @@ class EventFrameTest
         assertEquals("{\"error\":\"x\"}\n", StandardCharsets.UTF_8.decode(frame).toString());
     }
 
+    @Test
+    void framesWhatAGeneratorWritesBetweenHeadAndEnd()
+    {
+        ByteBuffer frame = EventFrame.of(bytes("data: "), g ->
+        {
+            g.writeStartObject();
+            g.writeNumberField("n", 1);
+            g.writeEndObject();
+        }, bytes("\r\n\r\n"));
+
+        assertEquals("data: {\"n\":1}\r\n\r\n", StandardCharsets.UTF_8.decode(frame).toString());
+    }
+
     private static byte[] bytes(String s)
     {
         return s.getBytes(StandardCharsets.UTF_8);

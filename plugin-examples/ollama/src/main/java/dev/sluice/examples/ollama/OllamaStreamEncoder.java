@@ -1,6 +1,5 @@
 package dev.sluice.examples.ollama;
 
-import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
@@ -8,7 +7,6 @@ import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.support.json.JsonOutput;
 import dev.sluice.support.sse.EventFrame;
 
 import java.nio.ByteBuffer;
@@ -190,8 +188,7 @@ final class OllamaStreamEncoder implements StreamEncoder
 
     private ByteBuffer line(String text, String thinking, List<ContentPart.ToolCall> toolCalls)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        JsonOutput.write(out, g ->
+        return EventFrame.of(NO_HEAD, g ->
         {
             g.writeStartObject();
             g.writeStringField("model", model);
@@ -199,9 +196,7 @@ final class OllamaStreamEncoder implements StreamEncoder
             OllamaResponses.writeMessage(g, text, thinking, toolCalls);
             g.writeBooleanField("done", false);
             g.writeEndObject();
-        });
-        out.write('\n');
-        return ByteBuffer.wrap(out.toByteArray());
+        }, LINE_END);
     }
 
     private ByteBuffer doneLine(Usage counts)
@@ -209,8 +204,7 @@ final class OllamaStreamEncoder implements StreamEncoder
         doneWritten = true;
         holdingDone = false;
         String doneReason = OllamaWire.doneReason(stopReason == null ? StopReason.END_TURN : stopReason, rawStopReason);
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        JsonOutput.write(out, g ->
+        return EventFrame.of(NO_HEAD, g ->
         {
             g.writeStartObject();
             g.writeStringField("model", model);
@@ -221,9 +215,7 @@ final class OllamaStreamEncoder implements StreamEncoder
             g.writeNumberField("prompt_eval_count", counts.inputTokens());
             g.writeNumberField("eval_count", counts.outputTokens());
             g.writeEndObject();
-        });
-        out.write('\n');
-        return ByteBuffer.wrap(out.toByteArray());
+        }, LINE_END);
     }
 
     private String createdAt()

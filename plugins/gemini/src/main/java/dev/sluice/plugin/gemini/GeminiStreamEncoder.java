@@ -1,7 +1,6 @@
 package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
@@ -268,11 +267,7 @@ final class GeminiStreamEncoder implements StreamEncoder
 
     private static ByteBuffer event(JsonOutput.Body body)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        out.write(DATA);
-        JsonOutput.write(out, body);
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(DATA, body, EVENT_END);
     }
 
     private static ByteBuffer concat(ByteBuffer a, ByteBuffer b)
