@@ -7,7 +7,8 @@
  *       ({@code JsonPeek}), strict readers and writers for hand-written codecs ({@code JsonInput}, {@code JsonOutput},
  *       {@code JsonStrings}) and the structural validator ({@code JsonValidator}).</li>
  *   <li>{@code dev.sluice.support.sse}: server-sent events ({@code SseParser}) and newline-delimited JSON
- *       ({@code NdjsonLines}), incremental, over bytes as they arrive.</li>
+ *       ({@code NdjsonLines}), incremental, over bytes as they arrive; one encoded event framed for a stream
+ *       encoder ({@code EventFrame}).</li>
  *   <li>{@code dev.sluice.support.upstream}: a client binding's side of an upstream call: replies and relays
  *       ({@code UpstreamReplies}, {@code SseRelayStream}, {@code UpstreamEventStream}, {@code Bodies}), headers
  *       ({@code UpstreamHeaders}, {@code ForwardHeaders}), keys used in turn ({@code KeyPool}) and the stream hold

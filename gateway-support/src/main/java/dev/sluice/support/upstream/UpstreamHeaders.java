@@ -54,6 +54,25 @@ public final class UpstreamHeaders
         this.trace = false;
     }
 
+    /**
+     * The headers of a client binding that sends JSON: {@code Accept: application/json} for a complete answer,
+     * {@code text/event-stream} for a stream, and the trace headers when the operator opted into propagation.
+     *
+     * <pre>{@code
+     * UpstreamHeaders.json(List.of(Map.entry("x-api-key", key)), Set.copyOf(options.forwardHeaders()),
+     *     options.propagateTrace());
+     * }</pre>
+     *
+     * @param fixed          the binding's own headers, in order
+     * @param forward        names of client headers to copy, any case (already checked against {@link ForwardHeaders})
+     * @param propagateTrace whether the headers are {@link #propagatingTrace()}
+     */
+    public static UpstreamHeaders json(List<Map.Entry<String, String>> fixed, Set<String> forward, boolean propagateTrace)
+    {
+        UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
+        return propagateTrace ? headers.propagatingTrace() : headers;
+    }
+
     private UpstreamHeaders(UpstreamHeaders headers, boolean trace)
     {
         this.plain = headers.plain;

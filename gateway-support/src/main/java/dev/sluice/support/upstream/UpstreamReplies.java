@@ -40,6 +40,19 @@ public final class UpstreamReplies
     }
 
     /**
+     * The body a client binding sends when the client speaks the provider's dialect and no binding changed the
+     * request: the client's bytes, with the model spliced in by {@link DialectCodec#rewriteModel} when the route
+     * names another one (an alias), else the very array the client sent.
+     *
+     * @throws GatewayException as {@code rewriteModel} does
+     */
+    public static byte[] sameDialectBody(Exchange exchange, DialectCodec codec)
+    {
+        return exchange.targetModel().equals(exchange.model()) ? exchange.body()
+            : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
+    }
+
+    /**
      * Builds the request headers anew for each call; a binding that sends many requests prepares them once with
      * {@link UpstreamHeaders} instead, which gives the same headers.
      *

@@ -69,8 +69,7 @@ final class OllamaClient implements ClientBinding
             if (sameDialect && !exchange.modified())
             {
                 // The fast path: the client's bytes, untouched but for an aliased model.
-                body = exchange.targetModel().equals(exchange.model()) ? exchange.body()
-                    : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
+                body = UpstreamReplies.sameDialectBody(exchange, codec);
                 stream = exchange.stream();
             }
             else

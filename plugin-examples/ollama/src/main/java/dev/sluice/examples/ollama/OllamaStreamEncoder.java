@@ -1,6 +1,5 @@
 package dev.sluice.examples.ollama;
 
-import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
@@ -8,7 +7,7 @@ import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
-import dev.sluice.support.json.JsonOutput;
+import dev.sluice.support.sse.EventFrame;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -47,6 +46,9 @@ final class OllamaStreamEncoder implements StreamEncoder
     static final String CONTENT_TYPE = "application/x-ndjson";
 
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** A line of newline-delimited JSON has no head, and ends with one newline. */
+    private static final byte[] NO_HEAD = {};
+    private static final byte[] LINE_END = {'\n'};
 
     /** A tool call whose arguments are still arriving. */
     private static final class PendingCall
@@ -159,10 +161,7 @@ final class OllamaStreamEncoder implements StreamEncoder
     public ByteBuffer error(GatewayException error)
     {
         failed = true;
-        ByteArrayBuilder out = new ByteArrayBuilder(128);
-        out.write(OllamaErrors.encode(error));
-        out.write('\n');
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(NO_HEAD, OllamaErrors.encode(error), LINE_END);
     }
 
     @Override
@@ -189,8 +188,7 @@ final class OllamaStreamEncoder implements StreamEncoder
 
     private ByteBuffer line(String text, String thinking, List<ContentPart.ToolCall> toolCalls)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        JsonOutput.write(out, g ->
+        return EventFrame.of(NO_HEAD, g ->
         {
             g.writeStartObject();
             g.writeStringField("model", model);
@@ -198,9 +196,7 @@ final class OllamaStreamEncoder implements StreamEncoder
             OllamaResponses.writeMessage(g, text, thinking, toolCalls);
             g.writeBooleanField("done", false);
             g.writeEndObject();
-        });
-        out.write('\n');
-        return ByteBuffer.wrap(out.toByteArray());
+        }, LINE_END);
     }
 
     private ByteBuffer doneLine(Usage counts)
@@ -208,8 +204,7 @@ final class OllamaStreamEncoder implements StreamEncoder
         doneWritten = true;
         holdingDone = false;
         String doneReason = OllamaWire.doneReason(stopReason == null ? StopReason.END_TURN : stopReason, rawStopReason);
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        JsonOutput.write(out, g ->
+        return EventFrame.of(NO_HEAD, g ->
         {
             g.writeStartObject();
             g.writeStringField("model", model);
@@ -220,9 +215,7 @@ final class OllamaStreamEncoder implements StreamEncoder
             g.writeNumberField("prompt_eval_count", counts.inputTokens());
             g.writeNumberField("eval_count", counts.outputTokens());
             g.writeEndObject();
-        });
-        out.write('\n');
-        return ByteBuffer.wrap(out.toByteArray());
+        }, LINE_END);
     }
 
     private String createdAt()

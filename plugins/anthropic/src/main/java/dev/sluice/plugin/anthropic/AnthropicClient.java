@@ -16,9 +16,7 @@ import dev.sluice.support.codec.Translation;
 import dev.sluice.api.upstream.UpstreamRequest;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -71,11 +69,7 @@ final class AnthropicClient implements ClientBinding
         if (apiKey != null)
             fixed.add(Map.entry("x-api-key", apiKey));
         fixed.add(Map.entry("anthropic-version", options.anthropicVersion()));
-        Set<String> forward = new HashSet<>();
-        for (String name : options.forwardHeaders())
-            forward.add(name.toLowerCase(Locale.ROOT));
-        UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
-        return options.propagateTrace() ? headers.propagatingTrace() : headers;
+        return UpstreamHeaders.json(fixed, Set.copyOf(options.forwardHeaders()), options.propagateTrace());
     }
 
     @Override
@@ -94,8 +88,7 @@ final class AnthropicClient implements ClientBinding
         {
             if (sameDialect && !exchange.modified())
             {
-                body = exchange.targetModel().equals(exchange.model()) ? exchange.body()
-                    : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
+                body = UpstreamReplies.sameDialectBody(exchange, codec);
                 stream = exchange.stream();
             }
             else

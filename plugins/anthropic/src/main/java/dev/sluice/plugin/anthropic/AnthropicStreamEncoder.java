@@ -7,6 +7,7 @@ import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.support.json.JsonOutput;
+import dev.sluice.support.sse.EventFrame;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +42,8 @@ final class AnthropicStreamEncoder implements StreamEncoder
     private static final byte[] EVENT = "event: ".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] DATA = "\ndata: ".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] EVENT_END = "\n\n".getBytes(StandardCharsets.US_ASCII);
+    /** The head of the error event: its name, then its data field. */
+    private static final byte[] ERROR_HEAD = "event: error\ndata: ".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] PING = "event: ping\ndata: {\"type\":\"ping\"}\n\n".getBytes(StandardCharsets.US_ASCII);
     private static final String TEXT_BLOCK = "{\"type\":\"text\",\"text\":\"\"}";
     private static final String THINKING_BLOCK = "{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}";
@@ -376,11 +379,7 @@ final class AnthropicStreamEncoder implements StreamEncoder
     @Override
     public ByteBuffer error(GatewayException error)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        head(out, "error");
-        out.write(AnthropicErrors.encode(error));
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(ERROR_HEAD, AnthropicErrors.encode(error), EVENT_END);
     }
 
     @Override

@@ -16,9 +16,7 @@ import dev.sluice.api.upstream.UpstreamRequest;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -71,11 +69,7 @@ final class GeminiClient implements ClientBinding
         List<Map.Entry<String, String>> fixed = new ArrayList<>();
         if (apiKey != null)
             fixed.add(Map.entry("x-goog-api-key", apiKey));
-        Set<String> forward = new HashSet<>();
-        for (String name : options.forwardHeaders())
-            forward.add(name.toLowerCase(Locale.ROOT));
-        UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
-        return options.propagateTrace() ? headers.propagatingTrace() : headers;
+        return UpstreamHeaders.json(fixed, Set.copyOf(options.forwardHeaders()), options.propagateTrace());
     }
 
     @Override

@@ -1,13 +1,13 @@
 package dev.sluice.plugin.gemini;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.support.json.JsonOutput;
+import dev.sluice.support.sse.EventFrame;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -188,11 +188,7 @@ final class GeminiStreamEncoder implements StreamEncoder
     @Override
     public ByteBuffer error(GatewayException error)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        out.write(DATA);
-        out.write(GeminiErrors.encode(error));
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(DATA, GeminiErrors.encode(error), EVENT_END);
     }
 
     @Override
@@ -271,11 +267,7 @@ final class GeminiStreamEncoder implements StreamEncoder
 
     private static ByteBuffer event(JsonOutput.Body body)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        out.write(DATA);
-        JsonOutput.write(out, body);
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(DATA, body, EVENT_END);
     }
 
     private static ByteBuffer concat(ByteBuffer a, ByteBuffer b)

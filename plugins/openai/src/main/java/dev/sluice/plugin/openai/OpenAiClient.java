@@ -88,8 +88,7 @@ final class OpenAiClient implements ClientBinding
             fixed.add(Map.entry("OpenAI-Project", options.project()));
             forward.remove("openai-project");
         }
-        UpstreamHeaders headers = new UpstreamHeaders(fixed, "application/json", "text/event-stream", forward);
-        return options.propagateTrace() ? headers.propagatingTrace() : headers;
+        return UpstreamHeaders.json(fixed, forward, options.propagateTrace());
     }
 
     @Override
@@ -110,8 +109,7 @@ final class OpenAiClient implements ClientBinding
         {
             if (sameDialect && !exchange.modified())
             {
-                body = exchange.targetModel().equals(exchange.model()) ? exchange.body()
-                    : codec.rewriteModel(exchange.body(), exchange.peek(), exchange.targetModel());
+                body = UpstreamReplies.sameDialectBody(exchange, codec);
                 stream = exchange.stream();
                 if (stream)
                 {

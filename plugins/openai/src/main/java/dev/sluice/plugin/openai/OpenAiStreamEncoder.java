@@ -1,13 +1,13 @@
 package dev.sluice.plugin.openai;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.StreamEncoder;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.support.json.JsonOutput;
+import dev.sluice.support.sse.EventFrame;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -154,11 +154,7 @@ final class OpenAiStreamEncoder implements StreamEncoder
     @Override
     public ByteBuffer error(GatewayException error)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        out.write(DATA);
-        out.write(OpenAiErrors.encode(error));
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(DATA, OpenAiErrors.encode(error), EVENT_END);
     }
 
     @Override
@@ -218,11 +214,7 @@ final class OpenAiStreamEncoder implements StreamEncoder
 
     private static ByteBuffer event(JsonOutput.Body body)
     {
-        ByteArrayBuilder out = new ByteArrayBuilder(256);
-        out.write(DATA);
-        JsonOutput.write(out, body);
-        out.write(EVENT_END);
-        return ByteBuffer.wrap(out.toByteArray());
+        return EventFrame.of(DATA, body, EVENT_END);
     }
 
     private static ByteBuffer empty()
