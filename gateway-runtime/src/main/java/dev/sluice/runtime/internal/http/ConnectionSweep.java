@@ -57,7 +57,6 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     private Map<Connection, Body> nextBodies = new HashMap<>();
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(1);
     private volatile boolean stopped;
-    private volatile long lastSweepNanos;
     private volatile int lastSweepConnections;
     /** Probes of watched clients so far; written by this task's thread only. */
     private volatile long probes;
@@ -118,12 +117,6 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         stopped = true;
     }
 
-    /** @return how long the last period took, in nanoseconds (tests and the cost measurement) */
-    long lastSweepNanos()
-    {
-        return lastSweepNanos;
-    }
-
     /** @return how many times the sweep probed a watched client's socket (tests: the read interest makes it rare) */
     long probes()
     {
@@ -156,7 +149,6 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         {
             LOG.warn("connection sweep failed", t);
         }
-        lastSweepNanos = System.nanoTime() - start;
         lastSweepConnections = seen;
         if (stopped)
             return;

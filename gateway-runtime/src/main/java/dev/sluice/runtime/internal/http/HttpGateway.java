@@ -244,12 +244,6 @@ public final class HttpGateway
         }
     }
 
-    /** @return the connection sweep (tests measure its cost) */
-    ConnectionSweep sweep()
-    {
-        return sweep;
-    }
-
     /**
      * Waits, after {@link #stop()}, until the exchanges the stop cut have ended — their completion listeners ran — or
      * {@code timeout} passed; the bindings are closed after this.
