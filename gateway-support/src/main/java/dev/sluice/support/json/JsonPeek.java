@@ -276,7 +276,14 @@ public final class JsonPeek
         return problem;
     }
 
-    private static String describe(JsonParser parser, JsonToken token) throws IOException
+    /**
+     * @param parser a parser positioned on {@code token}
+     * @param token  the value's first token
+     * @return the value as an error message quotes it: "an object", "an array", a short quoted string, or the
+     *         scalar's text cut at 40 characters
+     * @throws IOException if the parser cannot read the token's text
+     */
+    public static String describe(JsonParser parser, JsonToken token) throws IOException
     {
         return switch (token)
         {

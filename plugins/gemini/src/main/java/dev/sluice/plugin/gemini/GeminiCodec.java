@@ -15,6 +15,7 @@ import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.Usage;
 import dev.sluice.support.json.Json;
 import dev.sluice.support.json.JsonInput;
+import dev.sluice.support.json.JsonPeek;
 import dev.sluice.support.json.JsonScan;
 
 import java.io.IOException;
@@ -89,7 +90,7 @@ public final class GeminiCodec implements DialectCodec
             if (token == null)
                 throw IN.fail(null, "request body is empty (expected: a JSON object)");
             if (token != JsonToken.START_OBJECT)
-                throw IN.fail(null, "request body: value: " + describe(parser, token) + " (expected: a JSON object)");
+                throw IN.fail(null, "request body: value: " + JsonPeek.describe(parser, token) + " (expected: a JSON object)");
             // Every nested value is still tokenised, so syntax and nesting depth are checked throughout. The problem
             // with contents, if any, is thrown after the whole document was read: a syntax error is reported first.
             GatewayException contentsProblem = null;
@@ -147,7 +148,7 @@ public final class GeminiCodec implements DialectCodec
             return IN.fail("contents", "must be set (expected: a non-empty array of contents)");
         if (token != JsonToken.START_ARRAY)
         {
-            GatewayException problem = IN.fail("contents", "value: " + describe(parser, token)
+            GatewayException problem = IN.fail("contents", "value: " + JsonPeek.describe(parser, token)
                 + " (expected: a non-empty array of contents)");
             parser.skipChildren();
             return problem;
@@ -157,28 +158,14 @@ public final class GeminiCodec implements DialectCodec
         while ((token = parser.nextToken()) != JsonToken.END_ARRAY)
         {
             if (token != JsonToken.START_OBJECT && problem == null)
-                problem = IN.fail("contents[" + index + "]", "value: " + describe(parser, token) + " (expected: an object)");
+                problem = IN.fail("contents[" + index + "]", "value: " + JsonPeek.describe(parser, token)
+                    + " (expected: an object)");
             parser.skipChildren();
             index++;
         }
         if (index == 0)
             return IN.fail("contents", "must not be empty (expected: at least one content)");
         return problem != null ? problem : limits.checkMessages("contents", index);
-    }
-
-    private static String describe(JsonParser parser, JsonToken token) throws IOException
-    {
-        return switch (token)
-        {
-            case START_OBJECT -> "an object";
-            case START_ARRAY -> "an array";
-            case VALUE_STRING -> JsonInput.shortString(parser.getText());
-            default ->
-            {
-                String text = parser.getText();
-                yield text.length() > 40 ? text.substring(0, 40) + "..." : text;
-            }
-        };
     }
 
     /** Decodes with model {@code ""} and no stream: a Gemini body carries neither. */
