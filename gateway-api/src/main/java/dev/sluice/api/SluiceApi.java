@@ -10,14 +10,14 @@ package dev.sluice.api;
  * {@code Scheduler}, {@code AdminRoutes}; given defaults too, so test doubles keep compiling), new enum constants
  * (a plugin's {@code switch} over an SPI enum needs a {@code default}). While the major version is 0, a minor release
  * may also remove or change a signature; its release notes name every such change, and a plugin built against it
- * declares that minor as its lower bound ({@code Plugin-Requires: >=0.7.0}). From 1.0.0 on, only a major release
+ * declares that minor as its lower bound ({@code Plugin-Requires: >=0.8.0}). From 1.0.0 on, only a major release
  * may remove or change anything. Types marked {@link Experimental} may change in any minor release. The helpers of
  * {@code gateway-support} follow their own, looser rule (its package documentation states it).
  */
 public final class SluiceApi
 {
     /** The SPI version, {@code MAJOR.MINOR.PATCH}. */
-    public static final String VERSION = "0.7.0";
+    public static final String VERSION = "0.8.0";
 
     private SluiceApi()
     {

@@ -4,6 +4,7 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Embeddings;
 import dev.sluice.api.model.Usage;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
@@ -92,6 +93,41 @@ public interface DialectCodec
     default HeaderMapping headerMapping()
     {
         return HeaderMapping.NONE;
+    }
+
+    /**
+     * This dialect's embeddings, both ways, for its server binding's embeddings endpoint and its client binding's
+     * provider. The default, {@code null}, means the dialect has none: an embeddings request is not translated into it.
+     *
+     * @return the embeddings codec, or {@code null}
+     */
+    default EmbeddingCodec embeddings()
+    {
+        return null;
+    }
+
+    /**
+     * This dialect's token counting, both ways: a request in this dialect's chat shape whose input tokens are wanted,
+     * and the count. The default, {@code null}, means the dialect has none: a client binding of it answers a count with
+     * the gateway's own estimate.
+     *
+     * @return the token-count codec, or {@code null}
+     */
+    default TokenCountCodec tokenCounts()
+    {
+        return null;
+    }
+
+    /**
+     * How this dialect lists models: the gateway answers listings itself, with the models the caller may use, in the
+     * shape of the client's dialect. The default, {@code null}, means the dialect has no listing (a listing endpoint
+     * of it answers 404).
+     *
+     * @return the model-list codec, or {@code null}
+     */
+    default ModelListCodec modelLists()
+    {
+        return null;
     }
 
     /**
@@ -268,5 +304,87 @@ public interface DialectCodec
                 return false;
         }
         return true;
+    }
+
+    /**
+     * A dialect's embeddings wire format. Decoding checks like {@link DialectCodec#decodeRequest}: a feature the
+     * canonical {@link Embeddings.Request} cannot carry (token-id inputs, say) is refused by name when translating.
+     *
+     * <pre>{@code
+     * Embeddings.Request request = codec.embeddings().decodeRequest(body, peek);   // the client's dialect
+     * byte[] upstream = provider.embeddings().encodeRequest(request);                // the provider's
+     * }</pre>
+     */
+    interface EmbeddingCodec
+    {
+        /** Decodes an embeddings request body; {@code peek} carries a model found outside the body (a path). */
+        Embeddings.Request decodeRequest(byte[] body, RequestPeek peek);
+
+        /** Encodes a canonical embeddings request into a request body of this dialect. */
+        byte[] encodeRequest(Embeddings.Request request);
+
+        /**
+         * Decodes a provider's embeddings answer.
+         *
+         * @param request the request it answers (a dialect whose answer omits the model names it from there)
+         */
+        Embeddings.Response decodeResponse(byte[] body, Embeddings.Request request);
+
+        /**
+         * Encodes a canonical embeddings answer for a client of this dialect.
+         *
+         * @param request the client's request: its encoding format and model shape the answer
+         */
+        byte[] encodeResponse(Embeddings.Response response, Embeddings.Request request);
+
+        /** @return the usage in an embeddings answer of this dialect, scanned cheaply, or {@code null} if it has none */
+        default Usage scanUsage(byte[] body)
+        {
+            return null;
+        }
+    }
+
+    /**
+     * A dialect's token counting wire format: the request is the dialect's chat request (what would be sent), the
+     * answer a count of input tokens.
+     *
+     * <pre>{@code
+     * ChatRequest request = codec.tokenCounts().decodeRequest(body, peek);
+     * byte[] answer = codec.tokenCounts().encodeResponse(1234);   // {"input_tokens":1234} in Anthropic's dialect
+     * }</pre>
+     */
+    interface TokenCountCodec
+    {
+        /** Decodes a count request body (a chat request without what only generation needs). */
+        ChatRequest decodeRequest(byte[] body, RequestPeek peek);
+
+        /** Encodes a canonical request as a count request of this dialect. */
+        byte[] encodeRequest(ChatRequest request);
+
+        /**
+         * Decodes a provider's count.
+         *
+         * @throws GatewayException {@code UPSTREAM} if the body holds no count
+         */
+        long decodeResponse(byte[] body);
+
+        /** Encodes a count for a client of this dialect. */
+        byte[] encodeResponse(long inputTokens);
+    }
+
+    /**
+     * A dialect's model listings, written by the gateway from the model names the caller may use.
+     *
+     * <pre>{@code
+     * byte[] list = codec.modelLists().encodeList(List.of("gpt-4o", "claude-sonnet-4-5"));
+     * }</pre>
+     */
+    interface ModelListCodec
+    {
+        /** Encodes a listing of {@code models}, in order, as one complete page. */
+        byte[] encodeList(java.util.List<String> models);
+
+        /** Encodes the description of one model. */
+        byte[] encodeModel(String model);
     }
 }

@@ -109,7 +109,33 @@ public interface Exchange
     void targetModel(String model);
 
     /**
-     * Decodes the body into the canonical request on first call, and returns the current request.
+     * What the client asks for: the {@linkplain dev.sluice.api.binding.ServerBinding.Endpoint#operation() operation}
+     * of the endpoint it called. A proxy binding that only makes sense for chat turns passes the others on; a client
+     * binding picks the provider's endpoint by it. The default is {@code CHAT}, for test doubles.
+     *
+     * @since 0.8.0
+     */
+    default dev.sluice.api.binding.ServerBinding.Operation operation()
+    {
+        return dev.sluice.api.binding.ServerBinding.Operation.CHAT;
+    }
+
+    /**
+     * Decodes the body of an {@code EMBEDDINGS} exchange into the canonical embeddings request on first call, and
+     * returns it.
+     *
+     * @throws GatewayException {@code INVALID_REQUEST} if the body does not decode, or this is not an embeddings
+     *                          exchange
+     * @since 0.8.0
+     */
+    default dev.sluice.api.model.Embeddings.Request embeddingRequest()
+    {
+        throw new GatewayException(ErrorKind.INVALID_REQUEST, "this request is not an embeddings request");
+    }
+
+    /**
+     * Decodes the body into the canonical request on first call, and returns the current request: the chat request
+     * of a {@code CHAT} exchange, the request whose tokens are counted of a {@code COUNT_TOKENS} one.
      *
      * @throws GatewayException {@code INVALID_REQUEST} or {@code UNSUPPORTED} if the body does not decode
      */
@@ -321,16 +347,25 @@ public interface Exchange
      * @param team     the team or owner the key belongs to, or {@code null}
      * @param metadata further labels from the key's definition (cost centre, environment…) and the key's limits as above;
      *                 never {@code null}
+     * @param models   the model globs the key may use ({@code "gpt-*"}, {@code "claude-sonnet-4-5"}), empty when it may
+     *                 use every model: what a model listing shows the caller; never {@code null}
      */
-    public record Identity(String keyId, String team, Map<String, String> metadata)
+    public record Identity(String keyId, String team, Map<String, String> metadata, java.util.List<String> models)
     {
         public Identity
         {
             Objects.requireNonNull(keyId, "keyId");
             metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+            models = models == null ? java.util.List.of() : java.util.List.copyOf(models);
         }
 
-        /** An identity with a key id and a team, no metadata. */
+        /** An identity that may use every model. */
+        public Identity(String keyId, String team, Map<String, String> metadata)
+        {
+            this(keyId, team, metadata, java.util.List.of());
+        }
+
+        /** An identity with a key id and a team, no metadata, that may use every model. */
         public Identity(String keyId, String team)
         {
             this(keyId, team, Map.of());

@@ -3,6 +3,8 @@ package dev.sluice.support.dialect;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
@@ -18,7 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * A JSON dialect's server binding: one codec, one endpoint, and the request's {@link BodyLimits}. The runtime peeks,
+ * A JSON dialect's server binding: one codec, its endpoints, and the request's {@link BodyLimits}. The runtime peeks,
  * builds the exchange and renders replies and errors with the codec; on the request path this binding adds only the
  * limits, nothing without them (authentication is a proxy binding's job).
  *
@@ -61,8 +63,19 @@ public class DialectServer implements ServerBinding
      */
     public DialectServer(DialectCodec codec, Endpoint endpoint, BodyLimits limits, String messagesField, JsonPeek peek)
     {
+        this(codec, List.of(endpoint), limits, messagesField, peek);
+    }
+
+    /**
+     * @param endpoints the endpoints served, in the order they are matched: the chat endpoint and the dialect's others
+     *                  (embeddings, token counting, model listings), each with its {@link Endpoint#operation()}
+     * @see #DialectServer(DialectCodec, Endpoint, BodyLimits, String, JsonPeek)
+     */
+    public DialectServer(DialectCodec codec, List<Endpoint> endpoints, BodyLimits limits, String messagesField,
+                         JsonPeek peek)
+    {
         this.codec = codec;
-        this.endpoints = List.of(endpoint);
+        this.endpoints = List.copyOf(endpoints);
         this.limits = BodyLimits.orNone(limits);
         this.messagesField = messagesField;
         this.limitedPeek = peek == null || this.limits.maxMessages() == null ? null : peek.limit(this.limits);
@@ -82,14 +95,27 @@ public class DialectServer implements ServerBinding
     }
 
     /**
-     * Checks the decoded request ({@link #check}) when {@link #checksDecoded} says so, then passes the exchange on.
+     * A chat request's scan is {@link #peek(String, String, byte[])}, with the message limit; another operation's
+     * model in the body is found by the codec's own scan (an embeddings body has no messages to count).
+     */
+    @Override
+    public RequestPeek peek(Endpoint endpoint, String path, String query, byte[] body)
+    {
+        if (endpoint.operation() != Operation.CHAT && endpoint.model() == ModelIn.BODY)
+            return codec.peek(body);
+        return ServerBinding.super.peek(endpoint, path, query, body);
+    }
+
+    /**
+     * Checks the decoded request of a chat exchange ({@link #check}) when {@link #checksDecoded} says so, then passes the
+     * exchange on.
      *
      * @return the reply of {@code next}, or a stage failed with the refusal (or a decode failure), {@code next} uncalled
      */
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
-        if (!checksDecoded())
+        if (exchange.operation() != Operation.CHAT || !checksDecoded())
             return next.handle(exchange);
         GatewayException refusal;
         try
@@ -141,5 +167,17 @@ public class DialectServer implements ServerBinding
     public List<Endpoint> endpoints()
     {
         return endpoints;
+    }
+
+    /**
+     * @return the path beside {@code chatPath} for {@code name}: {@code chatPath} without {@code chatSuffix} (or its
+     *         last segment, when it does not end so) followed by {@code name} — {@code sibling("/v1/chat/completions",
+     *         "/chat/completions", "/embeddings")} is {@code /v1/embeddings}
+     */
+    public static String sibling(String chatPath, String chatSuffix, String name)
+    {
+        String base = chatPath.endsWith(chatSuffix) ? chatPath.substring(0, chatPath.length() - chatSuffix.length())
+            : chatPath.substring(0, Math.max(0, chatPath.lastIndexOf('/')));
+        return base + name;
     }
 }

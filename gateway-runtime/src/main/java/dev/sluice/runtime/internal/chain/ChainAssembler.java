@@ -151,7 +151,7 @@ public final class ChainAssembler
                         throw new ConfigException(b.path(), "the " + b.type() + " factory created no binding");
                     for (Endpoint e : server.endpoints())
                     {
-                        String key = e.method() + " " + e.path();
+                        String key = e.method() + " " + e.path() + (e.header() == null ? "" : " with " + e.header());
                         String previous = endpoints.putIfAbsent(key, b.name());
                         if (previous != null)
                             throw new ConfigException(b.path(), "endpoint " + key + " is already served by bindings." + previous);

@@ -1,6 +1,8 @@
 package dev.sluice.runtime.internal.chain;
 
 import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.codec.RequestPeek;
@@ -12,6 +14,7 @@ import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.exchange.Exchange.Stage;
 import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.Embeddings;
 import dev.sluice.api.model.Usage;
 
 import java.util.ArrayList;
@@ -71,6 +74,8 @@ public final class DefaultExchange implements Exchange
     private String routedModel;
     // Set before the chain sees the exchange, never after: read by any stage without a lock.
     private boolean warmup;
+    private Operation operation = Operation.CHAT;
+    private Embeddings.Request embeddingRequest;
 
     private static final Stage[] STAGES = Stage.values();
 
@@ -99,6 +104,31 @@ public final class DefaultExchange implements Exchange
         this.peek = peek;
         this.targetModel = peek.model();
         this.stages[Stage.ARRIVAL.ordinal()] = arrivalNanos;
+    }
+
+    /** Sets what the client asks for (the endpoint's operation); call before the chain sees the exchange. */
+    public void operation(Operation operation)
+    {
+        this.operation = operation;
+    }
+
+    @Override
+    public Operation operation()
+    {
+        return operation;
+    }
+
+    @Override
+    public Embeddings.Request embeddingRequest()
+    {
+        if (embeddingRequest == null)
+        {
+            DialectCodec.EmbeddingCodec embeddings = operation == Operation.EMBEDDINGS ? codec.embeddings() : null;
+            if (embeddings == null)
+                throw new GatewayException(ErrorKind.INVALID_REQUEST, "this request is not an embeddings request");
+            embeddingRequest = embeddings.decodeRequest(body, peek);
+        }
+        return embeddingRequest;
     }
 
     /** Marks this exchange as the gateway's own warm-up ({@link Exchange#warmup()}); call before the chain sees it. */
@@ -191,11 +221,28 @@ public final class DefaultExchange implements Exchange
         this.targetModel = java.util.Objects.requireNonNull(model, "model");
     }
 
+    private ChatRequest decode()
+    {
+        return switch (operation)
+        {
+            case CHAT -> codec.decodeRequest(body, peek);
+            case COUNT_TOKENS ->
+            {
+                DialectCodec.TokenCountCodec counts = codec.tokenCounts();
+                if (counts == null)
+                    throw new GatewayException(ErrorKind.INVALID_REQUEST, "this dialect has no token counting");
+                yield counts.decodeRequest(body, peek);
+            }
+            default -> throw new GatewayException(ErrorKind.INVALID_REQUEST,
+                "a " + operation.name().toLowerCase(java.util.Locale.ROOT) + " request has no chat request");
+        };
+    }
+
     @Override
     public ChatRequest request()
     {
         if (request == null)
-            request = codec.decodeRequest(body, peek);
+            request = decode();
         return request;
     }
 

@@ -14,8 +14,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The gateway's own endpoints on its port, answered before any binding sees the request: {@code GET /healthz} (the
- * process serves), {@code GET /readyz} (it takes traffic: 503 {@code warming} or {@code draining} otherwise) and
- * {@code GET /v1/models} (the models the routes name, in OpenAI's list shape). Every body is rendered once, at
+ * process serves) and {@code GET /readyz} (it takes traffic: 503 {@code warming} or {@code draining} otherwise); model
+ * listings are the dialects' endpoints, answered through the chain. Every body is rendered once, at
  * construction; a request costs a switch on its path and one write. The {@link GatewayHandler} asks it first; it has
  * no lifecycle of its own.
  */
@@ -29,22 +29,15 @@ final class BuiltInEndpoints implements Request.Handler
     private final byte[] readyBody = status("ready");
     private final byte[] warmingBody = status("warming");
     private final byte[] drainingBody = status("draining");
-    private final byte[] models;
 
     /**
-     * @param models  the model names {@code /v1/models} lists, in order
      * @param ready   whether the gateway takes traffic
      * @param warming whether it is warming up (what {@code /readyz} says while not ready)
      */
-    BuiltInEndpoints(List<String> models, BooleanSupplier ready, BooleanSupplier warming)
+    BuiltInEndpoints(BooleanSupplier ready, BooleanSupplier warming)
     {
         this.ready = ready;
         this.warming = warming;
-        ObjectNode list = JSON.createObjectNode().put("object", "list");
-        ArrayNode data = list.putArray("data");
-        for (String model : models)
-            data.addObject().put("id", model).put("object", "model").put("created", 0).put("owned_by", "sluice");
-        this.models = bytes(list);
     }
 
     /** @return whether the request was one of these endpoints, answered; never blocks */
@@ -62,7 +55,6 @@ final class BuiltInEndpoints implements Request.Handler
                 ReplyWriter.writeJson(response, callback, ok ? 200 : 503,
                     ok ? readyBody : warming.getAsBoolean() ? warmingBody : drainingBody);
             }
-            case "/v1/models" -> ReplyWriter.writeJson(response, callback, 200, models);
             default ->
             {
                 return false;

@@ -2,6 +2,7 @@ package dev.sluice.runtime.internal.http;
 
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange;
@@ -37,6 +38,8 @@ final class CompletionRecord extends OnceCallback implements Completion, StreamP
     /** Whether it holds an admission permit, given back at the end. */
     private final boolean admitted;
     private DefaultExchange exchange;
+    // The endpoint an admitted request matched; null for one answered without an exchange.
+    private Endpoint endpoint;
     private GatewayException error;
     private long bodyRead;
     private long requestBytes;
@@ -56,9 +59,11 @@ final class CompletionRecord extends OnceCallback implements Completion, StreamP
 
     /** A chat request that was admitted: it reads its body and goes through the chain. */
     static CompletionRecord admitted(ExchangeLedger ledger, String id, long arrival, Request request, Response response,
-                                     ServerRoute route, Callback callback)
+                                     ServerRoute route, Endpoint endpoint, Callback callback)
     {
-        return new CompletionRecord(ledger, id, arrival, request, response, route, true, callback);
+        CompletionRecord record = new CompletionRecord(ledger, id, arrival, request, response, route, true, callback);
+        record.endpoint = endpoint;
+        return record;
     }
 
     /**
@@ -133,6 +138,12 @@ final class CompletionRecord extends OnceCallback implements Completion, StreamP
     ServerRoute serverRoute()
     {
         return route;
+    }
+
+    /** @return the endpoint an admitted request matched */
+    Endpoint endpoint()
+    {
+        return endpoint;
     }
 
     /** Marks the gateway's own warm-up request, and the headers it is served with (the warm-up header removed). */

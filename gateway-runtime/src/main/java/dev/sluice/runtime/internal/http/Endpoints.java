@@ -5,6 +5,8 @@ import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
 
+import org.eclipse.jetty.http.HttpFields;
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -45,15 +47,21 @@ final class Endpoints
             for (Endpoint e : route.binding().endpoints())
                 all.add(new Bound(e, route, refusal));
         }
+        // Endpoints that want a header first: they share a path with one that does not (Anthropic's model listing).
+        all.sort(java.util.Comparator.comparing(b -> b.endpoint().header() == null));
         this.bound = all.toArray(new Bound[0]);
     }
 
-    /** @return the first endpoint that serves {@code method} on {@code path}, or {@code null} */
-    Bound serving(String method, String path)
+    /**
+     * @param headers the request's headers, read only for an endpoint that wants one
+     * @return the first endpoint that serves {@code method} on {@code path}, or {@code null}
+     */
+    Bound serving(String method, String path, HttpFields headers)
     {
         for (Bound b : bound)
         {
-            if (b.endpoint().matches(method, path))
+            Endpoint e = b.endpoint();
+            if (e.matches(method, path) && (e.header() == null || headers.contains(e.header())))
                 return b;
         }
         return null;

@@ -106,7 +106,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
                 + admission.retryAfterSeconds() + " s", null, "overloaded", null,
             ResponseHeaders.of("retry-after", Long.toString(admission.retryAfterSeconds())));
         this.maxBodyBytes = maxBodyBytes;
-        this.builtIns = new BuiltInEndpoints(chain.models(), ready, () -> warmupToken != null);
+        this.builtIns = new BuiltInEndpoints(ready, () -> warmupToken != null);
         this.endpoints = new Endpoints(chain.servers(), overloaded);
         this.ledger = new ExchangeLedger(chain, stages ? new StageStats(chain.bindingNames()) : null, admission);
         this.writer = new ReplyWriter(new Redaction(secrets));
@@ -181,7 +181,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
             return true;
         String method = request.getMethod();
         String path = request.getHttpURI().getPath();
-        Endpoints.Bound bound = endpoints.serving(method, path);
+        Endpoints.Bound bound = endpoints.serving(method, path, request.getHeaders());
         if (bound == null)
         {
             unrouted(request, response, callback, method, path);
@@ -194,7 +194,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         }
         String id = nextId();
         CompletionRecord record = CompletionRecord.admitted(ledger, id, System.nanoTime(), request, response, bound.route(),
-            callback);
+            bound.endpoint(), callback);
         // One look for the header per request; the work is only for a request that carries it.
         HttpField mark = request.getHeaders().getField(WARMUP_HEADER);
         if (mark != null)
@@ -312,10 +312,13 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         ClientWatch watch = null;
         try
         {
-            RequestPeek peek = route.binding().peek(request.getHttpURI().getPath(), request.getHttpURI().getQuery(), body);
+            Endpoint endpoint = record.endpoint();
+            RequestPeek peek = route.binding().peek(endpoint, request.getHttpURI().getPath(), request.getHttpURI().getQuery(),
+                body);
             DefaultExchange exchange = new DefaultExchange(record.id(), record.arrival(), request.getMethod(),
                 request.getHttpURI().getPath(), request.getHttpURI().getQuery(), new FieldsHeaders(record.headers()),
                 record.codec(), body, peek, route.binding());
+            exchange.operation(endpoint.operation());
             record.exchange(exchange);
             if (record.warmup())
                 exchange.markWarmup();

@@ -3,11 +3,17 @@ package dev.sluice.plugin.anthropic;
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.support.dialect.DialectServer;
 
+import java.util.List;
+
 /**
- * Accepts Anthropic Messages requests on one path. The runtime peeks, builds the exchange and renders replies and
+ * Accepts Anthropic Messages requests on one path, token counts below it ({@code /v1/messages/count_tokens}) and model
+ * listings beside it ({@code GET /v1/models}, {@code GET /v1/models/{model}}, for requests that carry
+ * {@code anthropic-version}, as Anthropic's SDKs send it: OpenAI lists models on the same path). The runtime peeks, builds the exchange and renders replies and
  * errors with {@link AnthropicCodec}; on the request path this binding adds only its {@link BodyLimits}, nothing
  * without them (authentication is a proxy binding's job, and {@code anthropic-version} is accepted but not required,
  * since there is one version). Its client key is {@code x-api-key}, as Anthropic's SDKs send it, or a bearer token, as
@@ -15,9 +21,19 @@ import dev.sluice.support.dialect.DialectServer;
  */
 final class AnthropicServer extends DialectServer
 {
+    /** The header Anthropic's clients send on every request: it tells their model listing from OpenAI's on one path. */
+    static final String VERSION = "anthropic-version";
+
     AnthropicServer(String path, BodyLimits limits)
     {
-        super(AnthropicCodec.INSTANCE, new Endpoint("POST", path), limits, "messages", AnthropicCodec.PEEK);
+        super(AnthropicCodec.INSTANCE, List.of(
+            new Endpoint("POST", path),
+            new Endpoint("POST", path + "/count_tokens", Operation.COUNT_TOKENS, ModelIn.BODY),
+            new Endpoint("GET", sibling(path, "/messages", "/models"), Operation.LIST_MODELS, ModelIn.NONE)
+                .whenHeader(VERSION),
+            new Endpoint("GET", sibling(path, "/messages", "/models/*"), Operation.GET_MODEL, ModelIn.PATH)
+                .whenHeader(VERSION)),
+            limits, "messages", AnthropicCodec.PEEK);
     }
 
     /** @return {@code x-api-key} if set, else the {@code Authorization: Bearer} token, else {@code null} */

@@ -5,6 +5,8 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.support.json.JsonInput;
 import dev.sluice.api.codec.RequestPeek;
@@ -14,19 +16,24 @@ import dev.sluice.support.dialect.DialectServer;
 import java.io.ByteArrayOutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * Accepts Gemini API requests below one path prefix: {@code POST <prefix>{model}:generateContent} and
- * {@code POST <prefix>{model}:streamGenerateContent?alt=sse}. The model and the stream flag come from the path, so
- * this binding overrides {@link #peek(String, String, byte[])}; the model is percent-decoded (a model name with
- * {@code /} arrives as {@code %2F}). Other actions ({@code countTokens}, {@code embedContent}, ...) are 404s naming
- * the action; a stream without {@code alt=sse} (Gemini's JSON-array stream) is a 400. The client's key is read from
+ * {@code POST <prefix>{model}:streamGenerateContent?alt=sse}, with {@code :embedContent}, {@code :batchEmbedContents}
+ * and {@code :countTokens} beside them and the model listings {@code GET <prefix without its last />} and
+ * {@code GET <prefix>{model}}. The model (and the stream flag) come from the path, so this binding overrides
+ * {@link #peek(Endpoint, String, String, byte[])}; the model is percent-decoded (a model name with {@code /} arrives
+ * as {@code %2F}). Other actions are 404s naming the action; a stream without {@code alt=sse} (Gemini's JSON-array stream) is a 400. The client's key is read from
  * {@code x-goog-api-key} or the {@code key} query parameter, as Gemini's clients send it. Immutable and thread-safe.
  */
 final class GeminiServer extends DialectServer
 {
     static final String GENERATE = "generateContent";
     static final String STREAM = "streamGenerateContent";
+    static final String EMBED = "embedContent";
+    static final String BATCH_EMBED = "batchEmbedContents";
+    static final String COUNT = "countTokens";
 
     private final String prefix;
 
@@ -37,7 +44,15 @@ final class GeminiServer extends DialectServer
      */
     GeminiServer(String prefix, BodyLimits limits)
     {
-        super(GeminiCodec.INSTANCE, new Endpoint("POST", prefix + "*"), limits, "contents", null);
+        super(GeminiCodec.INSTANCE, List.of(
+            new Endpoint("POST", prefix + "*:" + EMBED, Operation.EMBEDDINGS, ModelIn.PATH),
+            new Endpoint("POST", prefix + "*:" + BATCH_EMBED, Operation.EMBEDDINGS, ModelIn.PATH),
+            new Endpoint("POST", prefix + "*:" + COUNT, Operation.COUNT_TOKENS, ModelIn.PATH),
+            // generateContent and streamGenerateContent, and any other action, refused by name in peek
+            new Endpoint("POST", prefix + "*"),
+            new Endpoint("GET", prefix.substring(0, prefix.length() - 1), Operation.LIST_MODELS, ModelIn.NONE),
+            new Endpoint("GET", prefix + "*", Operation.GET_MODEL, ModelIn.PATH)),
+            limits, "contents", null);
         this.prefix = prefix;
     }
 
@@ -81,6 +96,24 @@ final class GeminiServer extends DialectServer
                 + prefix + "{model}:" + action + ")", "model", null, null);
         GeminiCodec.INSTANCE.peek(body, limits());
         return new RequestPeek(model, stream, -1, -1);
+    }
+
+    /**
+     * A chat request's model and stream flag come from {@link #peek(String, String, byte[])}; another operation's
+     * model is the path's, percent-decoded, and never streams.
+     */
+    @Override
+    public RequestPeek peek(Endpoint endpoint, String path, String query, byte[] body)
+    {
+        if (endpoint.operation() == Operation.CHAT)
+            return peek(path, query, body);
+        String model = percentDecode(endpoint.wildcard(path));
+        if (model.startsWith("models/"))
+            model = model.substring("models/".length());
+        if (endpoint.model() == ModelIn.PATH && model.isBlank())
+            throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model", "model", null,
+                null);
+        return new RequestPeek(model, false, -1, -1);
     }
 
     /** @return the key from {@code x-goog-api-key}, else from the {@code key} query parameter, else {@code null} */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.admin.AdminRoutes.AdminRequest;
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.binding.ProxyBinding;
@@ -117,16 +118,27 @@ final class KeysBinding implements ProxyBinding
         if (key.expiresAtMillis != VirtualKey.NEVER && System.currentTimeMillis() >= key.expiresAtMillis)
             return CompletableFuture.failedFuture(key.expired);
         String model = exchange.model();
-        if (!key.allows(model))
-            return CompletableFuture.failedFuture(forbidden(key, model));
+        Operation operation = exchange.operation();
+        // A listing names no model: it shows the ones the key may use (its identity carries them).
+        if (operation != Operation.LIST_MODELS && !key.allows(model))
+        {
+            return CompletableFuture.failedFuture(operation == Operation.GET_MODEL
+                ? new GatewayException(ErrorKind.NOT_FOUND, 404, "model " + JsonStrings.quote(shortened(model))
+                    + " not found", "model", "model_not_found", null)
+                : forbidden(key, model));
+        }
         exchange.identity(key.identity);
         return next.handle(exchange);
     }
 
+    private static String shortened(String model)
+    {
+        return model.length() > MAX_ECHOED_MODEL ? model.substring(0, MAX_ECHOED_MODEL) + "..." : model;
+    }
+
     private static GatewayException forbidden(VirtualKey key, String model)
     {
-        String shown = model == null ? "null" : JsonStrings.quote(model.length() > MAX_ECHOED_MODEL
-            ? model.substring(0, MAX_ECHOED_MODEL) + "..." : model);
+        String shown = model == null ? "null" : JsonStrings.quote(shortened(model));
         return new GatewayException(ErrorKind.PERMISSION, 403, "model: " + shown + " is not allowed for API key "
             + key.id() + " (expected: one of " + String.join(", ", key.definition.models()) + ")", "model",
             "model_not_allowed", null);

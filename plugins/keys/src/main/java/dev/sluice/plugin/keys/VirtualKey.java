@@ -52,7 +52,8 @@ final class VirtualKey
         Map<String, String> metadata = new LinkedHashMap<>(definition.metadata());
         if (definition.limits() != null)
             metadata.putAll(definition.limits().flatten());
-        this.identity = new Identity(definition.id(), definition.team(), metadata);
+        this.identity = new Identity(definition.id(), definition.team(), metadata,
+            definition.models() == null ? List.of() : definition.models());
         List<String> globs = definition.models();
         if (globs == null)
             this.models = null;

@@ -3,6 +3,9 @@ package dev.sluice.plugin.router;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
+import dev.sluice.api.codec.DialectCodec;
+import dev.sluice.api.exchange.Exchange.Identity;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
@@ -38,6 +41,7 @@ final class RouterBinding implements ProxyBinding
     private final Route[] routes;
     private final boolean hasFallback;
     private final List<String> advertisedModels;
+    private static final String JSON = "application/json";
 
     /**
      * @param routes           the compiled routes, in config order
@@ -66,6 +70,9 @@ final class RouterBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
+        Operation operation = exchange.operation();
+        if (operation == Operation.LIST_MODELS || operation == Operation.GET_MODEL)
+            return listing(exchange, operation);
         String model = exchange.targetModel();
         for (Route route : routes)
         {
@@ -179,6 +186,53 @@ final class RouterBinding implements ProxyBinding
     private static String label(String value)
     {
         return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
+    /**
+     * Answers a model listing in the client's dialect: the advertised models the caller's key may use, or one model a
+     * route serves and the key may use. Answered here, where the routes are known; nothing goes upstream.
+     */
+    private CompletionStage<Reply> listing(Exchange exchange, Operation operation)
+    {
+        DialectCodec.ModelListCodec lists = exchange.codec() == null ? null : exchange.codec().modelLists();
+        if (lists == null)
+            return CompletableFuture.failedFuture(new GatewayException(ErrorKind.NOT_FOUND, 404,
+                "the " + exchange.dialect() + " dialect has no model listing", null, null, null));
+        Identity identity = exchange.identity();
+        List<ModelGlob> allowed = identity == null ? List.of() : identity.models().stream().map(ModelGlob::compile).toList();
+        if (operation == Operation.LIST_MODELS)
+        {
+            List<String> shown = allowed.isEmpty() ? advertisedModels
+                : advertisedModels.stream().filter(m -> allows(allowed, m)).toList();
+            return CompletableFuture.completedFuture(new Reply.Bytes(200, JSON, lists.encodeList(shown), null));
+        }
+        String model = exchange.model();
+        if (!allows(allowed, model) || !routes(model))
+            return CompletableFuture.failedFuture(notFound(model));
+        return CompletableFuture.completedFuture(new Reply.Bytes(200, JSON, lists.encodeModel(model), null));
+    }
+
+    private static boolean allows(List<ModelGlob> allowed, String model)
+    {
+        if (allowed.isEmpty())
+            return true;
+        for (ModelGlob glob : allowed)
+        {
+            if (glob.matches(model))
+                return true;
+        }
+        return false;
+    }
+
+    /** @return whether a route, or the fallback exit, takes {@code model} */
+    private boolean routes(String model)
+    {
+        for (Route route : routes)
+        {
+            if (route.matches(model))
+                return true;
+        }
+        return hasFallback;
     }
 
     private static GatewayException notFound(String model)
