@@ -139,8 +139,8 @@ class CompletionHookTest
     {
         start(MockProvider.builder().start(), "http/1.1");
         String body = body("gpt-4o", false);
-        // Health checks and the model list are not exchanges (nor are the admin reads of the tap).
-        for (String path : new String[]{"/healthz", "/readyz", "/v1/models"})
+        // Health checks are not exchanges (nor are the admin reads of the tap).
+        for (String path : new String[]{"/healthz", "/readyz"})
         {
             assertThat(harness.http.newRequest(harness.url(path)).version(HttpVersion.fromString(clientVersion))
                 .timeout(10, TimeUnit.SECONDS).send().getStatus()).isEqualTo(200);

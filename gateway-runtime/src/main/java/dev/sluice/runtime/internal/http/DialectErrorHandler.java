@@ -64,7 +64,7 @@ final class DialectErrorHandler implements Request.Handler
             callback.succeeded();
             return true;
         }
-        byte[] body = render(endpoints.dialectAt(request.getHttpURI().getPath()), error);
+        byte[] body = render(endpoints.dialectAt(request.getHttpURI().getPath(), request.getHeaders()), error);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         response.getHeaders().put(ErrorHandler.ERROR_CACHE_CONTROL);
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);

@@ -67,21 +67,31 @@ final class Endpoints
         return null;
     }
 
-    /** @return the first endpoint whose path matches {@code path} by its own method, or {@code null} */
-    Bound atPath(String path)
+    /**
+     * @param headers the request's headers, or {@code null} when unknown (an endpoint that wants a header then counts
+     *                only when no other matches)
+     * @return the first endpoint whose path matches {@code path} by its own method, or {@code null}
+     */
+    Bound atPath(String path, HttpFields headers)
     {
+        Bound wanting = null;
         for (Bound b : bound)
         {
-            if (b.endpoint().matches(b.endpoint().method(), path))
+            Endpoint e = b.endpoint();
+            if (!e.matches(e.method(), path))
+                continue;
+            if (e.header() == null || headers != null && headers.contains(e.header()))
                 return b;
+            if (wanting == null)
+                wanting = b;
         }
-        return null;
+        return wanting;
     }
 
-    /** @return the codec of the dialect served at {@code path} by any method, or {@code null} */
-    DialectCodec dialectAt(String path)
+    /** @return the codec of the dialect served at {@code path} by any method (see {@link #atPath}), or {@code null} */
+    DialectCodec dialectAt(String path, HttpFields headers)
     {
-        Bound b = atPath(path);
+        Bound b = atPath(path, headers);
         return b == null ? null : b.codec();
     }
 }

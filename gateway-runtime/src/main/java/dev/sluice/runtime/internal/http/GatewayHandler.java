@@ -231,7 +231,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         long arrival = System.nanoTime();
         String id = nextId();
         response.getHeaders().put(REQUEST_ID, id);
-        Endpoints.Bound pathKnown = endpoints.atPath(path);
+        Endpoints.Bound pathKnown = endpoints.atPath(path, request.getHeaders());
         GatewayException error;
         byte[] body;
         ServerRoute route;

@@ -135,6 +135,13 @@ public final class AnthropicCodec implements DialectCodec
         return new AnthropicStreamEncoder();
     }
 
+    /** See {@link AnthropicModelList}: the listing shape of this dialect. */
+    @Override
+    public ModelListCodec modelLists()
+    {
+        return AnthropicModelList.INSTANCE;
+    }
+
     /** See {@link AnthropicErrors} for the error {@code type} chosen per kind. */
     @Override
     public byte[] encodeError(GatewayException error)

@@ -223,6 +223,13 @@ public final class GeminiCodec implements DialectCodec
         return new GeminiStreamEncoder();
     }
 
+    /** See {@link GeminiModelList}: the listing shape of this dialect. */
+    @Override
+    public ModelListCodec modelLists()
+    {
+        return GeminiModelList.INSTANCE;
+    }
+
     /** See {@link GeminiErrors} for the {@code status} chosen per kind. */
     @Override
     public byte[] encodeError(GatewayException error)

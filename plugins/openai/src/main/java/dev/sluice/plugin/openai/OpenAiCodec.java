@@ -105,6 +105,13 @@ public final class OpenAiCodec implements DialectCodec
         return new OpenAiStreamEncoder(request);
     }
 
+    /** See {@link OpenAiModelList}: the listing shape of this dialect. */
+    @Override
+    public ModelListCodec modelLists()
+    {
+        return OpenAiModelList.INSTANCE;
+    }
+
     /** See {@link OpenAiErrors} for the {@code type} and {@code code} chosen per kind. */
     @Override
     public byte[] encodeError(GatewayException error)
