@@ -230,6 +230,8 @@ class BadInputTest
         HttpResponse<String> r = post(pathOf(dialect), contentType, bodyOf(dialect));
         assertDialectError(dialect, 415, r.statusCode(), r.body(),
             "content-type: \"" + contentType + "\" is not supported (expected: application/json)");
+        // The body was not read: the connection closes after the answer, and the answer says so.
+        assertThat(r.headers().firstValue("connection")).hasValue("close");
         HttpResponse<String> latin1 = post(pathOf(dialect), "application/json; charset=iso-8859-1", bodyOf(dialect));
         assertDialectError(dialect, 415, latin1.statusCode(), latin1.body(),
             "content-type: charset \"iso-8859-1\" is not supported (expected: utf-8, or no charset)");

@@ -206,7 +206,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         String unsupported = bound.route().binding().checkContentType(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
         if (unsupported != null)
         {
-            // Refuse before reading the body: it would not be read as the client meant it.
+            // Refuse before reading the body: it would not be read as the client meant it. Its unread rest may not be
+            // consumed at the end (not all of it arrived yet): Jetty then closes the connection, so say so, lest an
+            // HTTP/1.1 client send its next request on a connection that is about to close.
+            if (request.getConnectionMetaData().getHttpVersion() == org.eclipse.jetty.http.HttpVersion.HTTP_1_1
+                && request.getLength() != 0)
+                response.getHeaders().put(HttpHeader.CONNECTION, "close");
             writer.fail(record, new GatewayException(ErrorKind.INVALID_REQUEST, 415, unsupported, null, "unsupported_media_type",
                 null));
             return true;
