@@ -198,6 +198,7 @@ class KeysPluginTest
         HttpResponse<String> r = chat(dialect, UNKNOWN_KEY, "openai/" + MockModels.DEFAULT);
 
         assertDialectError(dialect, r, 401, "invalid API key (expected: a key issued for this gateway)");
+        assertThat(r.headers().firstValue("www-authenticate")).hasValue("Bearer realm=\"sluice\"");
         assertThat(r.body()).doesNotContain(UNKNOWN_KEY);
         assertThat(mock.requestCount()).isZero();
     }

@@ -11,6 +11,7 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.support.json.Json;
 import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.support.json.JsonStrings;
@@ -50,8 +51,10 @@ final class KeysBinding implements ProxyBinding
 {
     private static final Logger LOG = LoggerFactory.getLogger(KeysBinding.class);
 
+    /** What every 401 carries (RFC 9110 requires the challenge; HTTP clients that follow it expect one). */
+    static final ResponseHeaders CHALLENGE = ResponseHeaders.of("www-authenticate", "Bearer realm=\"sluice\"");
     private static final GatewayException UNKNOWN = new GatewayException(ErrorKind.AUTHENTICATION, 401,
-        "invalid API key (expected: a key issued for this gateway)", null, "invalid_api_key", null);
+        "invalid API key (expected: a key issued for this gateway)", null, "invalid_api_key", null, CHALLENGE);
     private static final Map<String, GatewayException> MISSING = Map.of(
         "openai", missing("send it as Authorization: Bearer <key>"),
         "anthropic", missing("send it as x-api-key: <key> (or Authorization: Bearer <key>)"),
@@ -97,7 +100,8 @@ final class KeysBinding implements ProxyBinding
 
     private static GatewayException missing(String how)
     {
-        return new GatewayException(ErrorKind.AUTHENTICATION, 401, "missing API key: " + how, null, "missing_api_key", null);
+        return new GatewayException(ErrorKind.AUTHENTICATION, 401, "missing API key: " + how, null, "missing_api_key", null,
+            CHALLENGE);
     }
 
     @Override

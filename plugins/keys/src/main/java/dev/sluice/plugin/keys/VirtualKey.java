@@ -48,7 +48,7 @@ final class VirtualKey
         this.expiresAtMillis = expires == null ? NEVER : epochMillis(expires);
         this.expired = new GatewayException(ErrorKind.AUTHENTICATION, 401,
             "API key expired at " + expires + " (expected: a key that is still valid; ask for a new one)", null,
-            "expired_api_key", null);
+            "expired_api_key", null, KeysBinding.CHALLENGE);
         Map<String, String> metadata = new LinkedHashMap<>(definition.metadata());
         if (definition.limits() != null)
             metadata.putAll(definition.limits().flatten());
