@@ -132,7 +132,12 @@ public interface ServerBinding
         /** The models the caller may use ({@link DialectCodec#modelLists()}), answered by the gateway. */
         LIST_MODELS,
         /** One model the caller may use, named in the path ({@link DialectCodec#modelLists()}), answered by the gateway. */
-        GET_MODEL
+        GET_MODEL,
+        /**
+         * A request about state the dialect keeps in the gateway (a stored response: read it, delete it), answered by
+         * the server binding itself from {@link #handle}, without calling {@code next}.
+         */
+        STATE
     }
 
     /** Where a request to an endpoint names its model. */
