@@ -1,5 +1,6 @@
 package dev.sluice.plugin.cache;
 
+import dev.sluice.support.codec.RecordingStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;

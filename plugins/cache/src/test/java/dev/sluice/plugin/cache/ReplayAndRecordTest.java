@@ -1,5 +1,6 @@
 package dev.sluice.plugin.cache;
 
+import dev.sluice.support.codec.StreamRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

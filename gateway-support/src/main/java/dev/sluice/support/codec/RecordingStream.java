@@ -1,4 +1,4 @@
-package dev.sluice.plugin.cache;
+package dev.sluice.support.codec;
 
 import java.util.function.Consumer;
 
@@ -16,7 +16,7 @@ import dev.sluice.api.model.StreamItem;
  * <p>It does not take {@link dev.sluice.api.model.RetainedFrame}s (the default): the cache asks for a canonical answer,
  * whose items are events.
  */
-final class RecordingStream implements EventStream
+public final class RecordingStream implements EventStream
 {
     private final EventStream inner;
     private final StreamRecorder recorder;
@@ -24,7 +24,7 @@ final class RecordingStream implements EventStream
     // Set once, by the end or a cancel (which may come from another thread).
     private final java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
 
-    RecordingStream(EventStream inner, long maxChars, Consumer<ChatResponse> onEnd)
+    public RecordingStream(EventStream inner, long maxChars, Consumer<ChatResponse> onEnd)
     {
         this.inner = inner;
         this.recorder = new StreamRecorder(maxChars);

@@ -1,4 +1,4 @@
-package dev.sluice.plugin.cache;
+package dev.sluice.support.codec;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +16,7 @@ import dev.sluice.api.model.Usage;
  *
  * <p>Not thread-safe: fed by the stream's one consumer.
  */
-final class StreamRecorder
+public final class StreamRecorder
 {
     private String id = "";
     private String model = "";
@@ -48,13 +48,13 @@ final class StreamRecorder
     }
 
     /** @param maxChars the most characters to record: a longer answer could not be stored anyway */
-    StreamRecorder(long maxChars)
+    public StreamRecorder(long maxChars)
     {
         this.maxChars = maxChars;
     }
 
     /** Records one event. */
-    void add(StreamEvent event)
+    public void add(StreamEvent event)
     {
         if (broken)
             return;
@@ -105,13 +105,13 @@ final class StreamRecorder
     }
 
     /** Marks the stream as not storable (a raw frame the recorder cannot read, say). */
-    void broken()
+    public void broken()
     {
         broken = true;
     }
 
     /** @return the answer if the stream was complete and readable, else {@code null} */
-    ChatResponse answer()
+    public ChatResponse answer()
     {
         if (broken || stopReason == null)
             return null;
