@@ -15,8 +15,9 @@
  *       ({@code StreamHold}).</li>
  *   <li>{@code dev.sluice.support.config}: strict option binding ({@code Options}), durations, model globs and the
  *       {@code http} options of a client binding ({@code HttpOptionsConfig}).</li>
- *   <li>{@code dev.sluice.support.codec}: translation between dialects' conventions ({@code Translation}) and the
- *       tokenizer-free estimate ({@code TokenEstimate}).</li>
+ *   <li>{@code dev.sluice.support.codec}: translation between dialects' conventions ({@code Translation}), the
+ *       tokenizer-free estimate ({@code TokenEstimate}) and a canonical stream rebuilt into the whole answer as it is
+ *       relayed ({@code StreamRecorder}, {@code RecordingStream}).</li>
  *   <li>{@code dev.sluice.support.dialect}: the scaffolding of a dialect plugin: server and client factories, the
  *       server binding with its limits, content types, upstream error mapping, stream decoding and block tracking.
  *       {@code plugin-examples/ollama} is a whole dialect built on it.</li>
