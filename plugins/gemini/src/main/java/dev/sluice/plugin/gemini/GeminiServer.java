@@ -107,7 +107,12 @@ final class GeminiServer extends DialectServer
     {
         if (endpoint.operation() == Operation.CHAT)
             return peek(path, query, body);
-        String model = percentDecode(endpoint.wildcard(path));
+        String matched = endpoint.wildcard(path);
+        // {model}:{action} is a POST: a GET of it is the wrong method, not a model named with a colon.
+        if (endpoint.operation() == Operation.GET_MODEL && matched.indexOf(':') >= 0)
+            throw new GatewayException(ErrorKind.INVALID_REQUEST, 405, "method GET is not allowed on "
+                + (path.length() > 200 ? path.substring(0, 200) + "..." : path), null, null, null);
+        String model = percentDecode(matched);
         if (model.startsWith("models/"))
             model = model.substring("models/".length());
         if (endpoint.model() == ModelIn.PATH && model.isBlank())
