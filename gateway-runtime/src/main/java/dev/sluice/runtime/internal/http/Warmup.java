@@ -3,6 +3,7 @@ package dev.sluice.runtime.internal.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.model.ChatRequest;
@@ -99,9 +100,12 @@ public final class Warmup
             DialectCodec codec = route.binding().codec();
             for (Endpoint endpoint : route.binding().endpoints())
             {
-                // A prefix endpoint (a dialect that puts the model in the path) has no request path the runtime can make
-                // without knowing the dialect.
-                if (!"POST".equals(endpoint.method()) || endpoint.path().endsWith("*"))
+                // Chat turns are what traffic is made of; the other operations share their code path.
+                if (endpoint.operation() != Operation.CHAT)
+                    continue;
+                // A pattern endpoint (a dialect that puts the model in the path) has no request path the runtime can
+                // make without knowing the dialect.
+                if (!"POST".equals(endpoint.method()) || endpoint.path().indexOf('*') >= 0)
                 {
                     skipped++;
                     continue;
