@@ -12,6 +12,7 @@ import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.Tool;
+import dev.sluice.plugin.openai.OpenAiFields;
 import dev.sluice.support.json.JsonInput;
 
 import java.util.ArrayList;
@@ -101,7 +102,7 @@ final class ResponsesRequestDecoder
         return new ChatRequest(model, system, messages, tools, toolChoice,
             IN.optBoolean(body, "parallel_tool_calls", "parallel_tool_calls"), sampling, format,
             stream != null && stream, stream != null && stream, IN.optText(body, "user", "user"),
-            decodeMetadata(IN.optObject(body, "metadata", "metadata")), extensions);
+            OpenAiFields.metadata(IN.optObject(body, "metadata", "metadata")), extensions);
     }
 
     private static void decodeInput(JsonNode input, List<ContentPart> system, List<Message> messages)
@@ -339,15 +340,7 @@ final class ResponsesRequestDecoder
         if (node == null)
             return null;
         if (node.isTextual())
-        {
-            return switch (node.textValue())
-            {
-                case "auto" -> new ToolChoice.Auto();
-                case "none" -> new ToolChoice.None();
-                case "required" -> new ToolChoice.Required();
-                default -> throw IN.wrongType("tool_choice", node, "auto, none, required or a function object");
-            };
-        }
+            return OpenAiFields.toolChoice(node);
         ObjectNode choice = IN.object(node, "tool_choice");
         String type = IN.text(choice, "type", "tool_choice.type");
         if (!type.equals("function"))
@@ -383,20 +376,6 @@ final class ResponsesRequestDecoder
             default:
                 throw IN.wrongType("text.format.type", format.get("type"), "text, json_object or json_schema");
         }
-    }
-
-    private static Map<String, String> decodeMetadata(ObjectNode node)
-    {
-        if (node == null)
-            return Map.of();
-        Map<String, String> metadata = new LinkedHashMap<>();
-        node.properties().forEach(e ->
-        {
-            if (!e.getValue().isTextual())
-                throw IN.wrongType("metadata." + e.getKey(), e.getValue(), "a string");
-            metadata.put(e.getKey(), e.getValue().textValue());
-        });
-        return metadata;
     }
 
     /** @return the refusal of a tool type other than {@code function}: OpenAI runs those itself */

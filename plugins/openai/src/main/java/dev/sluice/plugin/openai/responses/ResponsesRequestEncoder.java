@@ -9,6 +9,7 @@ import dev.sluice.api.model.ChatRequest.ToolChoice;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Tool;
+import dev.sluice.plugin.openai.OpenAiFields;
 import dev.sluice.support.codec.Translation;
 import dev.sluice.support.json.JsonInput;
 import dev.sluice.support.json.JsonOutput;
@@ -77,13 +78,7 @@ final class ResponsesRequestEncoder
             g.writeBooleanField("stream", true);
         if (request.user() != null)
             g.writeStringField("user", request.user());
-        if (!request.metadata().isEmpty())
-        {
-            g.writeObjectFieldStart("metadata");
-            for (Map.Entry<String, String> e : request.metadata().entrySet())
-                g.writeStringField(e.getKey(), e.getValue());
-            g.writeEndObject();
-        }
+        OpenAiFields.writeMetadata(g, request.metadata());
         for (Map.Entry<String, JsonNode> e : request.extensions().entrySet())
         {
             // Never let an extension duplicate a field written above.
@@ -265,20 +260,12 @@ final class ResponsesRequestEncoder
 
     private static void writeToolChoice(JsonGenerator g, ToolChoice choice) throws IOException
     {
-        g.writeFieldName("tool_choice");
-        if (choice instanceof ToolChoice.Auto)
-            g.writeString("auto");
-        else if (choice instanceof ToolChoice.None)
-            g.writeString("none");
-        else if (choice instanceof ToolChoice.Required)
-            g.writeString("required");
-        else if (choice instanceof ToolChoice.Named named)
-        {
-            g.writeStartObject();
-            g.writeStringField("type", "function");
-            g.writeStringField("name", named.name());
-            g.writeEndObject();
-        }
+        if (OpenAiFields.writeToolChoice(g, choice) || !(choice instanceof ToolChoice.Named named))
+            return;
+        g.writeObjectFieldStart("tool_choice");
+        g.writeStringField("type", "function");
+        g.writeStringField("name", named.name());
+        g.writeEndObject();
     }
 
     private static void writeFormat(JsonGenerator g, ResponseFormat format) throws IOException
