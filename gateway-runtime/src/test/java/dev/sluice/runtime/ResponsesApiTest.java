@@ -22,6 +22,7 @@ import dev.sluice.mock.MockDialect;
 import dev.sluice.mock.MockProvider;
 import dev.sluice.mock.RecordedRequest;
 import dev.sluice.support.json.Json;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -75,6 +76,7 @@ class ResponsesApiTest
     @TempDir
     Path dir;
 
+    private final ArrayByteBufferPool.Tracking pool = new ArrayByteBufferPool.Tracking();
     private MockProvider mock;
     private GatewayHarness gateway;
     private OpenAIClient sdk;
@@ -84,7 +86,7 @@ class ResponsesApiTest
     {
         mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ofMillis(1), 8).start();
         gateway = GatewayHarness.start(dir, CONFIG.formatted(mock.baseUrl(), HTTP), TestDist.plugins(),
-            Map.of("ANTHROPIC_KEY", "sk-ant-upstream", "OPENAI_KEY", "sk-upstream"));
+            Map.of("ANTHROPIC_KEY", "sk-ant-upstream", "OPENAI_KEY", "sk-upstream"), pool);
         sdk = SdkClients.openai("http://127.0.0.1:" + gateway.gateway.port(), "sk-client");
     }
 
@@ -175,7 +177,7 @@ class ResponsesApiTest
 
     @ParameterizedTest
     @ValueSource(strings = {"anthropic", "responses"})
-    void createStreamingDeliversTypedEventsTheSdkAccumulates(String provider)
+    void createStreamingDeliversTypedEventsTheSdkAccumulates(String provider) throws Exception
     {
         StringBuilder deltas = new StringBuilder();
         Response response = streamed(ResponseCreateParams.builder().model(provider + "/gpt-4.1").input("Say hello")
@@ -186,6 +188,11 @@ class ResponsesApiTest
         assertThat(response.status()).hasValueSatisfying(s -> assertThat(s.asString()).isEqualTo("completed"));
         assertThat(response.usage()).hasValueSatisfying(u -> assertThat(u.totalTokens()).isPositive());
         assertThat(mock.lastRequest().dialect()).isEqualTo(providerOf(provider));
+        // Every buffer of the stream goes back to the pool once the exchange is done.
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!pool.getLeaks().isEmpty() && System.nanoTime() < deadline)
+            Thread.sleep(20);
+        assertThat(pool.getLeaks()).as(pool.dumpLeaks()).isEmpty();
     }
 
     @ParameterizedTest

@@ -107,6 +107,8 @@ final class ResponsesStreamEncoder implements StreamEncoder
         if (event instanceof StreamEvent.MessageStart start)
         {
             head = new Head(ResponseBodies.responseId(start.id()), start.model(), start.created());
+            // The input tokens some providers report at the start stand until the stop reports more.
+            usage = start.usage();
             writeCreated();
         }
         else if (event instanceof StreamEvent.TextStart start)

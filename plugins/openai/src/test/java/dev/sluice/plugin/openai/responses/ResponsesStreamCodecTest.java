@@ -140,6 +140,14 @@ class ResponsesStreamCodecTest
     }
 
     @Test
+    void theInputTokensOfTheStartStandWhenTheStopReportsNone() throws Exception
+    {
+        byte[] sse = Golden.encode(List.of(new StreamEvent.MessageStart("msg_1", "claude", 5, new Usage(9, 0, 0, 0, 0)),
+            new StreamEvent.Stop(StopReason.END_TURN, "end_turn", Usage.ZERO)));
+        assertThat(last(sse).at("/response/usage/input_tokens").asInt()).isEqualTo(9);
+    }
+
+    @Test
     void aRefusalStreamsAsText()
     {
         String sse = CREATED + event("response.output_item.added", "\"output_index\":0,\"item\":{\"id\":\"msg_1\"," +
