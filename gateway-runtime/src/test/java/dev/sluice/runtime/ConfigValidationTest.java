@@ -258,7 +258,7 @@ class ConfigValidationTest
     void rejectsUnknownBindingTypeListingTheAvailableOnes() throws Exception
     {
         assertCheckFails(VALID.replace("type: openai, kind: server", "type: opneai, kind: server"),
-            "bindings.north.type: value: \"opneai\" is not a server binding type (expected one of: anthropic, gemini, openai)");
+            "bindings.north.type: value: \"opneai\" is not a server binding type (expected one of: anthropic, gemini, openai, openai-responses)");
     }
 
     @Test

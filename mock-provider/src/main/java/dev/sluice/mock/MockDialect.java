@@ -5,6 +5,7 @@ package dev.sluice.mock;
  *
  * <ul>
  *   <li>{@link #OPENAI}: {@code POST …/chat/completions} (Chat Completions)</li>
+ *   <li>{@link #OPENAI_RESPONSES}: {@code POST …/responses} (the Responses API)</li>
  *   <li>{@link #ANTHROPIC}: {@code POST …/messages} (Messages)</li>
  *   <li>{@link #GEMINI}: {@code POST …/models/{model}:generateContent} and
  *   {@code …/models/{model}:streamGenerateContent}</li>
@@ -24,11 +25,14 @@ public enum MockDialect
     OPENAI("openai"),
     /** Anthropic Messages. */
     ANTHROPIC("anthropic"),
+    /** OpenAI's Responses API. */
+    OPENAI_RESPONSES("openai-responses"),
     /** Google Gemini {@code generateContent}. */
     GEMINI("gemini");
 
     private static final String CHAT_COMPLETIONS = "/chat/completions";
     private static final String MESSAGES = "/messages";
+    private static final String RESPONSES = "/responses";
 
     private final String id;
 
@@ -37,7 +41,8 @@ public enum MockDialect
         this.id = id;
     }
 
-    /** @return the lower-case name Sluice uses for this dialect: {@code openai}, {@code anthropic}, {@code gemini} */
+    /** @return the lower-case name Sluice uses for this dialect: {@code openai}, {@code anthropic},
+     *         {@code openai-responses}, {@code gemini} */
     public String id()
     {
         return id;
@@ -53,6 +58,8 @@ public enum MockDialect
             return OPENAI;
         if (path.endsWith(MESSAGES))
             return ANTHROPIC;
+        if (path.endsWith(RESPONSES))
+            return OPENAI_RESPONSES;
         if (GeminiPath.parse(path) != null)
             return GEMINI;
         return null;

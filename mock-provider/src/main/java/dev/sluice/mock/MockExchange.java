@@ -238,7 +238,7 @@ final class MockExchange implements Consumer<Throwable>
     {
         return switch (dialect)
         {
-            case OPENAI -> bearer(request.getHeaders().get(HttpHeader.AUTHORIZATION));
+            case OPENAI, OPENAI_RESPONSES -> bearer(request.getHeaders().get(HttpHeader.AUTHORIZATION));
             case ANTHROPIC -> request.getHeaders().get("x-api-key");
             case GEMINI ->
             {
@@ -357,7 +357,7 @@ final class MockExchange implements Consumer<Throwable>
             {
                 case OPENAI -> chat.includeUsage();
                 case GEMINI -> !"sse".equals(queryParameter("alt"));
-                case ANTHROPIC -> false;
+                case ANTHROPIC, OPENAI_RESPONSES -> false;
             };
             stream(templates, behavior, extraDelay, shape.stream(alternate), alternate, values);
         }

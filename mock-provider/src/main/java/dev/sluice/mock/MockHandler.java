@@ -41,6 +41,7 @@ final class MockHandler extends Handler.Abstract.NonBlocking
         this.templates = new DialectTemplates[]{
             new OpenAiTemplates(settings.text(), settings.events()),
             new AnthropicTemplates(settings.text(), settings.events()),
+            new ResponsesTemplates(settings.text(), settings.events()),
             new GeminiTemplates(settings.text(), settings.events())
         };
         this.recorder = recorder;

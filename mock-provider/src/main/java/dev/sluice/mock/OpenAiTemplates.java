@@ -24,7 +24,7 @@ import static dev.sluice.mock.Template.quote;
  * {@code "usage":null} on every other chunk, as OpenAI does), then {@code data: [DONE]}. Chat Completions shows no
  * reasoning, so a thinking answer is the plain text.</p>
  */
-final class OpenAiTemplates extends DialectTemplates
+class OpenAiTemplates extends DialectTemplates
 {
     static final String WEATHER_CALL_ID = "call_mock_weather";
     static final String TIME_CALL_ID = "call_mock_time";
@@ -68,6 +68,14 @@ final class OpenAiTemplates extends DialectTemplates
     // OpenAI echoes a masked key; the mock never echoes credentials at all.
     private static final ErrorReply WRONG_KEY = new ErrorReply(HttpStatus.UNAUTHORIZED_401,
         error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"));
+
+    /**
+     * For a dialect of OpenAI's that answers with its errors, headers and credentials and registers its own shapes.
+     */
+    OpenAiTemplates(MockDialect dialect)
+    {
+        super(dialect);
+    }
 
     /**
      * @param text the answer; the streamed content deltas concatenate to exactly this

@@ -59,6 +59,8 @@ class MockDialectsTest
                 Map.of());
             case ANTHROPIC -> http.post(transport, "/v1/messages", "{\"model\":\"" + model + "\",\"max_tokens\":10," +
                 "\"stream\":true,\"messages\":[]}", ANTHROPIC_HEADERS);
+            case OPENAI_RESPONSES -> http.post(transport, "/v1/responses", "{\"model\":\"" + model + "\",\"stream\":true," +
+                "\"input\":\"hi\"}", Map.of());
             case GEMINI -> http.post(transport, "/v1beta/models/" + model + ":streamGenerateContent?alt=sse",
                 "{\"contents\":[]}", Map.of());
         };

@@ -51,7 +51,7 @@ import java.util.function.Consumer;
  * prepared once; or, with two or more {@code api_keys}, the next key of a {@link KeyPool} (its headers prepared once
  * per key), whose rest the provider's 401, 403 or 429 starts.
  */
-final class OpenAiClient implements ClientBinding
+public final class OpenAiClient implements ClientBinding
 {
 
     private final OpenAiCodec codec = OpenAiCodec.INSTANCE;
@@ -69,8 +69,11 @@ final class OpenAiClient implements ClientBinding
         this.droppable = Set.copyOf(options.dropUnsupported());
     }
 
-    /** @return the request headers with {@code apiKey} as the bearer token, or with no {@code Authorization} if null */
-    private static UpstreamHeaders headers(OpenAiClientOptions options, String apiKey)
+    /**
+     * @return the request headers with {@code apiKey} as the bearer token, or with no {@code Authorization} if null;
+     *         shared with the Responses client, which sends OpenAI's headers too
+     */
+    public static UpstreamHeaders headers(OpenAiClientOptions options, String apiKey)
     {
         List<Map.Entry<String, String>> fixed = new ArrayList<>();
         Set<String> forward = new HashSet<>();

@@ -116,7 +116,7 @@ final class OpenAiRequestDecoder
         Boolean includeUsage = streamOptions == null ? null
             : IN.optBoolean(streamOptions, "include_usage", "stream_options.include_usage");
         String user = IN.optText(body, "user", "user");
-        Map<String, String> metadata = decodeMetadata(IN.optObject(body, "metadata", "metadata"));
+        Map<String, String> metadata = OpenAiFields.metadata(IN.optObject(body, "metadata", "metadata"));
 
         body.properties().forEach(e ->
         {
@@ -348,15 +348,7 @@ final class OpenAiRequestDecoder
         if (node == null)
             return null;
         if (node.isTextual())
-        {
-            return switch (node.textValue())
-            {
-                case "auto" -> new ToolChoice.Auto();
-                case "none" -> new ToolChoice.None();
-                case "required" -> new ToolChoice.Required();
-                default -> throw IN.wrongType("tool_choice", node, "auto, none, required or a function object");
-            };
-        }
+            return OpenAiFields.toolChoice(node);
         ObjectNode choice = IN.object(node, "tool_choice");
         String type = IN.text(choice, "type", "tool_choice.type");
         if (!type.equals("function"))
@@ -411,19 +403,5 @@ final class OpenAiRequestDecoder
             default:
                 throw IN.wrongType("response_format.type", format.get("type"), "text, json_object or json_schema");
         }
-    }
-
-    private static Map<String, String> decodeMetadata(ObjectNode node)
-    {
-        if (node == null)
-            return Map.of();
-        Map<String, String> metadata = new LinkedHashMap<>();
-        node.properties().forEach(e ->
-        {
-            if (!e.getValue().isTextual())
-                throw IN.wrongType("metadata." + e.getKey(), e.getValue(), "a string");
-            metadata.put(e.getKey(), e.getValue().textValue());
-        });
-        return metadata;
     }
 }

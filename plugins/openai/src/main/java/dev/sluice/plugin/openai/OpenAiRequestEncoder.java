@@ -109,13 +109,7 @@ final class OpenAiRequestEncoder
         }
         if (request.user() != null)
             g.writeStringField("user", request.user());
-        if (!request.metadata().isEmpty())
-        {
-            g.writeObjectFieldStart("metadata");
-            for (Map.Entry<String, String> e : request.metadata().entrySet())
-                g.writeStringField(e.getKey(), e.getValue());
-            g.writeEndObject();
-        }
+        OpenAiFields.writeMetadata(g, request.metadata());
 
         for (Map.Entry<String, JsonNode> e : request.extensions().entrySet())
         {
@@ -350,28 +344,14 @@ final class OpenAiRequestEncoder
 
     private static void writeToolChoice(JsonGenerator g, ToolChoice choice) throws IOException
     {
-        g.writeFieldName("tool_choice");
-        if (choice instanceof ToolChoice.Auto)
-        {
-            g.writeString("auto");
-        }
-        else if (choice instanceof ToolChoice.None)
-        {
-            g.writeString("none");
-        }
-        else if (choice instanceof ToolChoice.Required)
-        {
-            g.writeString("required");
-        }
-        else if (choice instanceof ToolChoice.Named named)
-        {
-            g.writeStartObject();
-            g.writeStringField("type", "function");
-            g.writeObjectFieldStart("function");
-            g.writeStringField("name", named.name());
-            g.writeEndObject();
-            g.writeEndObject();
-        }
+        if (OpenAiFields.writeToolChoice(g, choice) || !(choice instanceof ToolChoice.Named named))
+            return;
+        g.writeObjectFieldStart("tool_choice");
+        g.writeStringField("type", "function");
+        g.writeObjectFieldStart("function");
+        g.writeStringField("name", named.name());
+        g.writeEndObject();
+        g.writeEndObject();
     }
 
     private static void writeResponseFormat(JsonGenerator g, ResponseFormat format) throws IOException
