@@ -268,7 +268,8 @@ class ResponsesApiTest
         });
         assertThatThrownBy(() -> sdk.responses().create(ResponseCreateParams.builder().model("anthropic/gpt-4.1")
             .input("And then?").previousResponseId("resp_123").build()))
-            .isInstanceOfSatisfying(BadRequestException.class, e -> assertThat(e.param()).hasValue("previous_response_id"));
+            .isInstanceOfSatisfying(com.openai.errors.NotFoundException.class,
+                e -> assertThat(e.getMessage()).contains("resp_123").contains("not found"));
         assertThat(mock.requestCount()).isZero();
     }
 

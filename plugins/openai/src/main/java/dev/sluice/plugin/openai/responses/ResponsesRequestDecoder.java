@@ -53,7 +53,10 @@ final class ResponsesRequestDecoder
     static final Set<String> KNOWN_FIELDS = Set.of("model", "input", "instructions", "tools", "tool_choice",
         "parallel_tool_calls", "temperature", "top_p", "max_output_tokens", "text", "stream", "user", "metadata");
 
-    /** Fields that ask OpenAI for state it keeps between requests, which no translation can give. */
+    /**
+     * Fields that ask OpenAI for state it keeps between requests, which no translation can give; a
+     * {@code previous_response_id} of a response the gateway stored is the exception ({@link ResponsesServer}).
+     */
     static final Set<String> STATEFUL_FIELDS = Set.of("previous_response_id", "conversation", "prompt", "background");
 
     private static final JsonInput IN = JsonInput.REQUEST;
@@ -68,6 +71,11 @@ final class ResponsesRequestDecoder
         String model = IN.optText(body, "model", "model");
         if (model == null || model.isBlank())
             throw IN.fail("model", "must be a non-empty string");
+        // A previous response the gateway stored was expanded into the input and this field removed by the server
+        // binding: one still here is one the gateway does not have.
+        JsonNode previous = JsonInput.field(body, "previous_response_id");
+        if (previous != null && previous.isTextual())
+            throw ResponsesServer.notFound(previous.asText());
         for (String stateful : STATEFUL_FIELDS)
         {
             if (JsonInput.field(body, stateful) != null)
@@ -95,8 +103,9 @@ final class ResponsesRequestDecoder
         {
             String name = e.getKey();
             JsonNode value = e.getValue();
-            boolean storeOff = name.equals("store") && value.isBoolean() && !value.booleanValue();
-            if (!KNOWN_FIELDS.contains(name) && !value.isNull() && !storeOff)
+            // store is the server binding's business: it keeps a translated turn unless told not to.
+            boolean store = name.equals("store") && value.isBoolean();
+            if (!KNOWN_FIELDS.contains(name) && !value.isNull() && !store)
                 extensions.put(name, value);
         });
         return new ChatRequest(model, system, messages, tools, toolChoice,

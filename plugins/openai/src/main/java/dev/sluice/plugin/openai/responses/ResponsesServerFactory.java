@@ -1,55 +1,44 @@
 package dev.sluice.plugin.openai.responses;
 
-import dev.sluice.api.GatewayException;
-import dev.sluice.api.binding.BodyLimits;
+import dev.sluice.api.binding.BindingConfig;
+import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ServerBinding;
-import dev.sluice.api.binding.ServerBinding.Endpoint;
-import dev.sluice.api.model.ChatRequest;
-import dev.sluice.support.dialect.DialectServer;
-import dev.sluice.support.dialect.DialectServerFactory;
-import dev.sluice.support.dialect.ServerOptions;
+import dev.sluice.api.binding.ServerBindingFactory;
+import dev.sluice.support.config.Options;
 import org.pf4j.Extension;
 
 /**
- * Creates {@code openai-responses} server bindings: clients speak OpenAI's Responses API on the
- * {@link ServerOptions#path()} ({@value #DEFAULT_PATH} by default). The request's {@code input} may be a string, so
- * {@code max_messages} (the canonical turns) and {@code max_input_tokens} are checked on the decoded request, which
- * costs a decode per request only when one of them is set. Stateless.
+ * Creates {@code openai-responses} server bindings: clients speak OpenAI's Responses API on the path
+ * ({@value #DEFAULT_PATH} by default), with the responses it answered by translation kept in an in-memory
+ * {@link ResponseStore} for {@code previous_response_id} and the stored-response endpoints ({@link ResponsesServer}).
+ * The request's {@code input} may be a string, so {@code max_messages} (the canonical turns) and
+ * {@code max_input_tokens} are checked on the decoded request, which costs a decode per request only when one of them
+ * is set. Each binding has its own store.
  *
  * <pre>{@code
- * north_responses: { type: openai-responses, kind: server, exit: keys, options: { path: /v1/responses } }
+ * north_responses:
+ *   { type: openai-responses, kind: server, exit: keys, options: { path: /v1/responses, store: { ttl: 30m } } }
  * }</pre>
  */
 @Extension
-public final class ResponsesServerFactory extends DialectServerFactory
+public final class ResponsesServerFactory implements ServerBindingFactory
 {
     /** OpenAI's own path. */
     public static final String DEFAULT_PATH = "/v1/responses";
 
-    public ResponsesServerFactory()
+    @Override
+    public String type()
     {
-        super(ResponsesCodec.DIALECT, DEFAULT_PATH);
+        return ResponsesCodec.DIALECT;
     }
 
     @Override
-    protected ServerBinding create(String path, BodyLimits limits)
+    public ServerBinding create(BindingConfig config, BindingContext context)
     {
-        return new DialectServer(ResponsesCodec.INSTANCE, new Endpoint("POST", path), limits, "input", null)
-        {
-            /** Items, not messages with roles, so the peek cannot count them: the decoded request's turns are. */
-            @Override
-            protected boolean checksDecoded()
-            {
-                return super.checksDecoded() || limits().maxMessages() != null;
-            }
-
-            @Override
-            protected GatewayException check(ChatRequest request)
-            {
-                GatewayException tooMany = limits().maxMessages() == null ? null
-                    : limits().checkMessages("input", request.messages().size());
-                return tooMany != null ? tooMany : super.check(request);
-            }
-        };
+        ResponsesServerOptions options = Options.bind(config.options(), ResponsesServerOptions.class,
+            config.optionsPath());
+        ResponsesServerOptions.StoreOptions store = options.store();
+        return new ResponsesServer(options.path() == null ? DEFAULT_PATH : options.path(), options.limits(),
+            new MemoryResponseStore(store.maxBytes(), store.ttl()), store.maxBytes());
     }
 }

@@ -162,13 +162,23 @@ class ResponsesRequestCodecTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"previous_response_id", "conversation", "prompt", "background"})
+    @ValueSource(strings = {"conversation", "prompt", "background"})
     void refusesWhatNeedsOpenAisStoredStateByName(String field)
     {
         GatewayException e = refusal("{\"model\":\"gpt-4.1\",\"input\":\"hi\",\"" + field + "\":\"resp_123\"}");
         assertThat(e.kind()).isEqualTo(ErrorKind.UNSUPPORTED);
         assertThat(e.param()).isEqualTo(field);
         assertThat(e.getMessage()).startsWith(field + ": ").contains("stored state");
+    }
+
+    @org.junit.jupiter.api.Test
+    void aPreviousResponseLeftInTheBodyIsOneTheGatewayDoesNotHave()
+    {
+        // The server binding expands a stored one and removes the field: what reaches a translation is unknown.
+        GatewayException e = refusal("{\"model\":\"gpt-4.1\",\"input\":\"hi\",\"previous_response_id\":\"resp_123\"}");
+        assertThat(e.kind()).isEqualTo(ErrorKind.NOT_FOUND);
+        assertThat(e.status()).isEqualTo(404);
+        assertThat(e.getMessage()).startsWith("response \"resp_123\" not found");
     }
 
     @ParameterizedTest
