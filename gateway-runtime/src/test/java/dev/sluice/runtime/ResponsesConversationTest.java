@@ -99,7 +99,7 @@ class ResponsesConversationTest
     void aFollowUpIsSentToTheProviderAsTheWholeConversation() throws Exception
     {
         Response first = sdk.responses().create(ResponseCreateParams.builder().model("anthropic/claude-sonnet-4-5")
-            .instructions("Be brief.").input("My name is Ada.").build());
+            .instructions("Be brief.").input("My name is Ada.").store(true).build());
         assertThat(first.id()).startsWith("resp_");
 
         Response second = sdk.responses().create(ResponseCreateParams.builder().model("anthropic/claude-sonnet-4-5")
