@@ -35,7 +35,9 @@ import java.util.Set;
  *       {@code systemInstruction}, in order: Gemini has one instruction channel. Text only.</li>
  *   <li>{@link Role#USER} and {@link Role#TOOL} messages become {@code user} contents (Gemini takes function
  *       responses in user turns), {@link Role#ASSISTANT} ones {@code model} contents; consecutive contents of the
- *       same role are merged, as Gemini expects turns to alternate, and an empty message adds no content.</li>
+ *       same role are merged, as Gemini expects turns to alternate, and an empty message adds no content. A request
+ *       left with no content (system messages only, or only empty messages) is refused with {@code INVALID_REQUEST}:
+ *       Gemini refuses empty {@code contents}.</li>
  *   <li>A {@link ContentPart.ToolResult} becomes a {@code functionResponse} named after the
  *       {@link ContentPart.ToolCall} with its id earlier in the request (none: 400 naming the part). Its
  *       {@code response} must be an object: a text result that parses as a JSON object is used as it is, any other
@@ -92,12 +94,16 @@ final class GeminiRequestEncoder
         for (int j = 0; j < request.system().size(); j++)
             system.add(systemText(request.system().get(j), "system[" + j + "]"));
         List<Turn> turns = group(request, system, foreign);
-        // Empty messages add no content (Gemini refuses empty ones): when every message was empty, Gemini would refuse
-        // the empty contents array. Say so here, in the client's dialect, instead of sending it (found by the long fuzz
-        // run: a Gemini request whose only content had "parts": []).
-        if (turns.isEmpty() && !request.messages().isEmpty())
-            throw JsonInput.REQUEST.fail("messages", "has nothing to send: every message is empty (expected: at least one"
-                + " message with content)");
+        // Gemini refuses an empty contents array. Other dialects allow what leads to one (a system prompt alone, or
+        // messages that are all empty, which add no content): say so in the client's dialect instead of sending it.
+        if (turns.isEmpty())
+        {
+            boolean onlySystem = request.messages().stream().allMatch(m -> m.role() == Role.SYSTEM);
+            throw JsonInput.REQUEST.fail("messages", onlySystem
+                ? "has no user or assistant message (expected: at least one; gemini cannot answer a system instruction"
+                    + " alone)"
+                : "has nothing to send: every message is empty (expected: at least one message with content)");
+        }
         return JsonOutput.write(g -> write(g, request, system, turns, foreign));
     }
 
