@@ -11,6 +11,7 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.ToolPairing;
 import dev.sluice.support.codec.Translation;
 import dev.sluice.support.json.Json;
 import dev.sluice.support.json.JsonInput;
@@ -42,6 +43,9 @@ import java.util.Set;
  *       {@link ContentPart.ToolCall} with its id earlier in the request (none: 400 naming the part). Its
  *       {@code response} must be an object: a text result that parses as a JSON object is used as it is, any other
  *       text is wrapped as {@code {"result": text}}; an error result is {@code {"error": text}}.</li>
+ *   <li>A tool result whose call is not in the assistant turn right before it, and a call whose turn is followed by
+ *       one without its result, are refused with {@code INVALID_REQUEST}, as Gemini refuses them (see
+ *       {@link ToolPairing}).</li>
  *   <li>Tool-call ids are not written: Gemini pairs calls and responses by name and order, and some Gemini
  *       endpoints refuse an {@code id} field with a 400. Arguments must be a JSON object (empty text is
  *       {@code {}}); anything else is refused.</li>
@@ -104,7 +108,10 @@ final class GeminiRequestEncoder
                     + " alone)"
                 : "has nothing to send: every message is empty (expected: at least one message with content)");
         }
-        return JsonOutput.write(g -> write(g, request, system, turns, foreign));
+        byte[] body = JsonOutput.write(g -> write(g, request, system, turns, foreign));
+        // After the parts were checked one by one: a part that cannot be sent at all is the first thing to fix.
+        ToolPairing.check(request.messages(), ToolPairing.Window.NEXT_USER_TURN, TARGET);
+        return body;
     }
 
     private static Item systemText(ContentPart part, String path)

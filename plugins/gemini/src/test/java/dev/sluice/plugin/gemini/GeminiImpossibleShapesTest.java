@@ -69,4 +69,39 @@ class GeminiImpossibleShapesTest
             "messages[1].content[0]");
         assertThat(e.getMessage()).contains("tool result for tool call id \"call_7\"");
     }
+
+    private static Message call(String id)
+    {
+        return new Message(Role.ASSISTANT, List.of(new ContentPart.ToolCall(id, "weather", "{}")), null);
+    }
+
+    private static Message result(String id)
+    {
+        return new Message(Role.TOOL, List.of(new ContentPart.ToolResult(id, List.of(new ContentPart.Text("12")), false,
+            null)), null);
+    }
+
+    @Test
+    void refusesAToolCallAnsweredTwoTurnsLater()
+    {
+        refusal(request(List.of(), Message.text(Role.USER, "Weather?"), call("call_1"), Message.text(Role.USER, "Hurry"),
+            Message.text(Role.ASSISTANT, "Soon."), result("call_1")), "messages[1].content[0]");
+    }
+
+    @Test
+    void refusesAToolCallTheNextTurnLeavesUnanswered()
+    {
+        GatewayException e = refusal(request(List.of(), Message.text(Role.USER, "Weather?"), call("call_1"),
+            Message.text(Role.USER, "Never mind.")), "messages[1].content[0]");
+        assertThat(e.getMessage()).isEqualTo("messages[1].content[0]: tool call \"call_1\" has no result before the end of"
+            + " the conversation (expected: a tool result for every tool call, right after the assistant message that"
+            + " made it; gemini refuses a call left unanswered)");
+    }
+
+    @Test
+    void acceptsCallsInTheLastTurn()
+    {
+        assertThat(codec.encodeForeignRequest(request(List.of(), Message.text(Role.USER, "Weather?"), call("call_1"))))
+            .isNotEmpty();
+    }
 }
