@@ -19,7 +19,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -49,13 +48,7 @@ class ImpossibleShapesTest
     @BeforeAll
     static void start() throws Exception
     {
-        Path plugins = Files.createDirectory(dir.resolve("plugins"));
-        try (var jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        Files.copy(TestDist.examplePlugins().resolve("ollama.jar"), plugins.resolve("ollama.jar"));
+        Path plugins = TestDist.pluginsWithExample(dir, "ollama.jar");
         mock = MockProvider.builder().start();
         gateway = GatewayHarness.start(dir, """
             listen: { host: 127.0.0.1, port: 0 }
