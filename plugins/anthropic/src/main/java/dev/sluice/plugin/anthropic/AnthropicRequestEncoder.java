@@ -138,6 +138,10 @@ final class AnthropicRequestEncoder
      */
     private static void checkConversation(ChatRequest request, List<Turn> turns)
     {
+        // Every message was a system message, or there was none (Ollama takes a request without messages).
+        if (turns.isEmpty() && request.system().isEmpty() && request.messages().isEmpty())
+            throw IN.fail("messages", "has no message (expected: at least one; anthropic cannot answer an empty"
+                + " conversation)");
         if (turns.isEmpty())
             throw IN.fail("messages", "has no user or assistant message (expected: at least one; anthropic cannot answer"
                 + " a system prompt alone)");

@@ -161,4 +161,13 @@ class AnthropicImpossibleShapesTest
         assertThat(body.get("messages")).hasSize(4);
         assertThat(body.get("messages").get(2).get("content").get(1).get("tool_use_id").asText()).isEqualTo("call_1");
     }
+
+    @Test
+    void refusesAConversationWithNoMessageAtAll()
+    {
+        // Ollama takes one (it loads the model).
+        GatewayException e = refusal(request(List.of()), "messages");
+        assertThat(e.getMessage()).isEqualTo("messages: has no message (expected: at least one; anthropic cannot answer an"
+            + " empty conversation)");
+    }
 }

@@ -102,6 +102,9 @@ final class GeminiRequestEncoder
         // messages that are all empty, which add no content): say so in the client's dialect instead of sending it.
         if (turns.isEmpty())
         {
+            if (request.system().isEmpty() && request.messages().isEmpty())
+                throw JsonInput.REQUEST.fail("messages", "has no message (expected: at least one; gemini cannot answer an"
+                    + " empty conversation)");
             boolean onlySystem = request.messages().stream().allMatch(m -> m.role() == Role.SYSTEM);
             throw JsonInput.REQUEST.fail("messages", onlySystem
                 ? "has no user or assistant message (expected: at least one; gemini cannot answer a system instruction"

@@ -104,4 +104,13 @@ class GeminiImpossibleShapesTest
         assertThat(codec.encodeForeignRequest(request(List.of(), Message.text(Role.USER, "Weather?"), call("call_1"))))
             .isNotEmpty();
     }
+
+    @Test
+    void refusesAConversationWithNoMessageAtAll()
+    {
+        // Ollama takes one (it loads the model).
+        GatewayException e = refusal(request(List.of()), "messages");
+        assertThat(e.getMessage()).isEqualTo("messages: has no message (expected: at least one; gemini cannot answer an"
+            + " empty conversation)");
+    }
 }
