@@ -67,14 +67,8 @@ class CostBalancerExampleTest
     @BeforeEach
     void start() throws Exception
     {
-        plugins = Files.createDirectory(dir.resolve("plugins"));
+        plugins = TestDist.pluginsWithExample(dir, "cost-balancer.jar");
         completions = dir.resolve("completions.txt");
-        try (var jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        Files.copy(TestDist.examplePlugins().resolve("cost-balancer.jar"), plugins.resolve("cost-balancer.jar"));
         TestAttemptHeadersFactory.pluginJar(plugins);
 
         mini = MockProvider.builder().text(MINI_TEXT).streamProfile(Duration.ZERO, Duration.ZERO, 4).start();

@@ -16,7 +16,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.net.ServerSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -342,13 +341,7 @@ class HttpEndToEndTest
     @Test
     void denyWordsExampleJarIsLoadedAndEnforced() throws Exception
     {
-        Path plugins = Files.createDirectory(dir.resolve("plugins"));
-        try (var jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        Files.copy(TestDist.examplePlugins().resolve("deny-words.jar"), plugins.resolve("deny-words.jar"));
+        Path plugins = TestDist.pluginsWithExample(dir, "deny-words.jar");
         mock = MockProvider.builder().start();
         String yaml = OpenAiEndToEndTest.config(mock.baseUrl(), "http/1.1")
             .replace("north: { type: openai, kind: server, exit: router }",

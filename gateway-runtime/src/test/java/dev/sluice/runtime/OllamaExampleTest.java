@@ -17,7 +17,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,13 +47,7 @@ class OllamaExampleTest
     @BeforeEach
     void start() throws Exception
     {
-        Path plugins = Files.createDirectory(dir.resolve("plugins"));
-        try (var jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        Files.copy(TestDist.examplePlugins().resolve("ollama.jar"), plugins.resolve("ollama.jar"));
+        Path plugins = TestDist.pluginsWithExample(dir, "ollama.jar");
 
         provider = GatewayHarness.start(dir, """
             listen: { host: 127.0.0.1, port: 0 }

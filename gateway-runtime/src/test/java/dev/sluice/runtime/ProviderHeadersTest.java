@@ -35,7 +35,6 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -87,13 +86,7 @@ class ProviderHeadersTest
     @BeforeAll
     static void start() throws Exception
     {
-        plugins = Files.createDirectory(dir.resolve("plugins"));
-        try (Stream<Path> jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        Files.copy(TestDist.examplePlugins().resolve("deny-words.jar"), plugins.resolve("deny-words.jar"));
+        plugins = TestDist.pluginsWithExample(dir, "deny-words.jar");
         mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 3).start();
         gateway = GatewayHarness.start(dir, config("http://127.0.0.1:" + mock.port(), "{ x-guardrail: deny-words }"),
             plugins, Map.of());

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,14 +26,7 @@ final class TapGateway
     /** @return a new plugins folder under {@code dir} with the distribution's plugins and the exchange-tap jar */
     static Path plugins(Path dir) throws Exception
     {
-        Path plugins = Files.createDirectories(dir.resolve("plugins"));
-        try (var jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        Files.copy(TestDist.examplePlugins().resolve("exchange-tap.jar"), plugins.resolve("exchange-tap.jar"));
-        return plugins;
+        return TestDist.pluginsWithExample(dir, "exchange-tap.jar");
     }
 
     /** @return the tap's JSON at {@code url} (its admin path), asserting a 200 */

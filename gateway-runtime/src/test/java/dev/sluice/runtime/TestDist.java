@@ -1,7 +1,9 @@
 package dev.sluice.runtime;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Stream;
 
 /** Where the build put the distribution the tests run against (see the surefire config in the pom). */
 final class TestDist
@@ -34,5 +36,21 @@ final class TestDist
     static Path examplePlugins()
     {
         return Path.of(System.getProperty("sluice.examples"));
+    }
+
+    /**
+     * @return {@code dir/plugins}, created, holding the distribution's plugin jars and the example plugin {@code jar}
+     *         ({@code ollama.jar}, …), as a user who drops an extra plugin into the folder has it
+     */
+    static Path pluginsWithExample(Path dir, String jar) throws IOException
+    {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        try (Stream<Path> jars = Files.list(plugins()))
+        {
+            for (Path p : jars.toList())
+                Files.copy(p, plugins.resolve(p.getFileName()));
+        }
+        Files.copy(examplePlugins().resolve(jar), plugins.resolve(jar));
+        return plugins;
     }
 }

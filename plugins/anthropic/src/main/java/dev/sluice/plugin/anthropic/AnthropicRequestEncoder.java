@@ -12,6 +12,7 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.ToolPairing;
 import dev.sluice.support.codec.Translation;
 import dev.sluice.support.json.Json;
 import dev.sluice.support.json.JsonInput;
@@ -41,6 +42,11 @@ import java.util.Map;
  *       and Anthropic has no such knob.</li>
  *   <li>Reasoning without a signature (OpenAI-compatible servers' {@code reasoning_content}) is omitted: Anthropic
  *       accepts only thinking it signed, and ignores the thinking of earlier turns anyway.</li>
+ *   <li>Refused with {@code INVALID_REQUEST}, since Anthropic refuses them and other dialects allow them: a
+ *       conversation of system messages only, a message with nothing to send (no content, or only reasoning without a
+ *       signature) or with empty text, except the final assistant message, and tool results that answer no tool call
+ *       of the assistant turn right before them, or tool calls left without a result in the next turn (see
+ *       {@link ToolPairing}).</li>
  *   <li>{@link Tool#strict()} is written as Anthropic's {@code strict}; a {@code JSON_SCHEMA} response format as
  *       {@code output_config.format} (Anthropic's structured outputs, always strict; the schema's name has no place
  *       and is dropped); {@code user} as {@code metadata.user_id}; {@code parallelToolCalls = false} as
@@ -65,8 +71,8 @@ final class AnthropicRequestEncoder
     {
     }
 
-    /** One Anthropic message: consecutive canonical messages of the same Anthropic role. */
-    private record Turn(String role, List<Block> blocks)
+    /** One Anthropic message: consecutive canonical messages of the same Anthropic role, from the one at {@code path}. */
+    private record Turn(String role, List<Block> blocks, String path)
     {
     }
 
@@ -76,7 +82,10 @@ final class AnthropicRequestEncoder
         List<ContentPart.Text> system = new ArrayList<>();
         List<Turn> turns = plan(request, system);
         checkSampling(request);
-        return JsonOutput.write(g -> write(g, request, system, turns, defaultMaxTokens));
+        byte[] body = JsonOutput.write(g -> write(g, request, system, turns, defaultMaxTokens));
+        // After the parts were checked one by one: a part that cannot be sent at all is the first thing to fix.
+        checkConversation(request, turns);
+        return body;
     }
 
     private static List<Turn> plan(ChatRequest request, List<ContentPart.Text> system)
@@ -103,7 +112,7 @@ final class AnthropicRequestEncoder
             Turn turn = turns.isEmpty() ? null : turns.get(turns.size() - 1);
             if (turn == null || !turn.role().equals(role))
             {
-                turn = new Turn(role, new ArrayList<>());
+                turn = new Turn(role, new ArrayList<>(), path);
                 turns.add(turn);
             }
             for (int j = 0; j < content.size(); j++)
@@ -120,6 +129,46 @@ final class AnthropicRequestEncoder
                 toolResultsFirst(turn.blocks());
         }
         return turns;
+    }
+
+    /**
+     * Refuses what other dialects allow and Anthropic does not, before anything is sent: a conversation with no user
+     * or assistant message (a system prompt alone), a message left with nothing to send or with empty text (only the
+     * final assistant message, a prefill, may be empty), and tool calls and results that do not pair up turn by turn.
+     */
+    private static void checkConversation(ChatRequest request, List<Turn> turns)
+    {
+        // Every message was a system message, or there was none (Ollama takes a request without messages).
+        if (turns.isEmpty() && request.system().isEmpty() && request.messages().isEmpty())
+            throw IN.fail("messages", "has no message (expected: at least one; anthropic cannot answer an empty"
+                + " conversation)");
+        if (turns.isEmpty())
+            throw IN.fail("messages", "has no user or assistant message (expected: at least one; anthropic cannot answer"
+                + " a system prompt alone)");
+        for (int t = 0; t < turns.size(); t++)
+        {
+            Turn turn = turns.get(t);
+            if (t == turns.size() - 1 && turn.role().equals("assistant"))
+                continue;
+            boolean sends = false;
+            for (Block block : turn.blocks())
+            {
+                if (block.part() instanceof ContentPart.Text text && text.text().isEmpty())
+                    throw IN.fail(block.path(), "empty text (expected: text with something in it, or no text part;"
+                        + " anthropic refuses empty text blocks)");
+                sends |= writes(block.part());
+            }
+            if (!sends)
+                throw IN.fail(turn.path(), "has no content to send (expected: text, an image, a tool call or a tool"
+                    + " result; anthropic refuses an empty " + turn.role() + " message)");
+        }
+        ToolPairing.check(request.messages(), ToolPairing.Window.NEXT_USER_TURN, AnthropicCodec.DIALECT);
+    }
+
+    /** @return whether {@link #writeBlock} writes anything for {@code part} */
+    private static boolean writes(ContentPart part)
+    {
+        return !(part instanceof ContentPart.Thinking thinking) || thinking.signature() != null;
     }
 
     private static ContentPart.Text systemText(ContentPart part, String path)

@@ -227,7 +227,8 @@ class AnthropicRequestCodecTest
     @Test
     void toolChoicesMapBothWays()
     {
-        String base = "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[],\"tool_choice\":";
+        String base = "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
+            + "\"tool_choice\":";
         assertThat(decode(base + "{\"type\":\"any\"}}").toolChoice()).isEqualTo(new ToolChoice.Required());
         assertThat(decode(base + "{\"type\":\"none\"}}").toolChoice()).isEqualTo(new ToolChoice.None());
         ChatRequest named = decode(base + "{\"type\":\"tool\",\"name\":\"f\",\"disable_parallel_tool_use\":false}}");

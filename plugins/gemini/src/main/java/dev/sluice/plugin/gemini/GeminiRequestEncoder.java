@@ -11,6 +11,7 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.ToolPairing;
 import dev.sluice.support.codec.Translation;
 import dev.sluice.support.json.Json;
 import dev.sluice.support.json.JsonInput;
@@ -35,11 +36,16 @@ import java.util.Set;
  *       {@code systemInstruction}, in order: Gemini has one instruction channel. Text only.</li>
  *   <li>{@link Role#USER} and {@link Role#TOOL} messages become {@code user} contents (Gemini takes function
  *       responses in user turns), {@link Role#ASSISTANT} ones {@code model} contents; consecutive contents of the
- *       same role are merged, as Gemini expects turns to alternate, and an empty message adds no content.</li>
+ *       same role are merged, as Gemini expects turns to alternate, and an empty message adds no content. A request
+ *       left with no content (system messages only, or only empty messages) is refused with {@code INVALID_REQUEST}:
+ *       Gemini refuses empty {@code contents}.</li>
  *   <li>A {@link ContentPart.ToolResult} becomes a {@code functionResponse} named after the
  *       {@link ContentPart.ToolCall} with its id earlier in the request (none: 400 naming the part). Its
  *       {@code response} must be an object: a text result that parses as a JSON object is used as it is, any other
  *       text is wrapped as {@code {"result": text}}; an error result is {@code {"error": text}}.</li>
+ *   <li>A tool result whose call is not in the assistant turn right before it, and a call whose turn is followed by
+ *       one without its result, are refused with {@code INVALID_REQUEST}, as Gemini refuses them (see
+ *       {@link ToolPairing}).</li>
  *   <li>Tool-call ids are not written: Gemini pairs calls and responses by name and order, and some Gemini
  *       endpoints refuse an {@code id} field with a 400. Arguments must be a JSON object (empty text is
  *       {@code {}}); anything else is refused.</li>
@@ -92,13 +98,23 @@ final class GeminiRequestEncoder
         for (int j = 0; j < request.system().size(); j++)
             system.add(systemText(request.system().get(j), "system[" + j + "]"));
         List<Turn> turns = group(request, system, foreign);
-        // Empty messages add no content (Gemini refuses empty ones): when every message was empty, Gemini would refuse
-        // the empty contents array. Say so here, in the client's dialect, instead of sending it (found by the long fuzz
-        // run: a Gemini request whose only content had "parts": []).
-        if (turns.isEmpty() && !request.messages().isEmpty())
-            throw JsonInput.REQUEST.fail("messages", "has nothing to send: every message is empty (expected: at least one"
-                + " message with content)");
-        return JsonOutput.write(g -> write(g, request, system, turns, foreign));
+        // Gemini refuses an empty contents array. Other dialects allow what leads to one (a system prompt alone, or
+        // messages that are all empty, which add no content): say so in the client's dialect instead of sending it.
+        if (turns.isEmpty())
+        {
+            if (request.system().isEmpty() && request.messages().isEmpty())
+                throw JsonInput.REQUEST.fail("messages", "has no message (expected: at least one; gemini cannot answer an"
+                    + " empty conversation)");
+            boolean onlySystem = request.messages().stream().allMatch(m -> m.role() == Role.SYSTEM);
+            throw JsonInput.REQUEST.fail("messages", onlySystem
+                ? "has no user or assistant message (expected: at least one; gemini cannot answer a system instruction"
+                    + " alone)"
+                : "has nothing to send: every message is empty (expected: at least one message with content)");
+        }
+        byte[] body = JsonOutput.write(g -> write(g, request, system, turns, foreign));
+        // After the parts were checked one by one: a part that cannot be sent at all is the first thing to fix.
+        ToolPairing.check(request.messages(), ToolPairing.Window.NEXT_USER_TURN, TARGET);
+        return body;
     }
 
     private static Item systemText(ContentPart part, String path)

@@ -269,7 +269,8 @@ class GeminiRequestCodecTest
     @Test
     void validatedModeReadsAsAutoAndTravelsAsAnExtensionThatOtherDialectsRefuse()
     {
-        ChatRequest r = decode("{\"contents\":[],\"tools\":[{\"functionDeclarations\":[{\"name\":\"a\"}]}],"
+        ChatRequest r = decode("{\"contents\":[{\"parts\":[{\"text\":\"Hi\"}]}],"
+            + "\"tools\":[{\"functionDeclarations\":[{\"name\":\"a\"}]}],"
             + "\"toolConfig\":{\"functionCallingConfig\":{\"mode\":\"VALIDATED\"}}}");
 
         assertThat(r.toolChoice()).isEqualTo(new ToolChoice.Auto());
@@ -421,15 +422,15 @@ class GeminiRequestCodecTest
 
     private JsonNode toolConfig(ToolChoice choice)
     {
-        ChatRequest r = new ChatRequest("m", List.of(), List.of(), List.of(new Tool("f", null, null, null, null)),
-            choice, null, null, null, false, false, null, null, null);
+        ChatRequest r = new ChatRequest("m", List.of(), List.of(Message.text(Role.USER, "Hi")),
+            List.of(new Tool("f", null, null, null, null)), choice, null, null, null, false, false, null, null, null);
         return Fixtures.tree(codec.encodeRequest(r)).at("/toolConfig/functionCallingConfig");
     }
 
     private JsonNode generationConfig(ResponseFormat format)
     {
-        ChatRequest r = new ChatRequest("m", List.of(), List.of(), List.of(), null, null, null, format, false, false,
-            null, null, null);
+        ChatRequest r = new ChatRequest("m", List.of(), List.of(Message.text(Role.USER, "Hi")), List.of(), null, null, null,
+            format, false, false, null, null, null);
         return Fixtures.tree(codec.encodeRequest(r)).get("generationConfig");
     }
 

@@ -10,6 +10,7 @@ import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.ChatRequest.ToolChoice;
+import dev.sluice.support.codec.ToolPairing;
 import dev.sluice.support.codec.Translation;
 import dev.sluice.support.json.JsonInput;
 import dev.sluice.support.json.JsonOutput;
@@ -24,7 +25,10 @@ import java.util.Map;
  * {@link ChatRequest} to Chat Completions request JSON; the inverse of {@link OpenAiRequestDecoder}, whose Javadoc
  * lists the mapping decisions. Canonical content OpenAI cannot express (an image in a system prompt or a tool
  * result, a tool call in a user turn) fails with {@code UNSUPPORTED} naming it; reasoning parts and cache hints are
- * omitted, since Chat Completions takes neither as input.
+ * omitted, since Chat Completions takes neither as input. What other dialects allow and OpenAI refuses fails with
+ * {@code INVALID_REQUEST} before anything is sent: a request with no message at all (Ollama takes one, to load a
+ * model), and tool results that do not directly follow the assistant message with their call, or calls whose results
+ * do not directly follow them (see {@link ToolPairing}).
  */
 final class OpenAiRequestEncoder
 {
@@ -37,7 +41,14 @@ final class OpenAiRequestEncoder
 
     static byte[] encode(ChatRequest request)
     {
-        return JsonOutput.write(g -> write(g, request));
+        // Other dialects allow what OpenAI refuses; say so in the client's dialect instead of sending it.
+        if (request.system().isEmpty() && request.messages().isEmpty())
+            throw JsonInput.REQUEST.fail("messages", "has no message (expected: at least one; openai cannot answer an"
+                + " empty conversation)");
+        byte[] body = JsonOutput.write(g -> write(g, request));
+        // After the parts were checked one by one: a part that cannot be sent at all is the first thing to fix.
+        ToolPairing.check(request.messages(), ToolPairing.Window.LEADING_TOOL_RESULTS, OpenAiCodec.DIALECT);
+        return body;
     }
 
     private static void write(JsonGenerator g, ChatRequest request) throws IOException
@@ -269,7 +280,6 @@ final class OpenAiRequestEncoder
         g.writeEndObject();
     }
 
-    /** Writes {@code content} for roles that take text only: one part as a string, several as text parts. */
     /** Writes {@code tool_calls} (requests and responses share the shape); nothing when {@code calls} is empty. */
     static void writeToolCalls(JsonGenerator g, List<ContentPart.ToolCall> calls) throws IOException
     {
@@ -291,6 +301,7 @@ final class OpenAiRequestEncoder
         g.writeEndArray();
     }
 
+    /** Writes {@code content} for roles that take text only: one part as a string, several as text parts. */
     private static void writeTextContent(JsonGenerator g, List<ContentPart> parts, String path) throws IOException
     {
         for (int j = 0; j < parts.size(); j++)

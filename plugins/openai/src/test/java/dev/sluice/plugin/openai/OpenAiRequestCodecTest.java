@@ -188,7 +188,8 @@ class OpenAiRequestCodecTest
     @Test
     void keepsBothTokenCapsWhenTheClientSentBoth()
     {
-        String json = "{\"model\":\"m\",\"messages\":[],\"max_tokens\":10,\"max_completion_tokens\":20}";
+        String json = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":10,"
+            + "\"max_completion_tokens\":20}";
         ChatRequest r = decode(json);
         assertThat(r.sampling().maxTokens()).isEqualTo(20);
         Fixtures.assertSameJson(codec.encodeRequest(r), json.getBytes(StandardCharsets.UTF_8));
@@ -197,7 +198,7 @@ class OpenAiRequestCodecTest
     @Test
     void aChangedTokenCapIsWrittenUnderTheClientsSpelling()
     {
-        ChatRequest r = decode("{\"model\":\"m\",\"messages\":[],\"max_tokens\":4000}");
+        ChatRequest r = decode("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4000}");
         Sampling s = r.sampling();
         ChatRequest clamped = new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(),
             r.parallelToolCalls(),
@@ -205,7 +206,8 @@ class OpenAiRequestCodecTest
             r.responseFormat(), r.stream(), r.includeUsage(), r.user(), r.metadata(), r.extensions());
 
         Fixtures.assertSameJson(codec.encodeRequest(clamped),
-            "{\"model\":\"m\",\"messages\":[],\"max_tokens\":500}".getBytes(StandardCharsets.UTF_8));
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":500}"
+                .getBytes(StandardCharsets.UTF_8));
     }
 
     @Test
@@ -240,13 +242,14 @@ class OpenAiRequestCodecTest
     void refusesToEncodeAnImageInAToolResult()
     {
         ContentPart.Image image = new ContentPart.Image("https://x/y.png", null, null, null, null);
+        Message call = new Message(Role.ASSISTANT, List.of(new ContentPart.ToolCall("t1", "draw", "{}")), null);
         Message toolResult = new Message(Role.USER, List.of(new ContentPart.ToolResult("t1", List.of(image), false, null)), null);
-        ChatRequest r = new ChatRequest("gpt-4o", List.of(), List.of(toolResult), List.of(), null, null, null, null, false, false,
-            null, null, null);
+        ChatRequest r = new ChatRequest("gpt-4o", List.of(), List.of(call, toolResult), List.of(), null, null, null, null, false,
+            false, null, null, null);
 
         GatewayException e = catchThrowableOfType(GatewayException.class, () -> codec.encodeRequest(r));
         assertThat(e.kind()).isEqualTo(ErrorKind.UNSUPPORTED);
-        assertThat(e.getMessage()).startsWith("messages[0].content[0][0]: an image cannot be sent to an openai upstream here");
+        assertThat(e.getMessage()).startsWith("messages[1].content[0][0]: an image cannot be sent to an openai upstream here");
     }
 
     @Test
