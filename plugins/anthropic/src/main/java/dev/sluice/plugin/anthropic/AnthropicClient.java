@@ -2,12 +2,14 @@ package dev.sluice.plugin.anthropic;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.ChatRequest.Sampling;
 import dev.sluice.support.upstream.KeyPool;
+import dev.sluice.support.upstream.TokenCountReplies;
 import dev.sluice.support.upstream.UpstreamHeaders;
 import dev.sluice.support.upstream.UpstreamReplies;
 import dev.sluice.api.upstream.Upstream;
@@ -39,6 +41,9 @@ import java.util.concurrent.CompletionStage;
  * {@link dev.sluice.api.model.RawFrame}s), validated as JSON and scanned for usage, the end and errors, even if a
  * binding modified the request. For other clients the answer is decoded into canonical form.
  *
+ * <p>Token counts ({@code COUNT_TOKENS} exchanges) go to {@code <path>/count_tokens}, forwarded or translated by
+ * {@link TokenCountReplies#forward} ({@link AnthropicTokenCounts} for the body and the count).
+ *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link AnthropicCodec#decodeError}. Never blocks; thread-safe.
  */
@@ -48,6 +53,7 @@ final class AnthropicClient implements ClientBinding
     private final AnthropicCodec codec = AnthropicCodec.INSTANCE;
     private final Upstream upstream;
     private final String path;
+    private final String countPath;
     private final int defaultMaxTokens;
     /** The request headers of each key (one set with one key or none), and the pool that picks among them. */
     private final KeyPool.Keyed<UpstreamHeaders> credentials;
@@ -57,6 +63,7 @@ final class AnthropicClient implements ClientBinding
     {
         this.upstream = upstream;
         this.path = options.path();
+        this.countPath = options.path() + "/count_tokens";
         this.defaultMaxTokens = options.defaultMaxTokens();
         this.credentials = KeyPool.Keyed.of(options.apiKey(), options.apiKeys(), key -> headers(options, key));
         this.droppable = Set.copyOf(options.dropUnsupported());
@@ -81,6 +88,8 @@ final class AnthropicClient implements ClientBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
+        if (exchange.operation() == Operation.COUNT_TOKENS)
+            return TokenCountReplies.forward(exchange, upstream, codec, countPath, credentials);
         boolean sameDialect = AnthropicCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;

@@ -142,6 +142,13 @@ public final class AnthropicCodec implements DialectCodec
         return AnthropicModelList.INSTANCE;
     }
 
+    /** See {@link AnthropicTokenCounts}: {@code /v1/messages/count_tokens} requests and {@code {"input_tokens": N}}. */
+    @Override
+    public TokenCountCodec tokenCounts()
+    {
+        return AnthropicTokenCounts.INSTANCE;
+    }
+
     /** See {@link AnthropicErrors} for the error {@code type} chosen per kind. */
     @Override
     public byte[] encodeError(GatewayException error)

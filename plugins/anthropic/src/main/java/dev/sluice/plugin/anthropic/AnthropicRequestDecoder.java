@@ -97,13 +97,22 @@ final class AnthropicRequestDecoder
 
     static ChatRequest decode(JsonNode root)
     {
+        return decode(root, true);
+    }
+
+    /**
+     * @param requireMaxTokens whether {@code max_tokens} must be set: a Messages request's, not a token count's
+     *                         ({@link AnthropicTokenCounts}), which has none
+     */
+    static ChatRequest decode(JsonNode root, boolean requireMaxTokens)
+    {
         ObjectNode body = IN.object(root, "request body");
 
         String model = IN.optText(body, "model", "model");
         if (model == null || model.isBlank())
             throw IN.fail("model", "must be a non-empty string");
         Integer maxTokens = IN.optInt(body, "max_tokens", "max_tokens");
-        if (maxTokens == null)
+        if (maxTokens == null && requireMaxTokens)
             throw IN.fail("max_tokens", "must be set (expected: an integer)");
 
         List<ContentPart> system = decodeSystem(JsonInput.field(body, "system"));

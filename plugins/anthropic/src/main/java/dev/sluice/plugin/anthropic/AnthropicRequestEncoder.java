@@ -76,6 +76,10 @@ final class AnthropicRequestEncoder
     {
     }
 
+    /**
+     * @param defaultMaxTokens the {@code max_tokens} of a request without a cap; 0 writes none, for a token count
+     *                         request
+     */
     static byte[] encode(ChatRequest request, int defaultMaxTokens)
     {
         // Check what needs no writing first; the body is written to memory, so a later refusal leaves nothing behind.
@@ -228,7 +232,9 @@ final class AnthropicRequestEncoder
         Sampling s = request.sampling();
         g.writeStartObject();
         g.writeStringField("model", request.model());
-        g.writeNumberField("max_tokens", s.maxTokens() != null ? s.maxTokens() : defaultMaxTokens);
+        // A token count request has no max_tokens: it is encoded with no cap and no default (see AnthropicTokenCounts).
+        if (s.maxTokens() != null || defaultMaxTokens > 0)
+            g.writeNumberField("max_tokens", s.maxTokens() != null ? s.maxTokens() : defaultMaxTokens);
         if (!system.isEmpty())
             writeSystem(g, system);
         g.writeArrayFieldStart("messages");

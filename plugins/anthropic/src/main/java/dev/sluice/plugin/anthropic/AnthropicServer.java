@@ -5,6 +5,7 @@ import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.binding.ServerBinding.ModelIn;
 import dev.sluice.api.binding.ServerBinding.Operation;
+import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.support.dialect.DialectServer;
 
@@ -34,6 +35,19 @@ final class AnthropicServer extends DialectServer
             new Endpoint("GET", sibling(path, "/messages", "/models/*"), Operation.GET_MODEL, ModelIn.PATH)
                 .whenHeader(VERSION)),
             limits, "messages", AnthropicCodec.PEEK);
+    }
+
+    /**
+     * A count request's scan is {@link AnthropicTokenCounts#PEEK} (it has no {@code max_tokens}), and a count never
+     * streams; other endpoints scan as {@link DialectServer} does.
+     */
+    @Override
+    public RequestPeek peek(Endpoint endpoint, String path, String query, byte[] body)
+    {
+        if (endpoint.operation() != Operation.COUNT_TOKENS)
+            return super.peek(endpoint, path, query, body);
+        RequestPeek peek = AnthropicTokenCounts.PEEK.scan(body);
+        return peek.stream() ? new RequestPeek(peek.model(), false, peek.modelStart(), peek.modelEnd()) : peek;
     }
 
     /** @return {@code x-api-key} if set, else the {@code Authorization: Bearer} token, else {@code null} */

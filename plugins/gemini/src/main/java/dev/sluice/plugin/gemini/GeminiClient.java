@@ -2,6 +2,7 @@ package dev.sluice.plugin.gemini;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
@@ -9,6 +10,7 @@ import dev.sluice.api.upstream.Upstream;
 import dev.sluice.support.codec.Translation;
 import dev.sluice.support.dialect.UpstreamErrors;
 import dev.sluice.support.upstream.KeyPool;
+import dev.sluice.support.upstream.TokenCountReplies;
 import dev.sluice.support.upstream.UpstreamHeaders;
 import dev.sluice.support.upstream.UpstreamReplies;
 
@@ -37,6 +39,9 @@ import java.util.concurrent.CompletionStage;
  * <p>Response: when the client speaks Gemini, the upstream's bytes are relayed as they are ({@link Reply.Bytes},
  * or {@link GeminiRawStream}'s raw frames) and only scanned for usage, even if a binding modified the request.
  * Otherwise the answer is decoded into canonical form ({@link UpstreamEventStream.Translated} for streams).
+ *
+ * <p>Token counts ({@code COUNT_TOKENS} exchanges) go to {@code <url>/models/{model}:countTokens}, forwarded or
+ * translated by {@link TokenCountReplies#forward} ({@link GeminiTokenCounts} for the body and the count).
  *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link GeminiCodec#decodeError}. Never blocks; thread-safe.
@@ -81,6 +86,8 @@ final class GeminiClient implements ClientBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
+        if (exchange.operation() == Operation.COUNT_TOKENS)
+            return TokenCountReplies.forward(exchange, upstream, codec, countPath(exchange.targetModel()), credentials);
         boolean sameDialect = GeminiCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;
@@ -147,6 +154,13 @@ final class GeminiClient implements ClientBinding
         String name = model.startsWith("models/") ? model.substring("models/".length()) : model;
         String action = stream ? ":" + GeminiServer.STREAM + "?alt=sse" : ":" + GeminiServer.GENERATE;
         return MODELS + encodeSegment(name) + action;
+    }
+
+    /** @return the count request path below the base URL for {@code model} */
+    static String countPath(String model)
+    {
+        String name = model.startsWith("models/") ? model.substring("models/".length()) : model;
+        return MODELS + encodeSegment(name) + ":" + GeminiServer.COUNT;
     }
 
     /** Percent-encodes everything but RFC 3986 unreserved characters, so a model name is one path segment. */

@@ -230,6 +230,13 @@ public final class GeminiCodec implements DialectCodec
         return GeminiModelList.INSTANCE;
     }
 
+    /** See {@link GeminiTokenCounts}: {@code :countTokens} requests and {@code {"totalTokens": N}}. */
+    @Override
+    public TokenCountCodec tokenCounts()
+    {
+        return GeminiTokenCounts.INSTANCE;
+    }
+
     /** See {@link GeminiErrors} for the {@code status} chosen per kind. */
     @Override
     public byte[] encodeError(GatewayException error)

@@ -100,7 +100,8 @@ final class GeminiServer extends DialectServer
 
     /**
      * A chat request's model and stream flag come from {@link #peek(String, String, byte[])}; another operation's
-     * model is the path's, percent-decoded, and never streams.
+     * model is the path's, percent-decoded, and never streams. A count request's body is checked to have a count's
+     * shape ({@link GeminiTokenCounts#counted}).
      */
     @Override
     public RequestPeek peek(Endpoint endpoint, String path, String query, byte[] body)
@@ -118,6 +119,9 @@ final class GeminiServer extends DialectServer
         if (endpoint.model() == ModelIn.PATH && model.isBlank())
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model", "model", null,
                 null);
+        // A count may be forwarded as it is: its shape is checked here, so a bad one never reaches the provider.
+        if (endpoint.operation() == Operation.COUNT_TOKENS)
+            GeminiTokenCounts.counted(body);
         return new RequestPeek(model, false, -1, -1);
     }
 
