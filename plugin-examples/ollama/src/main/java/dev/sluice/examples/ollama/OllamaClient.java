@@ -2,6 +2,7 @@ package dev.sluice.examples.ollama;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
@@ -10,6 +11,7 @@ import dev.sluice.support.codec.Translation;
 import dev.sluice.support.upstream.UpstreamReplies;
 
 import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.support.upstream.TokenCountReplies;
 
 import java.util.HashSet;
 import java.util.List;
@@ -31,6 +33,9 @@ import java.util.concurrent.CompletionStage;
  * {@link OllamaRawStream}'s raw frames) and only scanned for the counts and the end, even if a binding modified the
  * request: the answer is already in the client's dialect. For other clients the answer is decoded into canonical
  * form ({@link Reply.Message}, or canonical events through {@link OllamaStreamDecoder}).
+ *
+ * <p>Token counts: Ollama has no counting endpoint, so a {@code COUNT_TOKENS} exchange (from an Anthropic or Gemini
+ * client) is answered by the gateway, never sent: {@link TokenCountReplies#answerLocally}.
  *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link OllamaCodec#decodeError}. Never blocks: every step continues from the upstream's stages. Thread-safe.
@@ -61,6 +66,8 @@ final class OllamaClient implements ClientBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
+        if (exchange.operation() == Operation.COUNT_TOKENS)
+            return TokenCountReplies.answerLocally(exchange);
         boolean sameDialect = OllamaCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;

@@ -3,6 +3,7 @@ package dev.sluice.plugin.mock;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
@@ -15,6 +16,7 @@ import dev.sluice.api.model.ChatResponse.StopReason;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.binding.BindingContext.Scheduler;
+import dev.sluice.support.upstream.TokenCountReplies;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,6 +74,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * </ul>
  * The two stream options have no effect on answers that are not streamed. A mock with none of these options costs
  * what it always did: no allocation and no scheduling beyond the answer itself.
+ *
+ * <p>Token counts ({@code COUNT_TOKENS} exchanges) are answered as every client binding without a counting provider
+ * answers them, with the gateway's own count ({@link TokenCountReplies#answerLocally}), none of the options above
+ * applying.
  *
  * <p>Thread-safe: the only mutable state is the id counter.
  */
@@ -132,6 +138,8 @@ final class MockClient implements ClientBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
+        if (exchange.operation() == Operation.COUNT_TOKENS)
+            return TokenCountReplies.answerLocally(exchange);
         Reply reply = null;
         GatewayException failure = null;
         if (failStatus != 0)

@@ -2,6 +2,7 @@ package dev.sluice.plugin.openai;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.EventStream;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
@@ -15,6 +16,7 @@ import dev.sluice.support.codec.Translation;
 import dev.sluice.support.upstream.KeyPool;
 import dev.sluice.support.upstream.UpstreamHeaders;
 import dev.sluice.support.upstream.UpstreamReplies;
+import dev.sluice.support.upstream.TokenCountReplies;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -43,6 +45,9 @@ import java.util.function.Consumer;
  * {@link dev.sluice.api.model.RawFrame}s), validated as JSON and scanned for usage, even if a binding modified the request: the
  * answer is already in the client's dialect, and decoding it would drop what the canonical model does not hold
  * (logprobs, extra choices, annotations). For other clients the answer is decoded into canonical form.
+ *
+ * <p>Token counts: OpenAI has no counting endpoint, so a {@code COUNT_TOKENS} exchange (from an Anthropic or Gemini
+ * client) is answered by the gateway, never sent: {@link TokenCountReplies#answerLocally}.
  *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link OpenAiCodec#decodeError}. Never blocks; thread-safe.
@@ -103,6 +108,8 @@ public final class OpenAiClient implements ClientBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
+        if (exchange.operation() == Operation.COUNT_TOKENS)
+            return TokenCountReplies.answerLocally(exchange);
         boolean sameDialect = OpenAiCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;
