@@ -155,15 +155,18 @@ final class MockExchange implements Consumer<Throwable>
         String path = request.getHttpURI().getPath();
         MockDialect dialect = MockDialect.ofPath(decodedPath());
         GeminiPath gemini = dialect == MockDialect.GEMINI ? GeminiPath.parse(decodedPath()) : null;
+        MockDialect counting = dialect == null ? MockTokenCounts.ofPath(decodedPath()) : null;
         boolean post = HttpMethod.POST.is(method);
         ChatRequest chat = null;
-        if (dialect != null && post)
+        if ((dialect != null || counting != null) && post)
             chat = handler.scan(body);
-        String model = gemini != null ? gemini.model() : chat == null ? null : chat.model();
+        String model = gemini != null ? gemini.model() : counting == MockDialect.GEMINI
+            ? MockTokenCounts.geminiModel(decodedPath()) : chat == null ? null : chat.model();
         boolean stream = gemini != null ? gemini.stream() : chat != null && chat.stream();
         if (handler.recorder().enabled())
         {
-            RecordedRequest recorded = record(method, path, BufferUtil.toArray(body), dialect, model, stream);
+            RecordedRequest recorded = record(method, path, BufferUtil.toArray(body), dialect != null ? dialect : counting,
+                model, stream);
             record = recorded;
             handler.recorder().record(recorded);
         }
@@ -192,12 +195,42 @@ final class MockExchange implements Consumer<Throwable>
             else
                 answer(templates, id, model, stream, chat, length);
         }
+        else if (counting != null)
+            count(counting, method, path, chat, length);
         else if (HttpMethod.GET.is(method) && ("/v1/models".equals(path) || "/models".equals(path)))
             writeLast(HttpStatus.OK_200, OpenAiTemplates.MODELS, JSON);
         else if (HttpMethod.GET.is(method) && "/_mock/stats".equals(path))
             writeLast(HttpStatus.OK_200, stats(), JSON);
         else
             writeLast(HttpStatus.NOT_FOUND_404, OpenAiTemplates.notFound(method, path), JSON);
+    }
+
+    /** Answers a token count: {@link MockTokenCounts}. */
+    private void count(MockDialect dialect, String method, String path, ChatRequest scanned, int bodyLength)
+    {
+        DialectTemplates templates = handler.templates(dialect);
+        long id = handler.nextId();
+        ErrorReply refusal;
+        if (!HttpMethod.POST.is(method))
+        {
+            response.getHeaders().put(ALLOW_POST);
+            refusal = templates.methodNotAllowed(method, path);
+        }
+        else
+        {
+            refusal = authorize(dialect, templates);
+            if (refusal == null)
+                refusal = MockTokenCounts.validate(dialect, templates, scanned, request.getHeaders());
+        }
+        if (refusal != null)
+        {
+            writeError(templates, refusal, id);
+            return;
+        }
+        String requestIdHeader = templates.requestIdHeader();
+        if (requestIdHeader != null)
+            response.getHeaders().put(requestIdHeader, REQUEST_ID_PREFIX + id);
+        writeLast(HttpStatus.OK_200, MockTokenCounts.answer(dialect, bodyLength), JSON);
     }
 
     /** @return the request path, percent-decoded (a Gemini model may arrive with its {@code /} encoded) */
@@ -778,7 +811,7 @@ final class MockExchange implements Consumer<Throwable>
      * @param stream the top-level {@code stream} flag (OpenAI, Anthropic)
      * @param includeUsage {@code stream_options.include_usage} (OpenAI)
      * @param fields which of the fields some dialect requires are present: {@link #MESSAGES}, {@link #MAX_TOKENS},
-     * {@link #MAX_TOKENS_INTEGER}, {@link #CONTENTS}
+     * {@link #MAX_TOKENS_INTEGER}, {@link #CONTENTS}, {@link #GENERATE_CONTENT_REQUEST}
      * @param malformed whether the body is not one JSON object
      */
     record ChatRequest(String model, boolean stream, boolean includeUsage, int fields, boolean malformed)
@@ -791,6 +824,8 @@ final class MockExchange implements Consumer<Throwable>
         static final int MAX_TOKENS_INTEGER = 4;
         /** A non-null {@code contents}. */
         static final int CONTENTS = 8;
+        /** A non-null {@code generateContentRequest} (a Gemini count's). */
+        static final int GENERATE_CONTENT_REQUEST = 16;
 
         private static final ChatRequest MALFORMED = new ChatRequest(null, false, false, 0, true);
 
@@ -828,6 +863,8 @@ final class MockExchange implements Consumer<Throwable>
                         case "stream_options" -> includeUsage = token == JsonToken.START_OBJECT && includeUsage(parser);
                         case "messages" -> fields |= present(parser, token, MESSAGES);
                         case "contents" -> fields |= present(parser, token, CONTENTS);
+                        case "generateContentRequest", "generate_content_request" ->
+                            fields |= present(parser, token, GENERATE_CONTENT_REQUEST);
                         case "max_tokens" -> fields |= present(parser, token,
                             token == JsonToken.VALUE_NUMBER_INT ? MAX_TOKENS | MAX_TOKENS_INTEGER : MAX_TOKENS);
                         default -> parser.skipChildren();

@@ -38,6 +38,8 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  *   {@code GenerateContentResponse} whose {@code modelVersion} echoes the (percent-decoded) model of the path;
  *   streamed, one chunk per SSE event ({@code data: …\r\n\r\n}), the last with {@code finishReason} and
  *   {@code usageMetadata}; without {@code alt=sse} the chunks form one JSON array. Requires {@code contents}.</li>
+ *   <li>{@code POST …/messages/count_tokens} (Anthropic) and {@code POST …/models/{model}:countTokens} (Gemini): a
+ *   token count of the body length / 4, after the checks the provider makes; see {@link MockTokenCounts}.</li>
  *   <li>{@code GET /v1/models} (also {@code /models}): a small model list.</li>
  *   <li>{@code GET /_mock/stats}: {@code {"requests":N,"aborted":M}}, for a mock running in another process.</li>
  * </ul>
