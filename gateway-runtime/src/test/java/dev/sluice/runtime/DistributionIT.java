@@ -107,6 +107,17 @@ class DistributionIT
         assertThat(streamed.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
         assertThat(streamed.body()).contains("chat.completion.chunk").endsWith("data: [DONE]\n\n");
 
+        // A token count, answered by the gateway with the tokenizer the distribution's lib/ carries.
+        HttpResponse<String> count = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/v1/messages/count_tokens"))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"hello world\"}]}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        assertThat(count.statusCode()).as(count.body()).isEqualTo(200);
+        assertThat(count.body()).isEqualTo("{\"input_tokens\":9}");
+        assertThat(count.headers().firstValue("x-sluice-token-count")).hasValue("estimate");
+
         // The demo's failover route: a mock failing with 503 first, then one that answers.
         HttpResponse<String> flaky = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
                 .header("content-type", "application/json")

@@ -64,7 +64,7 @@ class PluginJarsTest
                 List<String> shared = Collections.list(file.entries()).stream().map(e -> e.getName())
                     .filter(n -> n.startsWith("dev/sluice/api/") || n.startsWith("dev/sluice/support/")
                         || n.startsWith("com/fasterxml/") || n.startsWith("org/pf4j/") || n.startsWith("org/slf4j/")
-                        || n.startsWith("org/eclipse/jetty/"))
+                        || n.startsWith("org/eclipse/jetty/") || n.startsWith("com/knuddels/"))
                     .toList();
                 assertThat(shared).as(jar + " must not bundle runtime-provided classes").isEmpty();
             }
