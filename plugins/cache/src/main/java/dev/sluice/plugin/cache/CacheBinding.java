@@ -23,6 +23,7 @@ import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.binding.BindingContext.Scheduler;
@@ -40,6 +41,8 @@ import dev.sluice.support.config.ModelGlob;
  * own call; a leader's body is stored once its exchange is over, off the path of its own answer (see {@link Miss}). {@code Cache-Control: no-store} in the
  * request skips the cache (not looked up, not stored), {@code no-cache} skips the lookup and refreshes the entry. Every
  * answer carries {@code x-cache: hit|miss|bypass}, and the exchange the attribute {@link Attributes#CACHE}.
+ *
+ * <p>A token count ({@code COUNT_TOKENS}) passes by: neither looked up nor stored, no {@code x-cache} header.
  *
  * <p>The store is a Caffeine {@link AsyncCache} of the leaders' futures, bounded by the answers' estimated bytes, each
  * entry expiring after its route's TTL; its maintenance runs on the runtime pool's thread whose request triggered it.
@@ -96,8 +99,9 @@ final class CacheBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
-        // The gateway's own warm-up neither reads the cache nor fills it.
-        if (exchange.warmup())
+        // The gateway's own warm-up neither reads the cache nor fills it; nor does a token count, whose answer is
+        // cheap to get again (and whose request would otherwise key like the chat request it counts).
+        if (exchange.warmup() || exchange.operation() == Operation.COUNT_TOKENS)
             return next.handle(exchange);
         String cacheControl = exchange.headers().get("cache-control");
         boolean noStore = false;

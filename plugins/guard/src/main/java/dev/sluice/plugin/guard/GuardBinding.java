@@ -3,6 +3,7 @@ package dev.sluice.plugin.guard;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
@@ -29,6 +30,9 @@ import java.util.concurrent.CompletionStage;
  * A non-streamed answer that is blocked becomes the 400 refusal. A {@link Reply.Bytes} success cannot be checked
  * (only a client binding that ignores the canonical request sends one): enforced, it is refused with
  * {@link ErrorKind#INTERNAL}; in report mode it passes. Error bodies (status 400 and up) pass.
+ *
+ * <p><b>Token counts</b> ({@code COUNT_TOKENS}): the request rules apply (the prompt reaches the provider that
+ * counts it, and a redaction changes what is counted); the response rules do not, since the answer is a count.
  *
  * <p><b>Scope.</b> With {@code models}, only exchanges whose target model matches a glob are checked; others go on
  * untouched, with no decode.
@@ -82,7 +86,8 @@ final class GuardBinding implements ProxyBinding
                 return CompletableFuture.failedFuture(e);
             }
         }
-        if (responseRules == null)
+        // A token count's answer is a number, with no text to check.
+        if (responseRules == null || exchange.operation() == Operation.COUNT_TOKENS)
             return next.handle(exchange);
         exchange.requireCanonicalReply();
         return next.handle(exchange).thenApply(this::checkReply);

@@ -6,6 +6,7 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.api.exchange.Attributes;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Completion.CompletionListener;
 import dev.sluice.api.exchange.Exchange;
@@ -42,6 +43,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code default_max_tokens}). Cost: those tokens at the model's price (all input priced as uncached). Both are
  * computed, and the request decoded, only when a scope of the exchange has a token rate or a budget: with request
  * rates and concurrency alone the body is never decoded.
+ *
+ * <p><b>Token counts</b> ({@code COUNT_TOKENS} exchanges) take a request and a concurrency slot, and reserve no
+ * tokens and no cost: counting generates nothing, and providers do not bill it. Their body is not decoded.
  *
  * <p><b>Settlement.</b> With usage from the provider: its tokens, and its cost with cached input at the cached price.
  * Without usage, when the client went away or the answer had a success status (a stream cancelled, or broken after it
@@ -143,10 +147,14 @@ final class LimitsBinding implements ProxyBinding
 
         boolean needsTokens = false;
         boolean budgeted = false;
-        for (LimitStore.Demand demand : demands)
+        // A token count generates nothing and providers do not bill it: a request and a slot, no tokens, no cost.
+        if (exchange.operation() != Operation.COUNT_TOKENS)
         {
-            needsTokens |= demand.limits().needsTokens();
-            budgeted |= demand.limits().budgeted();
+            for (LimitStore.Demand demand : demands)
+            {
+                needsTokens |= demand.limits().needsTokens();
+                budgeted |= demand.limits().budgeted();
+            }
         }
         long input = 0;
         long output = 0;

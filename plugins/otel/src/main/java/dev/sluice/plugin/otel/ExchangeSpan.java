@@ -121,7 +121,8 @@ final class ExchangeSpan implements CompletionListener
             return;
         }
         Exchange exchange = completion.exchange();
-        span.setAttribute(SpanAttributes.OPERATION_NAME, SpanAttributes.CHAT);
+        span.setAttribute(SpanAttributes.OPERATION_NAME, exchange == null ? SpanAttributes.CHAT
+            : SpanAttributes.operationName(exchange.operation()));
         setIfPresent(SpanAttributes.REQUEST_ID, completion.id());
         setIfPresent(SpanAttributes.REQUEST_MODEL, completion.model());
         span.setAttribute(SpanAttributes.STREAM, completion.stream());

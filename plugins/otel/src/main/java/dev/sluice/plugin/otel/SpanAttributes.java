@@ -1,5 +1,6 @@
 package dev.sluice.plugin.otel;
 
+import dev.sluice.api.binding.ServerBinding.Operation;
 import io.opentelemetry.api.common.AttributeKey;
 
 import java.util.List;
@@ -42,6 +43,21 @@ final class SpanAttributes
 
     /** The operation every chat exchange is. */
     static final String CHAT = "chat";
+
+    /**
+     * @return the {@code gen_ai.operation.name} of an exchange of {@code operation}: OpenTelemetry's {@code chat} and
+     *         {@code embeddings}, and the operation's own name, lower case, for the gateway's others
+     *         ({@code count_tokens}, {@code list_models}, {@code get_model})
+     */
+    static String operationName(Operation operation)
+    {
+        return switch (operation)
+        {
+            case CHAT -> CHAT;
+            case EMBEDDINGS -> "embeddings";
+            default -> operation.name().toLowerCase(java.util.Locale.ROOT);
+        };
+    }
     /** The name of an attempt's span, followed by its target. */
     static final String ATTEMPT = "attempt";
 

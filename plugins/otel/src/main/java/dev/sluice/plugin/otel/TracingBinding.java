@@ -36,7 +36,7 @@ import java.util.function.Supplier;
  * The {@code tracing} proxy binding: one OpenTelemetry span per exchange that passes it (docs/plugins/otel.md).
  *
  * <p>On the way in it reads the client's W3C {@code traceparent} and {@code tracestate} (a valid one becomes the span's
- * parent, otherwise a new trace starts), starts a {@link SpanKind#SERVER} span named {@code chat {model}} at the
+ * parent, otherwise a new trace starts), starts a {@link SpanKind#SERVER} span named {@code chat {model}} ({@code count_tokens {model}} for a token count) at the
  * exchange's arrival, puts the span's {@code traceparent} on the exchange ({@link Attributes#TRACEPARENT}, with the
  * caller's trace state as {@link Attributes#TRACESTATE}) for client bindings that propagate it, and registers an
  * {@link ExchangeSpan} as the exchange's completion listener, which ends the span on every path. Then it calls its
@@ -118,7 +118,8 @@ final class TracingBinding implements ProxyBinding
         long offset = epochOffsetNanos;
         Context parent = W3CTraceContextPropagator.getInstance().extract(Context.root(), exchange.headers(), HEADERS);
         String model = exchange.model();
-        Span span = tracer.spanBuilder(model == null ? SpanAttributes.CHAT : SpanAttributes.CHAT + " " + model)
+        String operation = SpanAttributes.operationName(exchange.operation());
+        Span span = tracer.spanBuilder(model == null || model.isEmpty() ? operation : operation + " " + model)
             .setParent(parent)
             .setSpanKind(SpanKind.SERVER)
             .setStartTimestamp(offset + exchange.nanos(Stage.ARRIVAL), TimeUnit.NANOSECONDS)
