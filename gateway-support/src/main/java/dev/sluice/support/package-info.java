@@ -10,14 +10,16 @@
  *       ({@code NdjsonLines}), incremental, over bytes as they arrive; one encoded event framed for a stream
  *       encoder ({@code EventFrame}).</li>
  *   <li>{@code dev.sluice.support.upstream}: a client binding's side of an upstream call: replies and relays
- *       ({@code UpstreamReplies}, {@code SseRelayStream}, {@code UpstreamEventStream}, {@code Bodies}), headers
+ *       ({@code UpstreamReplies}, {@code SseRelayStream}, {@code UpstreamEventStream}, {@code Bodies}), token counts
+ *       sent or answered ({@code TokenCountReplies}), headers
  *       ({@code UpstreamHeaders}, {@code ForwardHeaders}), keys used in turn ({@code KeyPool}) and the stream hold
  *       ({@code StreamHold}).</li>
  *   <li>{@code dev.sluice.support.config}: strict option binding ({@code Options}), durations, model globs and the
  *       {@code http} options of a client binding ({@code HttpOptionsConfig}).</li>
  *   <li>{@code dev.sluice.support.codec}: translation between dialects' conventions ({@code Translation}), the
- *       tokenizer-free estimate ({@code TokenEstimate}) and a canonical stream rebuilt into the whole answer as it is
- *       relayed ({@code StreamRecorder}, {@code RecordingStream}).</li>
+ *       tokenizer-free estimate ({@code TokenEstimate}), the tokenizer's count ({@code TokenCounter}, on jtokkit, which
+ *       the runtime's {@code lib/} carries beside this library) and a canonical stream rebuilt into the whole answer
+ *       as it is relayed ({@code StreamRecorder}, {@code RecordingStream}).</li>
  *   <li>{@code dev.sluice.support.dialect}: the scaffolding of a dialect plugin: server and client factories, the
  *       server binding with its limits, content types, upstream error mapping, stream decoding and block tracking.
  *       {@code plugin-examples/ollama} is a whole dialect built on it.</li>
