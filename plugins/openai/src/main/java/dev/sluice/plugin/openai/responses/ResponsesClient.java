@@ -2,6 +2,7 @@ package dev.sluice.plugin.openai.responses;
 
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.ClientBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
@@ -13,6 +14,7 @@ import dev.sluice.api.upstream.UpstreamRequest;
 import dev.sluice.plugin.openai.OpenAiClient;
 import dev.sluice.support.codec.Translation;
 import dev.sluice.support.upstream.KeyPool;
+import dev.sluice.support.upstream.TokenCountReplies;
 import dev.sluice.support.upstream.UpstreamHeaders;
 import dev.sluice.support.upstream.UpstreamReplies;
 
@@ -34,6 +36,9 @@ import java.util.concurrent.CompletionStage;
  * {@code frequency_penalty} and {@code seed}, which the Responses API lacks, unless listed in
  * {@code drop_unsupported}; its reasoning is left out, since OpenAI takes back only the encrypted reasoning it wrote
  * itself.
+ *
+ * <p>Token counts: a {@code COUNT_TOKENS} exchange (from an Anthropic or Gemini client) is answered by the gateway,
+ * never sent: {@link TokenCountReplies#answerLocally}.
  *
  * <p>Response: a Responses client gets the upstream's bytes and events as they are ({@link ResponsesRawStream}),
  * scanned for usage; other clients get them decoded. Errors are OpenAI's envelope. Never blocks; thread-safe.
@@ -64,6 +69,8 @@ final class ResponsesClient implements ClientBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
+        if (exchange.operation() == Operation.COUNT_TOKENS)
+            return TokenCountReplies.answerLocally(exchange);
         boolean sameDialect = ResponsesCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;
