@@ -55,8 +55,8 @@ class TokenCountTest
         return """
             listen: { host: 127.0.0.1, port: 0 }
             bindings:
-              north_anthropic: { type: anthropic, kind: server, exit: router }
-              north_gemini: { type: gemini, kind: server, exit: router }
+              north_anthropic: { type: anthropic, kind: server, exit: router, options: { limits: { max_messages: 2 } } }
+              north_gemini: { type: gemini, kind: server, exit: router, options: { limits: { max_messages: 2 } } }
               router:
                 type: router
                 kind: proxy
@@ -295,6 +295,36 @@ class TokenCountTest
             assertThat(both.getStatus()).isEqualTo(400);
             assertThat(json(both.getContentAsString()).at("/error/message").asText()).contains("not both");
         }
+        assertThat(mock.requestCount()).isZero();
+    }
+
+    @Test
+    void aCountOverTheServersMaxMessagesIsRefusedWithoutAnUpstreamCall() throws Exception
+    {
+        String turn = "{\"role\":\"user\",\"content\":\"Hi\"}";
+        ContentResponse anthropicCount = post("/v1/messages/count_tokens", "{\"model\":\"claude-sonnet-4-5\",\"messages\":["
+            + turn + "," + turn + "," + turn + "]}", Map.of("x-api-key", "sk-ant-client"));
+        assertThat(anthropicCount.getStatus()).isEqualTo(400);
+        assertThat(json(anthropicCount.getContentAsString()).at("/error/message").asText())
+            .contains("messages: value: 3 messages (expected: at most 2");
+
+        String content = "{\"role\":\"user\",\"parts\":[{\"text\":\"Hi\"}]}";
+        ContentResponse geminiCount = post("/v1beta/models/gemini-2.5-flash:countTokens", "{\"contents\":[" + content + ","
+            + content + "," + content + "]}", Map.of("x-goog-api-key", "client-gemini-key"));
+        assertThat(geminiCount.getStatus()).isEqualTo(400);
+        assertThat(json(geminiCount.getContentAsString()).at("/error/message").asText())
+            .contains("contents: value: 3 messages (expected: at most 2");
+        assertThat(mock.requestCount()).isZero();
+    }
+
+    @Test
+    void aGeminiCountForAModelWithASlashIsRefusedNamingTheModel() throws Exception
+    {
+        ContentResponse slash = post("/v1beta/models/gemini-2.5-flash/tuned:countTokens", "{\"contents\":[{\"parts\":"
+            + "[{\"text\":\"Hi\"}]}]}", Map.of("x-goog-api-key", "client-gemini-key"));
+        assertThat(slash.getStatus()).isEqualTo(400);
+        assertThat(json(slash.getContentAsString()).at("/error/message").asText()).isEqualTo("model: \"gemini-2.5-flash/tuned\""
+            + " has a '/', which :countTokens does not take (expected: a model name without '/')");
         assertThat(mock.requestCount()).isZero();
     }
 

@@ -8,6 +8,7 @@ import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.support.dialect.DialectServer;
+import dev.sluice.support.json.JsonPeek;
 
 import java.util.List;
 
@@ -25,6 +26,9 @@ final class AnthropicServer extends DialectServer
     /** The header Anthropic's clients send on every request: it tells their model listing from OpenAI's on one path. */
     static final String VERSION = "anthropic-version";
 
+    /** The scan of a count request, which counts its messages against {@code max_messages} too. */
+    private final JsonPeek countPeek;
+
     AnthropicServer(String path, BodyLimits limits)
     {
         super(AnthropicCodec.INSTANCE, List.of(
@@ -35,18 +39,19 @@ final class AnthropicServer extends DialectServer
             new Endpoint("GET", sibling(path, "/messages", "/models/*"), Operation.GET_MODEL, ModelIn.PATH)
                 .whenHeader(VERSION)),
             limits, "messages", AnthropicCodec.PEEK);
+        this.countPeek = AnthropicTokenCounts.PEEK.limit(limits);
     }
 
     /**
-     * A count request's scan is {@link AnthropicTokenCounts#PEEK} (it has no {@code max_tokens}), and a count never
-     * streams; other endpoints scan as {@link DialectServer} does.
+     * A count request's scan is {@link AnthropicTokenCounts#PEEK} (it has no {@code max_tokens}) with the
+     * {@code max_messages} limit, and a count never streams; other endpoints scan as {@link DialectServer} does.
      */
     @Override
     public RequestPeek peek(Endpoint endpoint, String path, String query, byte[] body)
     {
         if (endpoint.operation() != Operation.COUNT_TOKENS)
             return super.peek(endpoint, path, query, body);
-        RequestPeek peek = AnthropicTokenCounts.PEEK.scan(body);
+        RequestPeek peek = countPeek.scan(body);
         return peek.stream() ? new RequestPeek(peek.model(), false, peek.modelStart(), peek.modelEnd()) : peek;
     }
 

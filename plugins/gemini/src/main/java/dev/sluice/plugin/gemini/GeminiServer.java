@@ -1,5 +1,6 @@
 package dev.sluice.plugin.gemini;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
@@ -61,7 +62,8 @@ final class GeminiServer extends DialectServer
      *
      * @return the model and stream flag, without model offsets (the model is not in the body)
      * @throws GatewayException {@code NOT_FOUND} for a path without a served action, {@code INVALID_REQUEST} for a
-     *                          missing model, a stream without {@code alt=sse} or a body that is not a JSON object
+     *                          missing model, a stream without {@code alt=sse}, a body that is not a JSON object or a
+     *                          count for a model with a {@code /} (its endpoint takes one path segment)
      */
     @Override
     public RequestPeek peek(String path, String query, byte[] body)
@@ -85,6 +87,13 @@ final class GeminiServer extends DialectServer
                     + " gateway streams server-sent events only)", "alt", null, null);
             stream = true;
         }
+        else if (action.equals(COUNT) && rest.lastIndexOf('/', colon) >= 0)
+        {
+            // Served, but its endpoint's {model} is one path segment: a model named with a '/' ends up here.
+            throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: " + JsonInput.shortString(
+                rest.substring(0, colon)) + " has a '/', which :" + COUNT + " does not take (expected: a model name"
+                + " without '/')", "model", null, null);
+        }
         else
         {
             throw new GatewayException(ErrorKind.NOT_FOUND, 404, "action " + JsonInput.shortString(action)
@@ -101,7 +110,7 @@ final class GeminiServer extends DialectServer
     /**
      * A chat request's model and stream flag come from {@link #peek(String, String, byte[])}; another operation's
      * model is the path's, percent-decoded, and never streams. A count request's body is checked to have a count's
-     * shape ({@link GeminiTokenCounts#counted}).
+     * shape ({@link GeminiTokenCounts#counted}) and its {@code contents} counted against {@code max_messages}.
      */
     @Override
     public RequestPeek peek(Endpoint endpoint, String path, String query, byte[] body)
@@ -121,7 +130,13 @@ final class GeminiServer extends DialectServer
                 null);
         // A count may be forwarded as it is: its shape is checked here, so a bad one never reaches the provider.
         if (endpoint.operation() == Operation.COUNT_TOKENS)
-            GeminiTokenCounts.counted(body);
+        {
+            JsonNode contents = GeminiJson.field(GeminiTokenCounts.counted(body), "contents");
+            GatewayException tooMany = contents == null || !contents.isArray() ? null
+                : limits().checkMessages("contents", contents.size());
+            if (tooMany != null)
+                throw tooMany;
+        }
         return new RequestPeek(model, false, -1, -1);
     }
 
