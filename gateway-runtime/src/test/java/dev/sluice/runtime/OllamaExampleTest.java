@@ -59,6 +59,7 @@ class OllamaExampleTest
             listen: { host: 127.0.0.1, port: 0 }
             bindings:
               north: { type: openai, kind: server, exit: south }
+              north_anthropic: { type: anthropic, kind: server, exit: south }
               south:
                 type: ollama
                 kind: client
@@ -136,6 +137,18 @@ class OllamaExampleTest
         assertThat(within.getStatus()).isEqualTo(200);
         // A request without messages (Ollama loads the model) is within any message limit.
         assertThat(postToProvider("{\"model\":\"llama3.2\",\"stream\":false}").getStatus()).isEqualTo(200);
+    }
+
+    @Test
+    void aTokenCountIsAnsweredByTheGatewayNotTheOllamaProvider() throws Exception
+    {
+        ContentResponse count = front.http.newRequest(front.url("/v1/messages/count_tokens")).method(HttpMethod.POST)
+            .body(new StringRequestContent("application/json", "{\"model\":\"llama3.2\",\"messages\":[{\"role\":"
+                + "\"user\",\"content\":\"hello world\"}]}")).timeout(15, TimeUnit.SECONDS).send();
+        assertThat(count.getStatus()).as(count.getContentAsString()).isEqualTo(200);
+        // o200k_base: 2 tokens of text, 4 of the message's framing, 3 of the reply's priming.
+        assertThat(JSON.readTree(count.getContentAsString()).path("input_tokens").asLong()).isEqualTo(9);
+        assertThat(count.getHeaders().get("x-sluice-token-count")).isEqualTo("estimate");
     }
 
     private ContentResponse postToProvider(String body) throws Exception
