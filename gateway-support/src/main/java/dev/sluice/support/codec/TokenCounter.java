@@ -95,7 +95,8 @@ public final class TokenCounter
 
         /**
          * @return the vocabulary of {@code model}: {@link #CL100K_BASE} for {@code gpt-4} (but not {@code gpt-4o},
-         *         {@code gpt-4.1}, {@code gpt-4.5}), {@code gpt-3.5…} and {@code text-embedding-…}, after any
+         *         {@code gpt-4.1}, {@code gpt-4.5}), {@code gpt-3.5…} (Azure's {@code gpt-35…}) and
+         *         {@code text-embedding-…}, after any
          *         {@code provider/} prefix and case-insensitively; {@link #O200K_BASE} for every other model
          */
         public static Vocabulary of(String model)
@@ -103,7 +104,7 @@ public final class TokenCounter
             if (model == null)
                 return O200K_BASE;
             String name = model.substring(model.lastIndexOf('/') + 1).toLowerCase(Locale.ROOT);
-            if (name.startsWith("gpt-3.5") || name.startsWith("text-embedding-"))
+            if (name.startsWith("gpt-3.5") || name.startsWith("gpt-35") || name.startsWith("text-embedding-"))
                 return CL100K_BASE;
             if (name.equals("gpt-4") || name.startsWith("gpt-4-"))
                 return CL100K_BASE;

@@ -48,6 +48,7 @@ class TokenCounterTest
         assertThat(Vocabulary.of("gpt-4")).isEqualTo(Vocabulary.CL100K_BASE);
         assertThat(Vocabulary.of("gpt-4-turbo")).isEqualTo(Vocabulary.CL100K_BASE);
         assertThat(Vocabulary.of("openai/gpt-3.5-turbo")).isEqualTo(Vocabulary.CL100K_BASE);
+        assertThat(Vocabulary.of("GPT-35-Turbo")).isEqualTo(Vocabulary.CL100K_BASE);
         assertThat(Vocabulary.of("text-embedding-3-small")).isEqualTo(Vocabulary.CL100K_BASE);
         assertThat(Vocabulary.of("gpt-4o")).isEqualTo(Vocabulary.O200K_BASE);
         assertThat(Vocabulary.of("gpt-4.1-mini")).isEqualTo(Vocabulary.O200K_BASE);
