@@ -4,6 +4,8 @@ import dev.sluice.api.binding.BindingConfig;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
@@ -166,12 +168,17 @@ class AnthropicOptionsTest
         assertThat(factory.type()).isEqualTo("anthropic");
 
         ServerBinding binding = factory.create(config(BindingKind.SERVER, "{}"), new TestBindingContext());
-        assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/v1/messages"));
+        assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/v1/messages"),
+            new Endpoint("POST", "/v1/messages/count_tokens", Operation.COUNT_TOKENS, ModelIn.BODY),
+            new Endpoint("GET", "/v1/models", Operation.LIST_MODELS, ModelIn.NONE).whenHeader("anthropic-version"),
+            new Endpoint("GET", "/v1/models/*", Operation.GET_MODEL, ModelIn.PATH).whenHeader("anthropic-version"));
         assertThat(binding.codec()).isSameAs(AnthropicCodec.INSTANCE);
 
         ServerBinding custom = factory.create(config(BindingKind.SERVER, "{\"path\":\"/anthropic/v1/messages\"}"),
             new TestBindingContext());
-        assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/anthropic/v1/messages"));
+        // The count and the listings move with the path.
+        assertThat(custom.endpoints()).extracting(Endpoint::path).containsExactly("/anthropic/v1/messages",
+            "/anthropic/v1/messages/count_tokens", "/anthropic/v1/models", "/anthropic/v1/models/*");
 
         ConfigException typo = catchThrowableOfType(ConfigException.class,
             () -> factory.create(config(BindingKind.SERVER, "{\"paht\":\"/x\"}"), new TestBindingContext()));
