@@ -4,6 +4,7 @@ import dev.sluice.api.model.Tool;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.Embeddings;
 import java.util.List;
 
 /**
@@ -50,6 +51,15 @@ public final class TokenEstimate
             tokens += PER_MESSAGE + ofText(t.name()) + ofText(t.description())
                 + (t.parameters() == null ? 0 : ofText(t.parameters().toString()));
         }
+        return tokens;
+    }
+
+    /** @return the estimated input tokens of an embeddings request: its inputs' text, at least one token each */
+    public static long inputTokens(Embeddings.Request request)
+    {
+        long tokens = 0;
+        for (String input : request.inputs())
+            tokens += Math.max(1, ofText(input));
         return tokens;
     }
 

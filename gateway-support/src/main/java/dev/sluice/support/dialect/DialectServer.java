@@ -95,12 +95,18 @@ public class DialectServer implements ServerBinding
     }
 
     /**
-     * A chat request's scan is {@link #peek(String, String, byte[])}, with the message limit; another operation's
-     * model in the body is found by the codec's own scan (an embeddings body has no messages to count).
+     * A chat request's scan is {@link #peek(String, String, byte[])}, with the message limit; an embeddings request's
+     * model is found by {@link JsonPeek#peek(byte[])} (its body has no messages, and it never streams); another
+     * operation's model in the body by the codec's own scan.
      */
     @Override
     public RequestPeek peek(Endpoint endpoint, String path, String query, byte[] body)
     {
+        if (endpoint.operation() == Operation.EMBEDDINGS && endpoint.model() == ModelIn.BODY)
+        {
+            RequestPeek found = JsonPeek.peek(body);
+            return new RequestPeek(found.model(), false, found.modelStart(), found.modelEnd());
+        }
         if (endpoint.operation() != Operation.CHAT && endpoint.model() == ModelIn.BODY)
             return codec.peek(body);
         return ServerBinding.super.peek(endpoint, path, query, body);

@@ -80,6 +80,20 @@ public final class UpstreamReplies
     }
 
     /**
+     * Reads up to {@link #MAX_ERROR_BYTES} of a non-2xx answer and fails with what {@link DialectCodec#decodeError} makes
+     * of it, {@code headers} added after any the codec set.
+     */
+    static CompletionStage<Reply> failed(UpstreamResponse response, DialectCodec codec, ResponseHeaders headers)
+    {
+        int status = response.status();
+        return Bodies.readPrefix(response.body(), response.contentLength(), MAX_ERROR_BYTES).thenCompose(bytes ->
+        {
+            GatewayException error = codec.decodeError(status, bytes);
+            return CompletableFuture.failedFuture(error.withHeaders(error.headers().withAll(headers)));
+        });
+    }
+
+    /**
      * Turns a provider's answer into a reply. Non-2xx: up to {@link #MAX_ERROR_BYTES} of the body are read and
      * {@link DialectCodec#decodeError} becomes the failure. Streams: {@code rawStream} relays the same dialect's
      * bytes, else the codec's stream decoder translates them. Complete answers (up to {@link #MAX_RESPONSE_BYTES}):
@@ -106,14 +120,7 @@ public final class UpstreamReplies
         int status = response.status();
         ResponseHeaders headers = ProviderHeaders.capture(response, codec, exchange);
         if (status < 200 || status > 299)
-        {
-            return Bodies.readPrefix(response.body(), response.contentLength(), MAX_ERROR_BYTES)
-                .thenCompose(bytes ->
-                {
-                    GatewayException error = codec.decodeError(status, bytes);
-                    return CompletableFuture.failedFuture(error.withHeaders(error.headers().withAll(headers)));
-                });
-        }
+            return failed(response, codec, headers);
         if (stream)
         {
             EventStream events = relayRaw ? rawStream.apply(response.body(), exchange::usage)

@@ -46,6 +46,8 @@ import java.util.concurrent.CompletionStage;
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link GeminiCodec#decodeError}. Never blocks; thread-safe.
  *
+ * <p>Embeddings go to {@code :batchEmbedContents}, or a Gemini client's own action ({@link GeminiEmbeddingClient}).
+ *
  * <p>Credentials: the one {@code api_key} (or {@code api_keys} of one), its headers prepared once; or, with two or
  * more {@code api_keys}, the next key of a {@link KeyPool} (its headers prepared once per key), whose rest a rejected
  * key or a 429 starts.
@@ -60,12 +62,14 @@ final class GeminiClient implements ClientBinding
     /** The request headers of each key (one set with one key or none), and the pool that picks among them. */
     private final KeyPool.Keyed<UpstreamHeaders> credentials;
     private final Set<String> droppable;
+    private final GeminiEmbeddingClient embeddings;
 
     GeminiClient(GeminiClientOptions options, Upstream upstream)
     {
         this.upstream = upstream;
         this.credentials = KeyPool.Keyed.of(options.apiKey(), options.apiKeys(), key -> headers(options, key));
         this.droppable = Set.copyOf(options.dropUnsupported());
+        this.embeddings = new GeminiEmbeddingClient(upstream, credentials);
     }
 
     /** @return the request headers with {@code apiKey} as {@code x-goog-api-key}, or without that header if null */
@@ -88,6 +92,8 @@ final class GeminiClient implements ClientBinding
     {
         if (exchange.operation() == Operation.COUNT_TOKENS)
             return TokenCountReplies.forward(exchange, upstream, codec, countPath(exchange.targetModel()), credentials);
+        if (exchange.operation() == Operation.EMBEDDINGS)
+            return embeddings.handle(exchange);
         boolean sameDialect = GeminiCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;

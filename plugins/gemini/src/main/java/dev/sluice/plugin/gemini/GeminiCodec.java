@@ -238,6 +238,13 @@ public final class GeminiCodec implements DialectCodec
     }
 
     /** See {@link GeminiErrors} for the {@code status} chosen per kind. */
+    /** See {@link GeminiEmbeddings}: {@code :embedContent} and {@code :batchEmbedContents}. */
+    @Override
+    public EmbeddingCodec embeddings()
+    {
+        return GeminiEmbeddings.INSTANCE;
+    }
+
     @Override
     public byte[] encodeError(GatewayException error)
     {

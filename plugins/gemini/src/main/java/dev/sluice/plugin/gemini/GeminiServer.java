@@ -13,11 +13,15 @@ import dev.sluice.support.json.JsonInput;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.support.dialect.DialectServer;
+import dev.sluice.api.exchange.Exchange;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.exchange.Reply;
 
 import java.io.ByteArrayOutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Accepts Gemini API requests below one path prefix: {@code POST <prefix>{model}:generateContent} and
@@ -138,6 +142,15 @@ final class GeminiServer extends DialectServer
                 throw tooMany;
         }
         return new RequestPeek(model, false, -1, -1);
+    }
+
+    /** An {@code :embedContent} client gets one embedding where the chain answered a batch of one. */
+    @Override
+    public CompletionStage<Reply> handle(Exchange exchange, Next next)
+    {
+        if (exchange.operation() == Operation.EMBEDDINGS && exchange.path().endsWith(":" + EMBED))
+            return super.handle(exchange, next).thenApply(GeminiEmbeddings::single);
+        return super.handle(exchange, next);
     }
 
     /** @return the key from {@code x-goog-api-key}, else from the {@code key} query parameter, else {@code null} */

@@ -52,6 +52,8 @@ import java.util.function.Consumer;
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link OpenAiCodec#decodeError}. Never blocks; thread-safe.
  *
+ * <p>Embeddings go to {@code /embeddings} beside the chat path ({@link OpenAiEmbeddingClient}).
+ *
  * <p>Credentials: {@code Authorization: Bearer} with the one {@code api_key} (or {@code api_keys} of one), its headers
  * prepared once; or, with two or more {@code api_keys}, the next key of a {@link KeyPool} (its headers prepared once
  * per key), whose rest the provider's 401, 403 or 429 starts.
@@ -65,6 +67,7 @@ public final class OpenAiClient implements ClientBinding
     /** The request headers of each key (one set with one key or none), and the pool that picks among them. */
     private final KeyPool.Keyed<UpstreamHeaders> credentials;
     private final Set<String> droppable;
+    private final OpenAiEmbeddingClient embeddings;
 
     OpenAiClient(OpenAiClientOptions options, Upstream upstream)
     {
@@ -72,6 +75,7 @@ public final class OpenAiClient implements ClientBinding
         this.path = options.path();
         this.credentials = KeyPool.Keyed.of(options.apiKey(), options.apiKeys(), key -> headers(options, key));
         this.droppable = Set.copyOf(options.dropUnsupported());
+        this.embeddings = new OpenAiEmbeddingClient(upstream, path, credentials);
     }
 
     /**
@@ -110,6 +114,8 @@ public final class OpenAiClient implements ClientBinding
     {
         if (exchange.operation() == Operation.COUNT_TOKENS)
             return TokenCountReplies.answerLocally(exchange);
+        if (exchange.operation() == Operation.EMBEDDINGS)
+            return embeddings.handle(exchange);
         boolean sameDialect = OpenAiCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;

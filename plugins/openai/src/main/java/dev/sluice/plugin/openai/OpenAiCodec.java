@@ -112,6 +112,13 @@ public final class OpenAiCodec implements DialectCodec
         return OpenAiModelList.INSTANCE;
     }
 
+    /** See {@link OpenAiEmbeddings}: {@code POST /v1/embeddings}. */
+    @Override
+    public EmbeddingCodec embeddings()
+    {
+        return OpenAiEmbeddings.INSTANCE;
+    }
+
     /** See {@link OpenAiErrors} for the {@code type} and {@code code} chosen per kind. */
     @Override
     public byte[] encodeError(GatewayException error)
