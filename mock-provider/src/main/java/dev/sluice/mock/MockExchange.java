@@ -197,6 +197,11 @@ final class MockExchange implements Consumer<Throwable>
         }
         else if (counting != null)
             count(counting, method, path, chat, length);
+        else if (post && MockEmbeddings.serves(decodedPath()))
+        {
+            MockEmbeddings.Answer answer = MockEmbeddings.answer(decodedPath(), BufferUtil.toArray(body));
+            writeLast(answer.status(), answer.body(), JSON);
+        }
         else if (HttpMethod.GET.is(method) && ("/v1/models".equals(path) || "/models".equals(path)))
             writeLast(HttpStatus.OK_200, OpenAiTemplates.MODELS, JSON);
         else if (HttpMethod.GET.is(method) && "/_mock/stats".equals(path))
