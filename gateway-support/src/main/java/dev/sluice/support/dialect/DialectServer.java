@@ -1,5 +1,6 @@
 package dev.sluice.support.dialect;
 
+import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
@@ -113,14 +114,19 @@ public class DialectServer implements ServerBinding
     }
 
     /**
-     * Checks the decoded request of a chat exchange ({@link #check}) when {@link #checksDecoded} says so, then passes the
-     * exchange on.
+     * Checks the decoded request of a chat exchange ({@link #check}) when {@link #checksDecoded} says so, and every
+     * embeddings request ({@link #checkEmbeddings}), then passes the exchange on.
      *
      * @return the reply of {@code next}, or a stage failed with the refusal (or a decode failure), {@code next} uncalled
      */
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
+        if (exchange.operation() == Operation.EMBEDDINGS)
+        {
+            GatewayException refusal = checkEmbeddings(exchange);
+            return refusal == null ? next.handle(exchange) : CompletableFuture.failedFuture(refusal);
+        }
         if (exchange.operation() != Operation.CHAT || !checksDecoded())
             return next.handle(exchange);
         GatewayException refusal;
@@ -133,6 +139,27 @@ public class DialectServer implements ServerBinding
             refusal = e;
         }
         return refusal == null ? next.handle(exchange) : CompletableFuture.failedFuture(refusal);
+    }
+
+    /**
+     * Decodes an embeddings request, so that bad input is refused here, in the client's dialect, before any upstream
+     * call (the decoded request is kept on the exchange: a translation does not decode it again). A request the
+     * canonical model cannot carry (token-id inputs, say) passes: the client's bytes may still go to a provider of its
+     * dialect, and a translation refuses it by name. {@code max_input_tokens} is checked against its inputs.
+     *
+     * @return {@code null} if it passes, else the refusal
+     */
+    private GatewayException checkEmbeddings(Exchange exchange)
+    {
+        try
+        {
+            long tokens = TokenEstimate.inputTokens(exchange.embeddingRequest());
+            return limits.maxInputTokens() == null ? null : limits.checkInputTokens("input", tokens);
+        }
+        catch (GatewayException e)
+        {
+            return e.kind() == ErrorKind.UNSUPPORTED ? null : e;
+        }
     }
 
     /**

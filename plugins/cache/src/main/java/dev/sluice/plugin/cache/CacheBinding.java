@@ -24,7 +24,6 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ServerBinding.Operation;
-import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.support.config.ModelGlob;
@@ -32,7 +31,8 @@ import dev.sluice.support.config.ModelGlob;
 /**
  * The {@code cache} binding: answers an exact repeat of a request from memory (docs/plugins/cache.md).
  *
- * <p>Per exchange: the key is computed from the decoded request ({@link CacheKeys}); a stored answer is a hit, replayed
+ * <p>Per exchange: the key is computed from the decoded request of a chat turn, from the bytes of an embeddings request
+ * ({@link CacheKeys}); other operations pass through. A stored answer is a hit, replayed
  * as a body or a stream ({@link ReplayStream}) in the client's dialect, whichever dialect and form filled it (the
  * provider's bytes as they are to a client of their dialect); otherwise the exchange is a miss: it relays the answer
  * and stores it when it completed normally — a body as the bytes the client got, a stream (asked for in canonical form,
@@ -99,9 +99,11 @@ final class CacheBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
-        // The gateway's own warm-up neither reads the cache nor fills it; nor does a token count, whose answer is
-        // cheap to get again (and whose request would otherwise key like the chat request it counts).
-        if (exchange.warmup() || exchange.operation() == Operation.COUNT_TOKENS)
+        // The gateway's own warm-up neither reads the cache nor fills it. Only chat turns and embeddings are cached: a
+        // token count's answer is cheap to get again (and its request would key like the chat request it counts), and
+        // listings and the like are the gateway's own.
+        Operation operation = exchange.operation();
+        if (exchange.warmup() || operation != Operation.CHAT && operation != Operation.EMBEDDINGS)
             return next.handle(exchange);
         String cacheControl = exchange.headers().get("cache-control");
         boolean noStore = false;
@@ -118,8 +120,9 @@ final class CacheBinding implements ProxyBinding
             exchange.attribute(Attributes.CACHE, "bypass");
             return next.handle(exchange).thenApply(reply -> tagged(reply, BYPASS));
         }
-        ChatRequest request = exchange.request();
-        CacheKeys.Key key = keys.key(tenant(exchange), exchange.targetModel(), request);
+        CacheKeys.Key key = operation == Operation.EMBEDDINGS
+            ? keys.embeddings(tenant(exchange), exchange.targetModel(), exchange.dialect(), exchange.path(), exchange.body())
+            : keys.key(tenant(exchange), exchange.targetModel(), exchange.request());
         if (noCache || !options.singleFlight())
         {
             if (!noCache)

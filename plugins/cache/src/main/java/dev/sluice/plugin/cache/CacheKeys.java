@@ -35,12 +35,14 @@ import dev.sluice.api.model.ChatRequest.ToolChoice;
  *
  * <p>The request is written as JSON with every object's keys sorted, so the same request gives the same key whichever
  * dialect it arrived in and however the client ordered its JSON. Two requests that differ in anything the provider
- * sees get different keys.
+ * sees get different keys. An embeddings request is keyed by its bytes instead ({@link #embeddings}).
  *
  * <p>Thread-safe: the writer is immutable; each thread has its own digest.
  */
 final class CacheKeys
 {
+    /** What an embeddings key has where a chat key has its request's JSON. */
+    private static final byte[] EMBEDDINGS = {1, 'e', 'm', 'b', 'e', 'd', 0};
     private static final Set<String> CANONICAL_IGNORABLE = Set.of("user", "metadata", "parallel_tool_calls");
 
     private final ObjectWriter writer;
@@ -119,6 +121,31 @@ final class CacheKeys
             // Writing records into a digest does no I/O: only a model that Jackson cannot write ends here.
             throw new GatewayException(ErrorKind.INTERNAL, "cache: cannot compute the request's key", e);
         }
+        return Key.of(digest.digest());
+    }
+
+    /**
+     * The key of an embeddings request: its bytes as the client sent them, with the client's dialect and path (the
+     * answer is kept in that dialect, and a Gemini path says which action was called), never equal to a chat request's
+     * key for the same bytes. The {@code ignore} option does not apply: nothing is decoded.
+     *
+     * @param tenant      who may receive the answer
+     * @param targetModel the model the upstream is asked for
+     */
+    Key embeddings(String tenant, String targetModel, String dialect, String path, byte[] body)
+    {
+        MessageDigest digest = sha256();
+        digest.update(tenant.getBytes(StandardCharsets.UTF_8));
+        digest.update((byte)0);
+        digest.update(targetModel == null ? new byte[0] : targetModel.getBytes(StandardCharsets.UTF_8));
+        digest.update((byte)0);
+        // A chat key goes on with a JSON object here ('{'): this byte keeps the two kinds apart whatever follows.
+        digest.update(EMBEDDINGS);
+        digest.update(dialect.getBytes(StandardCharsets.UTF_8));
+        digest.update((byte)0);
+        digest.update(path.getBytes(StandardCharsets.UTF_8));
+        digest.update((byte)0);
+        digest.update(body);
         return Key.of(digest.digest());
     }
 

@@ -162,18 +162,16 @@ final class LimitsBinding implements ProxyBinding
         Price price = null;
         if (needsTokens)
         {
-            ChatRequest request;
             try
             {
-                request = exchange.request();
+                long[] estimate = estimate(exchange);
+                input = estimate[0];
+                output = estimate[1];
             }
             catch (GatewayException e)
             {
                 return CompletableFuture.failedFuture(e);
             }
-            input = TokenEstimate.inputTokens(request);
-            Integer max = request.sampling().maxTokens();
-            output = max != null && max > 0 ? max : defaultMaxTokens;
             if (budgeted)
             {
                 price = price(exchange.targetModel());
@@ -189,6 +187,38 @@ final class LimitsBinding implements ProxyBinding
         exchange.onComplete(new Settlement(store, (LimitStore.Reservation) admission, input, output, price, listed,
             chargeCacheHits));
         return next.handle(exchange);
+    }
+
+    /**
+     * @return the input and output tokens to reserve: a chat turn's (or a counted request's) estimated input and its
+     *         {@code max_tokens} (else the default); an embeddings request's inputs and no output; nothing for a model
+     *         listing
+     * @throws GatewayException if the request does not decode
+     */
+    private long[] estimate(Exchange exchange)
+    {
+        switch (exchange.operation())
+        {
+            case EMBEDDINGS:
+                try
+                {
+                    return new long[]{TokenEstimate.inputTokens(exchange.embeddingRequest()), 0};
+                }
+                catch (GatewayException e)
+                {
+                    // Token-id inputs reach a provider of the client's dialect undecoded: estimated from the bytes.
+                    if (e.kind() != ErrorKind.UNSUPPORTED)
+                        throw e;
+                    return new long[]{TokenEstimate.ofBytes(exchange.body().length), 0};
+                }
+            case LIST_MODELS:
+            case GET_MODEL:
+                return new long[]{0, 0};
+            default:
+                ChatRequest request = exchange.request();
+                Integer max = request.sampling().maxTokens();
+                return new long[]{TokenEstimate.inputTokens(request), max != null && max > 0 ? max : defaultMaxTokens};
+        }
     }
 
     @Override
