@@ -40,6 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@code Stop}, a {@code UsageReport} when the request asked for usage, then {@code END}.</li>
  * </ul>
  *
+ * <p>Embeddings exchanges get deterministic vectors, one per input, in the client's dialect ({@link MockEmbeddings}).
+ *
  * <p>Usage is an estimate, not a tokenizer: output tokens are the answer's words, input tokens the runs of letters
  * and digits in the raw request body. It is also recorded on the exchange.
  *
@@ -170,6 +172,8 @@ final class MockClient implements ClientBinding
      */
     private Reply answer(Exchange exchange)
     {
+        if (exchange.operation() == Operation.EMBEDDINGS)
+            return MockEmbeddings.answer(exchange);
         String text = options.echo() ? echo(exchange.request()) : options.text();
         List<String> chunks = options.echo() ? words(text) : fixedChunks;
         boolean stream = exchange.stream();
