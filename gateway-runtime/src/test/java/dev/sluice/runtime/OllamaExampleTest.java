@@ -9,6 +9,8 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import com.openai.models.embeddings.CreateEmbeddingResponse;
+import com.openai.models.embeddings.EmbeddingCreateParams;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
@@ -86,6 +88,33 @@ class OllamaExampleTest
     private static ChatCompletionCreateParams.Builder params()
     {
         return ChatCompletionCreateParams.builder().model("llama3.2").addSystemMessage("Be brief.").addUserMessage("Say hello");
+    }
+
+    @Test
+    void embeddingsCrossTheOllamaDialectBothWays() throws Exception
+    {
+        CreateEmbeddingResponse response = sdk.embeddings().create(EmbeddingCreateParams.builder().model("all-minilm")
+            .inputOfArrayOfStrings(List.of("a cat", "a dog")).dimensions(4).build());
+
+        // OpenAI → canonical → Ollama /api/embed on the wire → the provider gateway's mock → back.
+        assertThat(response.data()).hasSize(2);
+        List<Float> cat = response.data().get(0).embedding();
+        float[] expected = dev.sluice.mock.MockEmbeddings.vector("a cat", 4);
+        assertThat(cat).hasSize(4);
+        for (int i = 0; i < expected.length; i++)
+            assertThat(cat.get(i)).isEqualTo(expected[i]);
+        assertThat(response.usage().promptTokens()).isPositive();
+
+        // An Ollama client of the provider gateway, typed as `curl -d` types it.
+        ContentResponse ollama = provider.http.newRequest(provider.url("/api/embed")).method(HttpMethod.POST)
+            .body(new StringRequestContent("application/x-www-form-urlencoded", "{\"model\":\"all-minilm\",\"input\":\"a cat\"}"))
+            .timeout(15, TimeUnit.SECONDS).send();
+        assertThat(ollama.getStatus()).as(ollama.getContentAsString()).isEqualTo(200);
+        JsonNode body = JSON.readTree(ollama.getContentAsString());
+        assertThat(body.path("model").asText()).isEqualTo("all-minilm");
+        assertThat(body.path("embeddings")).hasSize(1);
+        assertThat(body.path("embeddings").get(0)).hasSize(8);
+        assertThat(body.path("prompt_eval_count").asLong()).isPositive();
     }
 
     @Test

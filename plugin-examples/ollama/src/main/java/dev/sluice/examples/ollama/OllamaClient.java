@@ -8,6 +8,7 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.support.codec.Translation;
+import dev.sluice.support.dialect.DialectServer;
 import dev.sluice.support.upstream.UpstreamReplies;
 
 import dev.sluice.api.upstream.UpstreamRequest;
@@ -37,6 +38,8 @@ import java.util.concurrent.CompletionStage;
  * <p>Token counts: Ollama has no counting endpoint, so a {@code COUNT_TOKENS} exchange (from an Anthropic or Gemini
  * client) is answered by the gateway, never sent: {@link TokenCountReplies#answerLocally}.
  *
+ * <p>Embeddings go to {@code /api/embed} beside the chat path ({@link OllamaEmbeddingClient}).
+ *
  * <p>Errors: a non-2xx answer is read (up to {@value UpstreamReplies#MAX_ERROR_BYTES} bytes) and mapped by
  * {@link OllamaCodec#decodeError}. Never blocks: every step continues from the upstream's stages. Thread-safe.
  */
@@ -49,6 +52,7 @@ final class OllamaClient implements ClientBinding
     private final List<Map.Entry<String, String>> fixedHeaders;
     private final Set<String> forwardHeaders;
     private final Set<String> droppable;
+    private final OllamaEmbeddingClient embeddings;
 
     OllamaClient(OllamaClientOptions options, Upstream upstream)
     {
@@ -61,13 +65,19 @@ final class OllamaClient implements ClientBinding
             forward.add(name.toLowerCase(Locale.ROOT));
         this.forwardHeaders = Set.copyOf(forward);
         this.droppable = Set.copyOf(options.dropUnsupported());
+        // /api/embed beside /api/chat: the same server, another operation.
+        this.embeddings = new OllamaEmbeddingClient(upstream, DialectServer.sibling(path, "/chat", "/embed"),
+            fixedHeaders, forwardHeaders);
     }
 
     @Override
     public CompletionStage<Reply> handle(Exchange exchange)
     {
+        // Counts and embeddings have their own paths; everything else here is a chat turn.
         if (exchange.operation() == Operation.COUNT_TOKENS)
             return TokenCountReplies.answerLocally(exchange);
+        if (exchange.operation() == Operation.EMBEDDINGS)
+            return embeddings.handle(exchange);
         boolean sameDialect = OllamaCodec.DIALECT.equals(exchange.dialect());
         byte[] body;
         boolean stream;

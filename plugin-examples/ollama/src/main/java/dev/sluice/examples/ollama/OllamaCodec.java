@@ -152,6 +152,13 @@ public final class OllamaCodec implements DialectCodec
     }
 
     /** See {@link OllamaErrors}: {@code {"error": message}}. */
+    /** See {@link OllamaEmbeddings}: {@code POST /api/embed}, both ways. */
+    @Override
+    public EmbeddingCodec embeddings()
+    {
+        return OllamaEmbeddings.INSTANCE;
+    }
+
     @Override
     public byte[] encodeError(GatewayException error)
     {

@@ -4,6 +4,8 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
@@ -11,8 +13,10 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.support.dialect.DialectServer;
 
+import java.util.List;
+
 /**
- * Accepts Ollama {@code /api/chat} requests on one path. The runtime reads the body, calls {@link #peek}
+ * Accepts Ollama {@code /api/chat} requests on one path, and embeddings on {@code /api/embed} beside it. The runtime reads the body, calls {@link #peek}
  * ({@link OllamaCodec#peek}, which knows that Ollama streams by default), builds the exchange, and renders
  * replies and errors with {@link OllamaCodec}: {@code application/json} answers, {@code application/x-ndjson}
  * streams and {@code {"error": …}} bodies. Nothing else is needed on the request path but the optional
@@ -28,7 +32,10 @@ final class OllamaServer extends DialectServer
 {
     OllamaServer(String path, BodyLimits limits)
     {
-        super(OllamaCodec.INSTANCE, new Endpoint("POST", path), limits, "messages", null);
+        // Embeddings beside the chat path, as Ollama serves them: /api/embed next to /api/chat.
+        super(OllamaCodec.INSTANCE, List.of(new Endpoint("POST", path),
+            new Endpoint("POST", sibling(path, "/chat", "/embed"), Operation.EMBEDDINGS, ModelIn.BODY)),
+            limits, "messages", null);
     }
 
     /** @return whether a limit is set: both are checked on the decoded request */

@@ -5,6 +5,8 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.upstream.HttpVersion;
@@ -107,12 +109,14 @@ class OpenAiOptionsTest
         assertThat(factory.type()).isEqualTo("openai");
 
         ServerBinding binding = factory.create(config(BindingKind.SERVER, "{}"), new RecordingContext());
-        assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/v1/chat/completions"));
+        assertThat(binding.endpoints()).startsWith(new Endpoint("POST", "/v1/chat/completions"))
+            .contains(new Endpoint("POST", "/v1/embeddings", Operation.EMBEDDINGS, ModelIn.BODY));
         assertThat(binding.codec().dialect()).isEqualTo("openai");
 
         ServerBinding custom = factory.create(config(BindingKind.SERVER, "{\"path\":\"/openai/v1/chat/completions\"}"),
             new RecordingContext());
-        assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/openai/v1/chat/completions"));
+        assertThat(custom.endpoints()).startsWith(new Endpoint("POST", "/openai/v1/chat/completions"))
+            .contains(new Endpoint("POST", "/openai/v1/embeddings", Operation.EMBEDDINGS, ModelIn.BODY));
     }
 
     @Test
