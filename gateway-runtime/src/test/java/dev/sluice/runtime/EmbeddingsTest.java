@@ -87,18 +87,21 @@ class EmbeddingsTest
         String upstream = "{ version: http/1.1, first_byte_timeout: 15s, idle_timeout: 15s }";
         return """
             listen: { host: 127.0.0.1, port: 0 }
+            admin: { host: 127.0.0.1, port: 0 }
             bindings:
               north_openai: { type: openai, kind: server, exit: keys }
               north_gemini: { type: gemini, kind: server, exit: keys }
               keys:
                 type: keys
                 kind: proxy
-                exit: limits
+                exit: log
                 options:
                   keys:
                     - { id: all, sha256: "%3$s" }
                     - { id: narrow, sha256: "%4$s", models: [ "oa-*" ] }
                     - { id: tiny, sha256: "%5$s", limits: { tpm: 20 } }
+              log: { type: log, kind: proxy, exit: metrics, options: { path: "%6$s" } }
+              metrics: { type: metrics, kind: proxy, exit: limits, options: { models: [ "oa-*", "gm-*" ] } }
               limits: { type: limits, kind: proxy, exit: router, options: { key: { rpm: 1000 } } }
               router:
                 type: router
@@ -121,7 +124,12 @@ class EmbeddingsTest
                 type: gemini
                 kind: client
                 options: { url: "%1$s/v1beta", api_key: "${{env.UPSTREAM_KEY}}", http: %2$s }
-            """.formatted(mockRoot, upstream, sha256(ALL_KEY), sha256(NARROW_KEY), sha256(TINY_KEY));
+            """.formatted(mockRoot, upstream, sha256(ALL_KEY), sha256(NARROW_KEY), sha256(TINY_KEY), logFile());
+    }
+
+    private static Path logFile()
+    {
+        return dir.resolve("requests.log");
     }
 
     private static String sha256(String key) throws Exception
@@ -136,6 +144,27 @@ class EmbeddingsTest
             .header("x-goog-api-key", key).timeout(SdkClients.TIMEOUT)
             .POST(HttpRequest.BodyPublishers.ofString(json)).build();
         return http.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** @return the first request-log line for {@code model}, once the log binding wrote it (off the request path) */
+    private static JsonNode logLine(String model) throws Exception
+    {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true)
+        {
+            if (Files.exists(logFile()))
+            {
+                for (String text : Files.readAllLines(logFile(), StandardCharsets.UTF_8))
+                {
+                    JsonNode line = json(text);
+                    if (model.equals(line.path("model").asText()))
+                        return line;
+                }
+            }
+            if (System.nanoTime() > deadline)
+                throw new AssertionError("no request-log line for " + model + " in " + logFile());
+            Thread.sleep(20);
+        }
     }
 
     private static float[] floats(List<Float> values)
@@ -179,6 +208,15 @@ class EmbeddingsTest
         assertThat(response.usage().promptTokens()).isPositive();
         assertThat(mock.lastRequest().path()).isEqualTo("/v1/embeddings");
         assertThat(mock.lastRequest().header("authorization")).isEqualTo("Bearer sk-upstream-secret");
+        // The request log has the exchange, with the provider's usage.
+        JsonNode line = logLine("oa-emb");
+        assertThat(line.path("path").asText()).isEqualTo("/v1/embeddings");
+        assertThat(line.path("status").asInt()).isEqualTo(200);
+        assertThat(line.path("usage").path("input_tokens").asLong()).isEqualTo(response.usage().promptTokens());
+        // And the metrics count its tokens.
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(gateway.adminUrl("/metrics"))).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.body()).containsPattern("sluice_input_tokens_total\\{[^}]*model=\"oa-emb\"[^}]*} [1-9]");
 
         // Whatever the client's spacing and key order, the provider gets its very bytes.
         String raw = "{ \"input\" : [\"a cat\"],\n  \"encoding_format\":\"float\", \"model\" : \"oa-emb\" }";
@@ -327,14 +365,17 @@ class EmbeddingsTest
     void limitsCountTheInputsTokens() throws Exception
     {
         HttpResponse<String> small = post("/v1/embeddings", TINY_KEY, "{\"model\":\"oa-emb\",\"input\":\"hi\"}");
+        // Token ids are not decoded: their body's bytes are the estimate (36 bytes, 9 tokens), within the 20.
+        HttpResponse<String> tokens = post("/v1/embeddings", TINY_KEY, "{\"model\":\"oa-emb\",\"input\":[[1,2,3]]}");
         HttpResponse<String> large = post("/v1/embeddings", TINY_KEY,
             "{\"model\":\"oa-emb\",\"input\":\"" + "word ".repeat(40) + "\"}");
 
         assertThat(small.statusCode()).as(small.body()).isEqualTo(200);
+        assertThat(tokens.statusCode()).as(tokens.body()).isEqualTo(200);
         assertThat(large.statusCode()).as(large.body()).isEqualTo(429);
         // 200 characters of input, 4 per token, and no output: 50 tokens, over the key's 20 a minute.
         assertThat(json(large.body()).path("error").path("message").asText()).contains("it reserves 50 tokens");
-        assertThat(mock.requestCount()).isEqualTo(1);
+        assertThat(mock.requestCount()).isEqualTo(2);
     }
 
     @Test

@@ -173,7 +173,7 @@ public final class MockEmbeddings
     }
 
     /** @return the little-endian 32-bit floats, base64-encoded, as OpenAI writes them */
-    public static String base64(float[] vector)
+    static String base64(float[] vector)
     {
         ByteBuffer bytes = ByteBuffer.allocate(vector.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         bytes.asFloatBuffer().put(vector);

@@ -5,6 +5,8 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.testing.TestBindingContext;
@@ -67,12 +69,14 @@ class OllamaOptionsTest
         assertThat(factory.type()).isEqualTo("ollama");
 
         ServerBinding binding = factory.create(config(BindingKind.SERVER, "{}"), new TestBindingContext());
-        assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/api/chat"));
+        assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/api/chat"),
+            new Endpoint("POST", "/api/embed", Operation.EMBEDDINGS, ModelIn.BODY));
         assertThat(binding.codec()).isSameAs(OllamaCodec.INSTANCE);
 
         ServerBinding custom = factory.create(config(BindingKind.SERVER, "{\"path\":\"/ollama/api/chat\"}"),
             new TestBindingContext());
-        assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/ollama/api/chat"));
+        assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/ollama/api/chat"),
+            new Endpoint("POST", "/ollama/api/embed", Operation.EMBEDDINGS, ModelIn.BODY));
         byte[] noStreamFlag = Fixtures.utf8("{\"model\":\"llama3.2\",\"messages\":[]}");
         assertThat(custom.peek("/ollama/api/chat", null, noStreamFlag).stream())
             .as("the server binding's peek knows Ollama streams by default").isTrue();

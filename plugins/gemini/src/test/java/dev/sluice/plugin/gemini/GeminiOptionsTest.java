@@ -5,6 +5,8 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.BindingConfig.BindingKind;
 import dev.sluice.api.binding.ServerBinding.Endpoint;
 import dev.sluice.api.binding.ServerBinding;
+import dev.sluice.api.binding.ServerBinding.ModelIn;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.testing.TestBindingContext;
@@ -143,14 +145,17 @@ class GeminiOptionsTest
         assertThat(factory.type()).isEqualTo("gemini");
 
         ServerBinding binding = factory.create(config(BindingKind.SERVER, "{}"), new TestBindingContext());
-        assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/v1beta/models/*"));
+        assertThat(binding.endpoints()).contains(new Endpoint("POST", "/v1beta/models/*"),
+            new Endpoint("POST", "/v1beta/models/*:embedContent", Operation.EMBEDDINGS, ModelIn.PATH),
+            new Endpoint("POST", "/v1beta/models/*:batchEmbedContents", Operation.EMBEDDINGS, ModelIn.PATH));
         assertThat(binding.codec()).isSameAs(GeminiCodec.INSTANCE);
-        assertThat(binding.endpoints().get(0).matches("POST", "/v1beta/models/gemini-2.5-flash:generateContent"))
+        assertThat(new Endpoint("POST", "/v1beta/models/*").matches("POST", "/v1beta/models/gemini-2.5-flash:generateContent"))
             .isTrue();
 
         ServerBinding custom = factory.create(config(BindingKind.SERVER,
             "{\"path_prefix\":\"/gemini/v1beta/models/\"}"), new TestBindingContext());
-        assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/gemini/v1beta/models/*"));
+        assertThat(custom.endpoints()).contains(new Endpoint("POST", "/gemini/v1beta/models/*"),
+            new Endpoint("POST", "/gemini/v1beta/models/*:batchEmbedContents", Operation.EMBEDDINGS, ModelIn.PATH));
         assertThat(custom.peek("/gemini/v1beta/models/m:generateContent", null, Fixtures.utf8("{\"contents\":[{}]}")).model())
             .isEqualTo("m");
     }
