@@ -146,8 +146,8 @@ class EmbeddingsTest
         return http.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
-    /** @return the first request-log line for {@code model}, once the log binding wrote it (off the request path) */
-    private static JsonNode logLine(String model) throws Exception
+    /** @return the request-log line of exchange {@code id}, once the log binding wrote it (off the request path) */
+    private static JsonNode logLine(String id) throws Exception
     {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (true)
@@ -157,12 +157,12 @@ class EmbeddingsTest
                 for (String text : Files.readAllLines(logFile(), StandardCharsets.UTF_8))
                 {
                     JsonNode line = json(text);
-                    if (model.equals(line.path("model").asText()))
+                    if (id.equals(line.path("id").asText()))
                         return line;
                 }
             }
             if (System.nanoTime() > deadline)
-                throw new AssertionError("no request-log line for " + model + " in " + logFile());
+                throw new AssertionError("no request-log line for " + id + " in " + logFile());
             Thread.sleep(20);
         }
     }
@@ -208,21 +208,23 @@ class EmbeddingsTest
         assertThat(response.usage().promptTokens()).isPositive();
         assertThat(mock.lastRequest().path()).isEqualTo("/v1/embeddings");
         assertThat(mock.lastRequest().header("authorization")).isEqualTo("Bearer sk-upstream-secret");
-        // The request log has the exchange, with the provider's usage.
-        JsonNode line = logLine("oa-emb");
-        assertThat(line.path("path").asText()).isEqualTo("/v1/embeddings");
-        assertThat(line.path("status").asInt()).isEqualTo(200);
-        assertThat(line.path("usage").path("input_tokens").asLong()).isEqualTo(response.usage().promptTokens());
-        // And the metrics count its tokens.
-        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(gateway.adminUrl("/metrics"))).build(),
-            HttpResponse.BodyHandlers.ofString());
-        assertThat(metrics.body()).containsPattern("sluice_input_tokens_total\\{[^}]*model=\"oa-emb\"[^}]*} [1-9]");
 
         // Whatever the client's spacing and key order, the provider gets its very bytes.
         String raw = "{ \"input\" : [\"a cat\"],\n  \"encoding_format\":\"float\", \"model\" : \"oa-emb\" }";
         HttpResponse<String> reply = post("/v1/embeddings", ALL_KEY, raw);
         assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
         assertThat(mock.lastRequest().bodyAsString()).isEqualTo(raw);
+
+        // The request log has the exchange, with the provider's usage; the metrics count its tokens.
+        JsonNode line = logLine(reply.headers().firstValue("x-request-id").orElseThrow());
+        assertThat(line.path("path").asText()).isEqualTo("/v1/embeddings");
+        assertThat(line.path("model").asText()).isEqualTo("oa-emb");
+        assertThat(line.path("status").asInt()).isEqualTo(200);
+        assertThat(line.path("input_tokens").asLong())
+            .isEqualTo(json(reply.body()).path("usage").path("prompt_tokens").asLong()).isPositive();
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(gateway.adminUrl("/metrics"))).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.body()).containsPattern("sluice_input_tokens_total\\{[^}]*model=\"oa-emb\"[^}]*} [1-9]");
     }
 
     @Test
