@@ -9,9 +9,15 @@ import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.api.model.Embeddings;
 import dev.sluice.api.model.Usage;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamRequest;
 import dev.sluice.api.upstream.UpstreamResponse;
 
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 
 /**
  * What every client binding does with an {@code EMBEDDINGS} exchange, whatever its dialect: the body it sends and the
@@ -24,8 +30,10 @@ import java.util.concurrent.CompletionStage;
  * client's codec ({@link Exchange#codec()}), so the reply is always a {@link Reply.Bytes} in the client's dialect.
  *
  * <pre>{@code
+ * return UpstreamEmbeddings.send(exchange, upstream, codec, "/embeddings", headers, response -> { });
+ * // or, for a provider whose path depends on the request, the steps of send():
  * Outgoing out = UpstreamEmbeddings.prepare(exchange, codec);
- * UpstreamRequest request = new UpstreamRequest("POST", "/embeddings", headers, out.body(), "application/json");
+ * UpstreamRequest request = new UpstreamRequest("POST", path, headers, out.body(), "application/json");
  * return upstream.send(request, exchange).thenCompose(response -> UpstreamEmbeddings.reply(exchange, response, codec, out));
  * }</pre>
  *
@@ -48,6 +56,35 @@ public final class UpstreamEmbeddings
      */
     public record Outgoing(byte[] body, Embeddings.Request translated)
     {
+    }
+
+    /**
+     * Sends the exchange's embeddings request to {@code path} and turns the answer into the client's reply:
+     * {@link #prepare}, {@link Upstream#send}, {@link #reply}.
+     *
+     * @param provider the client binding's codec
+     * @param headers  the request headers
+     * @param answered told of the provider's response before it is read (a key pool learns of a refused key)
+     * @return the reply, or a stage failed with a request that does not translate (nothing sent) or the provider's error
+     */
+    public static CompletionStage<Reply> send(Exchange exchange, Upstream upstream, DialectCodec provider, String path,
+                                              List<Map.Entry<String, String>> headers, Consumer<UpstreamResponse> answered)
+    {
+        Outgoing out;
+        try
+        {
+            out = prepare(exchange, provider);
+        }
+        catch (GatewayException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
+        UpstreamRequest request = new UpstreamRequest("POST", path, headers, out.body(), JSON);
+        return upstream.send(request, exchange).thenCompose(response ->
+        {
+            answered.accept(response);
+            return reply(exchange, response, provider, out);
+        });
     }
 
     /**

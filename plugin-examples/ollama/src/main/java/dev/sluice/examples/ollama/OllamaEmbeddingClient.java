@@ -1,17 +1,14 @@
 package dev.sluice.examples.ollama;
 
-import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamRequest;
 import dev.sluice.support.upstream.UpstreamEmbeddings;
 import dev.sluice.support.upstream.UpstreamReplies;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -39,19 +36,8 @@ final class OllamaEmbeddingClient
 
     CompletionStage<Reply> handle(Exchange exchange)
     {
-        UpstreamEmbeddings.Outgoing out;
-        try
-        {
-            out = UpstreamEmbeddings.prepare(exchange, OllamaCodec.INSTANCE);
-        }
-        catch (GatewayException e)
-        {
-            return CompletableFuture.failedFuture(e);
-        }
         List<Map.Entry<String, String>> headers = UpstreamReplies.headers(fixedHeaders, "application/json", forwardHeaders,
             exchange);
-        UpstreamRequest request = new UpstreamRequest("POST", path, headers, out.body(), "application/json");
-        return upstream.send(request, exchange)
-            .thenCompose(response -> UpstreamEmbeddings.reply(exchange, response, OllamaCodec.INSTANCE, out));
+        return UpstreamEmbeddings.send(exchange, upstream, OllamaCodec.INSTANCE, path, headers, response -> { });
     }
 }

@@ -1,16 +1,13 @@
 package dev.sluice.plugin.openai;
 
-import dev.sluice.api.GatewayException;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamRequest;
 import dev.sluice.support.dialect.DialectServer;
 import dev.sluice.support.upstream.KeyPool;
 import dev.sluice.support.upstream.UpstreamEmbeddings;
 import dev.sluice.support.upstream.UpstreamHeaders;
 
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -35,22 +32,9 @@ final class OpenAiEmbeddingClient
 
     CompletionStage<Reply> handle(Exchange exchange)
     {
-        UpstreamEmbeddings.Outgoing out;
-        try
-        {
-            out = UpstreamEmbeddings.prepare(exchange, OpenAiCodec.INSTANCE);
-        }
-        catch (GatewayException e)
-        {
-            return CompletableFuture.failedFuture(e);
-        }
         int key = credentials.pick();
-        UpstreamRequest request = new UpstreamRequest("POST", path, credentials.get(key).of(false, exchange), out.body(),
-            "application/json");
-        return upstream.send(request, exchange).thenCompose(response ->
-        {
-            credentials.report(key, response);
-            return UpstreamEmbeddings.reply(exchange, response, OpenAiCodec.INSTANCE, out);
-        });
+        // A key the provider refused rests from the next request on, as for chat.
+        return UpstreamEmbeddings.send(exchange, upstream, OpenAiCodec.INSTANCE, path,
+            credentials.get(key).of(false, exchange), response -> credentials.report(key, response));
     }
 }
