@@ -35,7 +35,7 @@ import java.util.concurrent.CompletionStage;
  * counts it, and a redaction changes what is counted); the response rules do not, since the answer is a count.
  *
  * <p><b>Scope.</b> With {@code models}, only exchanges whose target model matches a glob are checked; others go on
- * untouched, with no decode. Only chat turns are checked: embeddings, token counts and model listings go on
+ * untouched, with no decode. Only chat turns and token counts are checked: embeddings and model listings go on
  * untouched (an embeddings answer is vectors, with no text a rule could read).
  *
  * <p>Thread-safe: immutable apart from the rules' lock-free counters; never blocks.
@@ -71,8 +71,9 @@ final class GuardBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
-        // Rules read chat messages and answers: embeddings, token counts and listings have neither, and pass.
-        if (exchange.operation() != Operation.CHAT || !applies(exchange.targetModel()))
+        // Rules read chat messages (a count's too) and answers: embeddings and listings have neither, and pass.
+        Operation operation = exchange.operation();
+        if (operation != Operation.CHAT && operation != Operation.COUNT_TOKENS || !applies(exchange.targetModel()))
             return next.handle(exchange);
         if (requestRules != null)
         {

@@ -190,9 +190,8 @@ final class LimitsBinding implements ProxyBinding
     }
 
     /**
-     * @return the input and output tokens to reserve: a chat turn's (or a counted request's) estimated input and its
-     *         {@code max_tokens} (else the default); an embeddings request's inputs and no output; nothing for any
-     *         other operation (a model listing)
+     * @return the input and output tokens to reserve: a chat turn's estimated input and its {@code max_tokens} (else
+     *         the default); an embeddings request's inputs and no output; nothing for any other operation
      * @throws GatewayException if the request does not decode
      */
     private long[] estimate(Exchange exchange)
@@ -212,12 +211,11 @@ final class LimitsBinding implements ProxyBinding
                     return new long[]{TokenEstimate.ofBytes(exchange.body().length), 0};
                 }
             case CHAT:
-            case COUNT_TOKENS:
                 ChatRequest request = exchange.request();
                 Integer max = request.sampling().maxTokens();
                 return new long[]{TokenEstimate.inputTokens(request), max != null && max > 0 ? max : defaultMaxTokens};
             default:
-                // Listings and the like: the gateway answers, no model reads anything.
+                // Counts never get here (they reserve no tokens); listings and the like: no model reads anything.
                 return new long[]{0, 0};
         }
     }
