@@ -19,6 +19,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -184,6 +188,31 @@ class OllamaExampleTest
     {
         return front.http.newRequest(provider.url("/api/chat")).method(HttpMethod.POST)
             .body(new StringRequestContent("application/json", body)).timeout(15, TimeUnit.SECONDS).send();
+    }
+
+    @Test
+    void apiTagsListsTheRoutesModelsInOllamasShape() throws Exception
+    {
+        try (GatewayHarness tags = GatewayHarness.start(java.nio.file.Files.createDirectories(dir.resolve("tags")), """
+            listen: { host: 127.0.0.1, port: 0 }
+            bindings:
+              north: { type: ollama, kind: server, exit: router }
+              router:
+                type: router
+                kind: proxy
+                routes:
+                  - { when: [ { model: "llama3.2" }, { model: "qwen3:8b" } ], exit: south }
+              south: { type: mock, kind: client }
+            """, TestDist.pluginsWithExample(dir.resolve("tags-plugins"), "ollama.jar"), Map.of()))
+        {
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create(tags.url("/api/tags"))).GET().build(), HttpResponse.BodyHandlers.ofString());
+
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            JsonNode models = JSON.readTree(r.body()).get("models");
+            assertThat(models).extracting(m -> m.get("name").asText()).containsExactly("llama3.2", "qwen3:8b");
+            assertThat(models.get(0).get("model").asText()).isEqualTo("llama3.2");
+        }
     }
 
     @Test

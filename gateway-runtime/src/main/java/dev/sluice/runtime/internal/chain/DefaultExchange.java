@@ -233,8 +233,12 @@ public final class DefaultExchange implements Exchange
                     throw new GatewayException(ErrorKind.INVALID_REQUEST, "this dialect has no token counting");
                 yield counts.decodeRequest(body, peek);
             }
-            default -> throw new GatewayException(ErrorKind.INVALID_REQUEST,
-                "a " + operation.name().toLowerCase(java.util.Locale.ROOT) + " request has no chat request");
+            default ->
+            {
+                String what = operation.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ');
+                throw new GatewayException(ErrorKind.INVALID_REQUEST, "this " + what + " request cannot be sent as a chat"
+                    + " turn: the provider this route reaches does not serve " + what);
+            }
         };
     }
 

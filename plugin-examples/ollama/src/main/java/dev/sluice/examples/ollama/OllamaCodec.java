@@ -159,6 +159,13 @@ public final class OllamaCodec implements DialectCodec
         return OllamaEmbeddings.INSTANCE;
     }
 
+    /** See {@link OllamaModels}: {@code GET /api/tags}, written by the gateway. */
+    @Override
+    public ModelListCodec modelLists()
+    {
+        return OllamaModels.INSTANCE;
+    }
+
     @Override
     public byte[] encodeError(GatewayException error)
     {

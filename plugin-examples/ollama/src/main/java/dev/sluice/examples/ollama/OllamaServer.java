@@ -16,7 +16,8 @@ import dev.sluice.support.dialect.DialectServer;
 import java.util.List;
 
 /**
- * Accepts Ollama {@code /api/chat} requests on one path, and embeddings on {@code /api/embed} beside it. The runtime reads the body, calls {@link #peek}
+ * Accepts Ollama {@code /api/chat} requests on one path, and beside it embeddings on {@code /api/embed} and the model
+ * listing {@code GET /api/tags}. The runtime reads the body, calls {@link #peek}
  * ({@link OllamaCodec#peek}, which knows that Ollama streams by default), builds the exchange, and renders
  * replies and errors with {@link OllamaCodec}: {@code application/json} answers, {@code application/x-ndjson}
  * streams and {@code {"error": …}} bodies. Nothing else is needed on the request path but the optional
@@ -34,7 +35,8 @@ final class OllamaServer extends DialectServer
     {
         // Embeddings beside the chat path, as Ollama serves them: /api/embed next to /api/chat.
         super(OllamaCodec.INSTANCE, List.of(new Endpoint("POST", path),
-            new Endpoint("POST", sibling(path, "/chat", "/embed"), Operation.EMBEDDINGS, ModelIn.BODY)),
+            new Endpoint("POST", sibling(path, "/chat", "/embed"), Operation.EMBEDDINGS, ModelIn.BODY),
+            new Endpoint("GET", sibling(path, "/chat", "/tags"), Operation.LIST_MODELS, ModelIn.NONE)),
             limits, "messages", null);
     }
 

@@ -70,13 +70,15 @@ class OllamaOptionsTest
 
         ServerBinding binding = factory.create(config(BindingKind.SERVER, "{}"), new TestBindingContext());
         assertThat(binding.endpoints()).containsExactly(new Endpoint("POST", "/api/chat"),
-            new Endpoint("POST", "/api/embed", Operation.EMBEDDINGS, ModelIn.BODY));
+            new Endpoint("POST", "/api/embed", Operation.EMBEDDINGS, ModelIn.BODY),
+            new Endpoint("GET", "/api/tags", Operation.LIST_MODELS, ModelIn.NONE));
         assertThat(binding.codec()).isSameAs(OllamaCodec.INSTANCE);
 
         ServerBinding custom = factory.create(config(BindingKind.SERVER, "{\"path\":\"/ollama/api/chat\"}"),
             new TestBindingContext());
         assertThat(custom.endpoints()).containsExactly(new Endpoint("POST", "/ollama/api/chat"),
-            new Endpoint("POST", "/ollama/api/embed", Operation.EMBEDDINGS, ModelIn.BODY));
+            new Endpoint("POST", "/ollama/api/embed", Operation.EMBEDDINGS, ModelIn.BODY),
+            new Endpoint("GET", "/ollama/api/tags", Operation.LIST_MODELS, ModelIn.NONE));
         byte[] noStreamFlag = Fixtures.utf8("{\"model\":\"llama3.2\",\"messages\":[]}");
         assertThat(custom.peek("/ollama/api/chat", null, noStreamFlag).stream())
             .as("the server binding's peek knows Ollama streams by default").isTrue();
