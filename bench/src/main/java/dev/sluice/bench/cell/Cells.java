@@ -59,6 +59,10 @@ final class Cells
         add(new Cell("S1-5k-ejected", Cell.Kind.OPEN, "S1-5k through a route whose primary (a refused port) is ejected "
             + "after the first request: every request skips it for the fallback, the mock", 5000, l0, SMALL_BODY, false,
             false, 512, 0, 512, false, null));
+        // The Responses API on its same-dialect fast path: it should cost what S1-5k costs.
+        add(new Cell("S1-5k-responses", Cell.Kind.OPEN, "OpenAI Responses client → Responses provider (same dialect), "
+            + "5,000 req/s, L0, HTTP/1.1", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, true, null,
+            Dialects.RESPONSES, Dialects.RESPONSES));
         add(new Cell("S1-h2c", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, h2c on both sides (4 connections)", 5000,
             l0, SMALL_BODY, false, true, 4, 0, 512, true, null));
         add(new Cell("S3-stream", Cell.Kind.OPEN, "500 streams/s, LS (first event 200 ms, then 10 × 20 ms), HTTP/1.1",

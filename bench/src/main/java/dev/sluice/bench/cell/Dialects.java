@@ -11,6 +11,7 @@ final class Dialects
 {
     static final String OPENAI = "openai";
     static final String ANTHROPIC = "anthropic";
+    static final String RESPONSES = "openai-responses";
 
     private static final String WORDS = "the quick brown fox jumps over the lazy dog while a gateway relays bytes ";
 
@@ -25,7 +26,9 @@ final class Dialects
         {
             case OPENAI -> "/v1/chat/completions";
             case ANTHROPIC -> "/v1/messages";
-            default -> throw new IllegalArgumentException("dialect: " + dialect + " (expected: openai or anthropic)");
+            case RESPONSES -> "/v1/responses";
+            default -> throw new IllegalArgumentException("dialect: " + dialect
+                + " (expected: openai, anthropic or openai-responses)");
         };
     }
 
@@ -57,7 +60,15 @@ final class Dialects
                     "sentence.\",\"messages\":[{\"role\":\"user\",\"content\":\"Summarise this text: ";
                 tail = "\"}]}";
             }
-            default -> throw new IllegalArgumentException("dialect: " + dialect + " (expected: openai or anthropic)");
+            case RESPONSES ->
+            {
+                head = "{\"model\":\"" + model + "\"," + (stream ? "\"stream\":true," : "") +
+                    "\"max_output_tokens\":64,\"temperature\":0.2,\"instructions\":\"You are a concise assistant. Answer " +
+                    "in one sentence.\",\"input\":\"Summarise this text: ";
+                tail = "\"}";
+            }
+            default -> throw new IllegalArgumentException("dialect: " + dialect
+                + " (expected: openai, anthropic or openai-responses)");
         }
         StringBuilder body = new StringBuilder(Math.max(bytes, 256)).append(head);
         int padding = bytes - head.length() - tail.length();
