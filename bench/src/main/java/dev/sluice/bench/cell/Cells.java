@@ -52,6 +52,10 @@ final class Cells
             false, null));
         add(new Cell("S1-5k-cache-hit", Cell.Kind.OPEN, "S1-5k through a cache binding, every request the same: hits",
             5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
+        // Embeddings are the best-cached answers there are: a hit should cost less than the direct call to the mock.
+        add(new Cell("S1-5k-embed-hit", Cell.Kind.OPEN, "OpenAI embeddings through a cache binding, every request the "
+            + "same: hits, against the direct call to the Java mock", 5000, l0, SMALL_BODY, false, false, 512, 0, 512,
+            false, null, Dialects.EMBEDDINGS, Dialects.EMBEDDINGS));
         // What a route with targets costs over one exit: a weighted pick between two client bindings to the same mock,
         // and a primary ejected for the whole run, skipped on every request for its priority-1 fallback.
         add(new Cell("S1-5k-targets", Cell.Kind.OPEN, "S1-5k through a route with two weighted targets (3:1), both to the "

@@ -12,6 +12,8 @@ final class Dialects
     static final String OPENAI = "openai";
     static final String ANTHROPIC = "anthropic";
     static final String RESPONSES = "openai-responses";
+    /** OpenAI's embeddings: the {@code openai} binding type's other endpoint, a load of its own. */
+    static final String EMBEDDINGS = "openai-embeddings";
 
     private static final String WORDS = "the quick brown fox jumps over the lazy dog while a gateway relays bytes ";
 
@@ -27,6 +29,7 @@ final class Dialects
             case OPENAI -> "/v1/chat/completions";
             case ANTHROPIC -> "/v1/messages";
             case RESPONSES -> "/v1/responses";
+            case EMBEDDINGS -> "/v1/embeddings";
             default -> throw new IllegalArgumentException("dialect: " + dialect
                 + " (expected: openai, anthropic or openai-responses)");
         };
@@ -67,6 +70,11 @@ final class Dialects
                     "in one sentence.\",\"input\":\"Summarise this text: ";
                 tail = "\"}";
             }
+            case EMBEDDINGS ->
+            {
+                head = "{\"model\":\"" + model + "\",\"input\":\"Summarise this text: ";
+                tail = "\"}";
+            }
             default -> throw new IllegalArgumentException("dialect: " + dialect
                 + " (expected: openai, anthropic or openai-responses)");
         }
@@ -77,5 +85,11 @@ final class Dialects
             body.append(WORDS.charAt(i % WORDS.length()));
         }
         return body.append(tail).toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** @return the binding type that serves or calls {@code dialect}'s load */
+    static String bindingType(String dialect)
+    {
+        return EMBEDDINGS.equals(dialect) ? OPENAI : dialect;
     }
 }

@@ -101,7 +101,7 @@ final class GatewayConfigs
             (stagesPort >= 0 ? "admin: { host: 127.0.0.1, port: " + stagesPort + ", stages: true }\n" : "") +
             "bindings:\n" +
             "  north:\n" +
-            "    type: " + client + "\n" +
+            "    type: " + Dialects.bindingType(client) + "\n" +
             "    kind: server\n" +
             "    exit: " + (keySha256 == null ? afterAuth : "keys") + "\n" +
             (keySha256 == null ? "" :
@@ -194,7 +194,7 @@ final class GatewayConfigs
     private static String client(String name, String provider, int port, boolean h2c, int maxConnections)
     {
         return "  " + name + ":\n" +
-            "    type: " + provider + "\n" +
+            "    type: " + Dialects.bindingType(provider) + "\n" +
             "    kind: client\n" +
             "    options:\n" +
             "      url: \"http://127.0.0.1:" + port + "/v1\"\n" +
