@@ -223,7 +223,7 @@ class FailoverHealthTest
                       - { exit: primary }
                       - { exit: fallback, priority: 1 }
                     eject: { consecutive: 3, base: 2s, max: 1m }
-            """, "http://127.0.0.1:" + FailoverTest.deadPort() + "/v1", fallback.baseUrl());
+            """, "http://127.0.0.1:" + FailoverTest.heldDeadPort() + "/v1", fallback.baseUrl());
 
         for (int i = 0; i < 3; i++)
             assertAnsweredBy(ask(), "fallback", 2);

@@ -27,7 +27,6 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -213,7 +212,7 @@ class FailoverTest
     {
         primary = MockProvider.builder().start();
         fallback = MockProvider.builder().start();
-        gateway = GatewayHarness.start(dir, config(primary.port(), fallback.port(), deadPort()), plugins(dir), Map.of());
+        gateway = GatewayHarness.start(dir, config(primary.port(), fallback.port(), heldDeadPort()), plugins(dir), Map.of());
         String root = gateway.url("");
         openai = SdkClients.openai(root, "sk-client");
         anthropic = SdkClients.anthropic(root, "sk-ant-client");
@@ -240,13 +239,28 @@ class FailoverTest
         fallback.clearRecords();
     }
 
-    /** @return a port nothing listens on: bound, read, closed */
+    /** @return a port nothing listens on now (bound, read, closed): for a test that later starts a listener on it */
     static int deadPort() throws Exception
     {
-        try (ServerSocket socket = new ServerSocket(0))
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
         {
             return socket.getLocalPort();
         }
+    }
+
+    /** Sockets that hold the dead ports for the rest of the run. */
+    private static final List<java.net.Socket> DEAD = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * @return a port nothing listens on, held by a bound, unconnected socket until the JVM exits: a connection to it is
+     *         refused, and no listener started later (an admin listener on port 0, say) can be given it
+     */
+    static int heldDeadPort() throws Exception
+    {
+        java.net.Socket socket = new java.net.Socket();
+        socket.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+        DEAD.add(socket);
+        return socket.getLocalPort();
     }
 
     /** @return a new plugins folder under {@code dir} with the distribution's plugins and the test-attempts binding */
