@@ -51,6 +51,7 @@ import java.util.concurrent.CompletionStage;
 final class ResponsesServer extends DialectServer
 {
     private static final byte[] PREVIOUS = "\"previous_response_id\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] STORE = "\"store\"".getBytes(StandardCharsets.US_ASCII);
     private static final String JSON = "application/json";
 
     private final String path;
@@ -260,6 +261,9 @@ final class ResponsesServer extends DialectServer
     /** @return whether the client wants the turn stored: unless it said {@code "store": false} */
     private static boolean storeWanted(byte[] body)
     {
+        // Most requests leave store at its default: no second parse of the body for them.
+        if (indexOf(body, STORE) < 0)
+            return true;
         JsonNode root = tree(body);
         JsonNode store = root == null ? null : root.get("store");
         return store == null || !store.isBoolean() || store.booleanValue();
