@@ -1,0 +1,257 @@
+package dev.sluice.support.redis;
+
+import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.support.testing.RedisServer;
+import io.lettuce.core.ScriptOutputType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** SharedRedis against a real redis-server: commands, scripts, the bounded wait, reconnection, pub/sub. */
+class SharedRedisTest
+{
+    private RedisServer server;
+    private final ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "test-executor"));
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private SharedRedis redis;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        server = RedisServer.started();
+    }
+
+    @AfterEach
+    void stop()
+    {
+        if (redis != null)
+            redis.close();
+        server.close();
+        pool.shutdownNow();
+        timer.shutdownNow();
+    }
+
+    private SharedRedis open(Duration timeout) throws Exception
+    {
+        SharedRedis opened = SharedRedis.open(new RedisOptions(server.url(), "t:", timeout, null), new Context());
+        awaitConnected(opened);
+        return opened;
+    }
+
+    private static void awaitConnected(SharedRedis redis) throws InterruptedException
+    {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!redis.connected() && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        assertThat(redis.connected()).as("connected").isTrue();
+    }
+
+    private static <T> T await(java.util.concurrent.CompletionStage<T> stage) throws Exception
+    {
+        return stage.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void commandsAnswerOnTheRuntimesExecutor() throws Exception
+    {
+        redis = open(Duration.ofSeconds(1));
+        AtomicReference<String> thread = new AtomicReference<>();
+        String ok = await(redis.call(c -> c.set("t:a", "1".getBytes(StandardCharsets.UTF_8)))
+            .thenApply(reply -> { thread.set(Thread.currentThread().getName()); return reply; }));
+        assertThat(ok).isEqualTo("OK");
+        assertThat(thread.get()).isEqualTo("test-executor");
+        assertThat(new String(await(redis.call(c -> c.get("t:a"))), StandardCharsets.UTF_8)).isEqualTo("1");
+    }
+
+    @Test
+    void scriptsRunBySha_andAreLoadedAgainAfterAFlush() throws Exception
+    {
+        redis = open(Duration.ofSeconds(1));
+        SharedRedis.Script script = SharedRedis.Script.of("return redis.call('INCRBY', KEYS[1], ARGV[1])");
+        assertThat((Long) await(redis.eval(script, ScriptOutputType.INTEGER, new String[] {"t:n"}, bytes("2"))))
+            .isEqualTo(2L);
+        assertThat(server.command("SCRIPT", "EXISTS", script.sha())).isEqualTo(List.of(1L));
+        server.command("SCRIPT", "FLUSH");
+        assertThat((Long) await(redis.eval(script, ScriptOutputType.INTEGER, new String[] {"t:n"}, bytes("3"))))
+            .isEqualTo(5L);
+        assertThat(server.command("SCRIPT", "EXISTS", script.sha())).isEqualTo(List.of(1L));
+    }
+
+    @Test
+    void aScriptErrorFailsAsAnError() throws Exception
+    {
+        redis = open(Duration.ofSeconds(1));
+        SharedRedis.Script broken = SharedRedis.Script.of("return redis.call('NOSUCHCOMMAND')");
+        assertThatThrownBy(() -> await(redis.eval(broken, ScriptOutputType.INTEGER, new String[0])))
+            .isInstanceOf(ExecutionException.class)
+            .cause().isInstanceOf(SharedRedis.Unavailable.class)
+            .satisfies(e -> assertThat(((SharedRedis.Unavailable) e).reason()).isEqualTo(SharedRedis.Unavailable.Reason.ERROR));
+    }
+
+    @Test
+    void aPausedServerTimesOutWithinTheBound_andAStoppedOneFailsAtOnce_thenItReconnects() throws Exception
+    {
+        redis = open(Duration.ofMillis(100));
+        server.pause();
+        long sent = System.nanoTime();
+        CompletableFuture<Object> late = redis.call(c -> c.get("t:a")).toCompletableFuture()
+            .handle((value, failure) -> (Object) failure);
+        Object failure = late.get(20, TimeUnit.SECONDS);
+        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+        assertThat(failure).isInstanceOf(SharedRedis.Unavailable.class);
+        assertThat(((SharedRedis.Unavailable) failure).reason()).isEqualTo(SharedRedis.Unavailable.Reason.TIMEOUT);
+        assertThat(waitedMillis).as("waited at least the timeout").isGreaterThanOrEqualTo(100);
+        server.resume();
+
+        server.stop();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (redis.connected() && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        Object down = redis.call(c -> c.get("t:a")).toCompletableFuture().handle((v, f) -> (Object) f)
+            .get(20, TimeUnit.SECONDS);
+        assertThat(down).isInstanceOf(SharedRedis.Unavailable.class);
+        assertThat(((SharedRedis.Unavailable) down).reason()).isEqualTo(SharedRedis.Unavailable.Reason.DOWN);
+
+        server.start();
+        awaitConnected(redis);
+        String again = await(redis.call(c -> c.set("t:b", bytes("2"))));
+        assertThat(again).isEqualTo("OK");
+    }
+
+    @Test
+    void aServerDownAtStartIsConnectedWhenItComes() throws Exception
+    {
+        server.stop();
+        redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofMillis(100), null), new Context());
+        assertThat(redis.connected()).isFalse();
+        server.start();
+        awaitConnected(redis);
+    }
+
+    @Test
+    void twoHandlesOnOneUrlShareTheConnection_andTheLastCloseClosesIt() throws Exception
+    {
+        redis = open(Duration.ofSeconds(1));
+        SharedRedis second = open(Duration.ofSeconds(1));
+        assertThat(clients()).isEqualTo(1);
+        second.close();
+        String pong = await(redis.call(c -> c.ping()));
+        assertThat(pong).isEqualTo("PONG");
+        redis.close();
+        redis = null;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (clients() > 0 && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        assertThat(clients()).isZero();
+    }
+
+    private long clients() throws Exception
+    {
+        // CLIENT LIST counts this command's own connection too.
+        String list = (String) server.command("CLIENT", "LIST");
+        return list.lines().filter(line -> !line.contains("cmd=client")).count();
+    }
+
+    @Test
+    void subscribersReceiveWhatIsPublished() throws Exception
+    {
+        redis = open(Duration.ofSeconds(1));
+        BlockingQueue<String> received = new LinkedBlockingQueue<>();
+        redis.subscribe("t:events", message -> received.add(new String(message, StandardCharsets.UTF_8)));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (received.isEmpty() && System.nanoTime() < deadline)
+        {
+            await(redis.publish("t:events", bytes("hello")));
+            Thread.sleep(20);
+        }
+        assertThat(received.poll(1, TimeUnit.SECONDS)).isEqualTo("hello");
+    }
+
+    @Test
+    void optionsAreValidated()
+    {
+        assertThatThrownBy(() -> new RedisOptions("http://x", null, null, null)).hasMessageStartingWith("url:");
+        assertThatThrownBy(() -> new RedisOptions(null, null, null, null)).hasMessageStartingWith("url:");
+        assertThatThrownBy(() -> new RedisOptions("redis://x:1", null, Duration.ZERO, null))
+            .hasMessageStartingWith("timeout:");
+        RedisOptions defaults = new RedisOptions("redis://user:secret@host:6380/0", null, null, null);
+        assertThat(defaults.prefix()).isEqualTo("sluice:");
+        assertThat(defaults.timeout()).isEqualTo(Duration.ofMillis(50));
+        assertThat(defaults.redactedUrl()).isEqualTo("redis://host:6380/0").doesNotContain("secret");
+    }
+
+    private static byte[] bytes(String text)
+    {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The runtime's executor and scheduler, as plain JDK ones. */
+    private final class Context implements BindingContext
+    {
+        @Override
+        public Next exit(String bindingName)
+        {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Upstream upstream(UpstreamOptions options)
+        {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public String env(String name)
+        {
+            return null;
+        }
+
+        @Override
+        public Executor executor()
+        {
+            return pool;
+        }
+
+        @Override
+        public Scheduler scheduler()
+        {
+            return new Scheduler()
+            {
+                @Override
+                public Task schedule(Runnable task, Duration delay)
+                {
+                    var f = timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+                    return () -> f.cancel(false);
+                }
+
+                @Override
+                public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
+                {
+                    var f = timer.scheduleWithFixedDelay(task, initialDelay.toNanos(), delay.toNanos(),
+                        TimeUnit.NANOSECONDS);
+                    return () -> f.cancel(false);
+                }
+            };
+        }
+    }
+}
