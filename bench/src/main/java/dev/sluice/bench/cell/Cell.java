@@ -57,6 +57,22 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
     }
 
     /**
+     * @return where the limits of S1-5k-limits and S1-5k-limits-redis live: {@code "memory"} or {@code "redis"} (a
+     *         {@code keys} binding with one key, which the load sends, and a {@code limits} binding with a per-key rate
+     *         and concurrency limit never reached, in front of the router), or {@code null} when the cell has no such
+     *         pair
+     */
+    String limitsStore()
+    {
+        return switch (name)
+        {
+            case "S1-5k-limits" -> "memory";
+            case "S1-5k-limits-redis" -> "redis";
+            default -> null;
+        };
+    }
+
+    /**
      * @return how the response cache is in this cell: {@code "hit"} (a {@code cache} binding in front of the
      *         router; every request the same, so all but the first are hits), {@code "miss"} (the same binding, every
      *         request with {@code Cache-Control: no-cache}: the key is computed from the decoded request, the answer

@@ -198,10 +198,12 @@ final class CellRunner implements AutoCloseable
             cell.h2c(), cell.connections(), o.warmup(), o.window()) : spec;
         Map<String, TargetRun> runs = new LinkedHashMap<>();
         boolean paired = paired(session.options(), cell);
+        BenchRedis.Sample redisBefore = redisSample(cell);
         if (paired)
             runs.putAll(pairRun(cell, rep, mock, clientSpec));
         else
             runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
+        logRedis(cell, rep, redisBefore);
         runs.put("direct", loads.measure(cell, rep, "direct", spec, new RunProbe(null, mock.process().handle(), null, null),
             null));
         for (String ref : launcher.references(cell))
@@ -220,6 +222,45 @@ final class CellRunner implements AutoCloseable
         }
         return new Step(cell.rate(), runs, overhead, Map.of(), Map.of(),
             paired ? PairedCost.of(runs.get("gateway"), runs.get("baseline")) : null);
+    }
+
+    /** @return the Redis server's figures before a repetition of a cell whose limits live in Redis, or null */
+    private BenchRedis.Sample redisSample(Cell cell)
+    {
+        if (!"redis".equals(cell.limitsStore()))
+            return null;
+        try
+        {
+            return BenchRedis.get(session).sample();
+        }
+        catch (IOException x)
+        {
+            log(cell, "redis: " + x.getMessage());
+            return null;
+        }
+    }
+
+    /**
+     * Logs what Redis did during the repetition (warm-up and priming included), per request the gateway sent it: a
+     * request is one reserve script, so the requests are the scripts run ({@code cmdstat_evalsha}) less the settles,
+     * that is half of them when every request is settled by one script too.
+     */
+    private void logRedis(Cell cell, int rep, BenchRedis.Sample before)
+    {
+        if (before == null)
+            return;
+        try
+        {
+            BenchRedis.Sample after = BenchRedis.get(session).sample();
+            long scripts = after.scripts() - before.scripts();
+            log(cell, "rep " + rep + " redis: " + (after.commands() - before.commands() - 2) + " commands (" + scripts
+                + " EVALSHA), " + String.format(java.util.Locale.ROOT, "%.1f", (after.cpuNanos() - before.cpuNanos()) / 1e6)
+                + " ms CPU; " + after.perRequest(before, scripts / 2));
+        }
+        catch (IOException x)
+        {
+            log(cell, "redis: " + x.getMessage());
+        }
     }
 
     /**

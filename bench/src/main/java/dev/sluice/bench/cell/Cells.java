@@ -43,6 +43,13 @@ final class Cells
         // S1-5k through keys, limits and guard (target: overhead p50 at most 10 µs above S1-5k in the same run).
         add(new Cell("S1-5k-guard", Cell.Kind.OPEN, "S1-5k with one key checked, a per-key limit and a guard rule on "
             + "every request", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, true, null));
+        // Keys and limits, the counters in memory and then in Redis (paired: the Redis store's cost over the memory
+        // store's; target: at most one loopback round trip + 15 µs at p50).
+        add(new Cell("S1-5k-limits", Cell.Kind.OPEN, "S1-5k with one key checked and a per-key rate and concurrency "
+            + "limit (in memory) on every request", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
+        add(new Cell("S1-5k-limits-redis", Cell.Kind.OPEN, "S1-5k-limits with the counters in Redis (a local "
+            + "redis-server): a reserve and a settle script per request", 5000, l0, SMALL_BODY, false, false, 512, 0,
+            512, false, null));
         // The request log and metrics together (target: overhead p50 at most 10 µs above S1-5k in the same run).
         add(new Cell("S1-5k-obs", Cell.Kind.OPEN, "S1-5k through the log (a JSON line per exchange to a file) and "
             + "metrics bindings", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
@@ -186,6 +193,8 @@ final class Cells
             case "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard", "S1-5k-targets", "S1-5k-ejected" ->
                 ALL.get("S1-5k");
             case "S3-stream-targets" -> ALL.get("S3-stream");
+            case "S1-5k-limits" -> ALL.get("S1-5k");
+            case "S1-5k-limits-redis" -> ALL.get("S1-5k-limits");
             default -> null;
         };
     }

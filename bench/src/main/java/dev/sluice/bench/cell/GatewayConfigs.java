@@ -27,9 +27,22 @@ final class GatewayConfigs
      */
     static String yaml(Cell cell, int port, int mockPort, boolean routeAll, int stagesPort, String requestLog)
     {
-        String keySha256 = cell.virtualKeys() || cell.guardrails() ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null;
+        return yaml(cell, port, mockPort, routeAll, stagesPort, requestLog, null);
+    }
+
+    /**
+     * As {@link #yaml(Cell, int, int, boolean, int, String)}, with the limits of a cell whose counters live in Redis
+     * ({@link Cell#limitsStore()} {@code "redis"}) kept at {@code redisUrl}.
+     */
+    static String yaml(Cell cell, int port, int mockPort, boolean routeAll, int stagesPort, String requestLog,
+                       String redisUrl)
+    {
+        String keySha256 = cell.virtualKeys() || cell.guardrails() || cell.limitsStore() != null
+            ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null;
+        String limits = cell.limitsStore() == null ? null
+            : "memory".equals(cell.limitsStore()) ? "" : "      store: { redis: { url: \"" + redisUrl + "\" } }\n";
         return front(port, stagesPort, cell.client(), keySha256, cell.guardrails(), cell.cache() != null,
-                cell.observability() ? requestLog : null) +
+                cell.observability() ? requestLog : null, limits) +
             router(cell.route(), routeAll, cell.stream()) +
             clients(cell.route(), cell.provider(), mockPort, cell.h2c(), cell.upstreamMaxConnections());
     }
@@ -84,14 +97,18 @@ final class GatewayConfigs
                        String client, String provider, String keySha256, boolean guardrails, boolean cache,
                        String requestLog)
     {
-        return front(port, stagesPort, client, keySha256, guardrails, cache, requestLog) +
+        return front(port, stagesPort, client, keySha256, guardrails, cache, requestLog, null) +
             router(Cell.Route.EXIT, routeAll, false) +
             clients(Cell.Route.EXIT, provider, mockPort, h2c, maxConnections);
     }
 
-    /** @return the listener, the server binding and the plugins in front of the router, which they all exit to */
+    /**
+     * @param limits the extra options of a limits binding between keys and the rest (S1-5k-limits: {@code ""},
+     *               S1-5k-limits-redis: its {@code store}), or {@code null} for none
+     * @return the listener, the server binding and the plugins in front of the router, which they all exit to
+     */
     private static String front(int port, int stagesPort, String client, String keySha256, boolean guardrails, boolean cache,
-                                String requestLog)
+                                String requestLog, String limits)
     {
         String beforeRouter = cache ? "cache" : "router";
         String afterAuth = requestLog != null ? "log" : beforeRouter;
@@ -108,9 +125,17 @@ final class GatewayConfigs
                 "  keys:\n" +
                 "    type: keys\n" +
                 "    kind: proxy\n" +
-                "    exit: " + (guardrails ? "limits" : afterAuth) + "\n" +
+                "    exit: " + (guardrails || limits != null ? "limits" : afterAuth) + "\n" +
                 "    options:\n" +
                 "      keys: [ { id: bench, sha256: \"" + keySha256 + "\" } ]\n") +
+            (limits == null ? "" :
+                "  limits:\n" +
+                "    type: limits\n" +
+                "    kind: proxy\n" +
+                "    exit: " + afterAuth + "\n" +
+                "    options:\n" +
+                "      key: { rpm: 100000000, max_concurrent: 100000 }\n" +
+                limits) +
             (!guardrails ? "" :
                 "  limits:\n" +
                 "    type: limits\n" +

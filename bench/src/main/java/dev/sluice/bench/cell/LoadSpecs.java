@@ -80,7 +80,7 @@ final class LoadSpecs
         headers.put("accept", cell.stream() ? "text/event-stream" : "application/json");
         if (Dialects.ANTHROPIC.equals(dialect))
             headers.put("anthropic-version", "2023-06-01");
-        if (cell.guardrails())
+        if (cell.guardrails() || cell.limitsStore() != null)
             headers.put("authorization", "Bearer " + Cells.GATEWAY_KEY);
         if ("miss".equals(cell.cache()))
             headers.put("cache-control", "no-cache");

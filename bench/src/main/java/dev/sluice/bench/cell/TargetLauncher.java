@@ -118,7 +118,8 @@ final class TargetLauncher
         Path file = session.raw().resolve("config/gateway-" + stem + "-r" + rep + ".yaml");
         Files.createDirectories(file.getParent());
         String requestLog = session.raw().resolve("logs/requests-" + stem + "-r" + rep + ".jsonl").toAbsolutePath().toString();
-        Files.writeString(file, GatewayConfigs.yaml(config, port, mock.port(), routeAll, adminPort, requestLog),
+        String redisUrl = "redis".equals(config.limitsStore()) ? BenchRedis.get(session).url() : null;
+        Files.writeString(file, GatewayConfigs.yaml(config, port, mock.port(), routeAll, adminPort, requestLog, redisUrl),
             StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + stem + "-" + rep + ".log");
         Files.deleteIfExists(gc);
