@@ -272,6 +272,7 @@ class KubernetesManifestsTest
         Map<String, String> env = gatewayEnvironment();
         assertThat(env).containsKeys("REDIS_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY");
         assertThat(env.values()).allSatisfy(v -> assertThat(v).isNotBlank());
+        assertThat(env).as("the JVM flags are bin/sluice's").doesNotContainKey("SLUICE_JAVA_OPTS");
         for (JsonNode v : gateway.at("/spec/template/spec/volumes"))
         {
             if (v.has("secret"))
