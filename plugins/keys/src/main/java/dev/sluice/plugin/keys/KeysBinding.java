@@ -501,6 +501,8 @@ final class KeysBinding implements ProxyBinding
             // Jackson's message quotes the text around the fault, which may be a key: give the place only.
             return refuse(400, "the body is not valid JSON");
         }
+        if (overlay.revoked().containsKey(definition.id()))
+            return refuse(409, "id: " + definition.id() + " was revoked (expected: a new id)");
         VirtualKey clash = localClash(definition);
         if (clash != null)
             return refuse(409, clash.id().equals(definition.id())
