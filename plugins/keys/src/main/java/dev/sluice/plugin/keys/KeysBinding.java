@@ -360,9 +360,12 @@ final class KeysBinding implements ProxyBinding
             if (!before.revoked().containsKey(id))
                 revoked.add(id);
         }
-        if (!before.read() || !added.isEmpty() || !revoked.isEmpty())
-            LOG.info("bindings.{}: keys store version {}: {} keys added, {} revoked (new: added {}, revoked {})", name,
-                read.version(), read.added().size(), read.revoked().size(), added, revoked);
+        if (!added.isEmpty() || !revoked.isEmpty())
+            LOG.info("bindings.{}: keys store version {}: {} keys added, {} revoked (newly added {}, newly revoked {})",
+                name, read.version(), read.added().size(), read.revoked().size(), added, revoked);
+        else if (!before.read())
+            LOG.info("bindings.{}: keys store read at version {}: {} keys added, {} revoked", name, read.version(),
+                read.added().size(), read.revoked().size());
         if (!read.invalid().isEmpty() && !read.invalid().equals(before.invalid()))
             LOG.warn("bindings.{}: keys in the store that are not valid keys, left out: {}", name, read.invalid());
     }

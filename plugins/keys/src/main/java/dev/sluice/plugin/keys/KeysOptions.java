@@ -43,8 +43,8 @@ public record KeysOptions(List<KeyDefinition> keys, String file, Duration reload
         if (file != null && file.isBlank())
             throw new IllegalArgumentException("file: must not be blank (expected: the path of a YAML or JSON keys file)");
         if (keys.isEmpty() && file == null && store == null)
-            throw new IllegalArgumentException("keys: no keys, no file and no store (expected: a list of keys, a file, a"
-                + " store, or several)");
+            throw new IllegalArgumentException("keys: no keys and no file (expected: a list of keys, a file, or both; or a"
+                + " store, for keys added at runtime)");
         if (reloadInterval == null)
             reloadInterval = DEFAULT_RELOAD_INTERVAL;
         else if (reloadInterval.toMillis() < 100)
