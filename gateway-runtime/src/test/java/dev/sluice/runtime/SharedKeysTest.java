@@ -216,6 +216,21 @@ class SharedKeysTest
             applied("the addition after the return", at, () -> chat(other, ADDED_AFTER).statusCode() == 200);
     }
 
+    @Test
+    void theAdminEndpointsRefuseWhatTheyCannotDo() throws Exception
+    {
+        GatewayHarness gateway = gateways.get(0);
+        assertThat(admin(gateway, "DELETE", "/keys/nobody", null).statusCode()).isEqualTo(404);
+        assertThat(admin(gateway, "DELETE", "/keys", null).statusCode()).as("no id").isEqualTo(405);
+        assertThat(admin(gateway, "POST", "/keys", "{\"id\": ").statusCode()).isEqualTo(400);
+        HttpResponse<String> plaintextAndHash = admin(gateway, "POST", "/keys", "{\"id\": \"x\", \"key\": \"" + ADDED
+            + "\", \"sha256\": \"" + sha256(ADDED) + "\"}");
+        assertThat(plaintextAndHash.statusCode()).isEqualTo(400);
+        assertThat(plaintextAndHash.body()).doesNotContain(ADDED).doesNotContain(sha256(ADDED));
+        // POST /keys/reload stays the reload endpoint beside POST /keys and DELETE /keys/*: this binding has no file.
+        assertThat(admin(gateway, "POST", "/keys/reload", null).statusCode()).isEqualTo(409);
+    }
+
     /** Closes the pub/sub connection of the gateway whose client name is {@code name}; it reconnects by itself. */
     private static void killSubscriber(String name) throws Exception
     {
