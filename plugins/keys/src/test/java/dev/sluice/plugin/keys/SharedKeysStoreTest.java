@@ -12,9 +12,11 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
+import dev.sluice.api.testing.TestExchange;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.support.json.Json;
+import dev.sluice.support.testing.LiveScheduler;
 import dev.sluice.support.testing.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,7 +33,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -102,7 +103,7 @@ class SharedKeysStoreTest
         {
             try
             {
-                binding.handle(new KeyedExchange("gpt-4o", key), this.exit("next")).toCompletableFuture().join();
+                binding.handle(new TestExchange("gpt-4o").clientKey(key), this.exit("next")).toCompletableFuture().join();
                 return 200;
             }
             catch (CompletionException e)
@@ -174,23 +175,7 @@ class SharedKeysStoreTest
         @Override
         public Scheduler scheduler()
         {
-            return new Scheduler()
-            {
-                @Override
-                public Task schedule(Runnable task, Duration delay)
-                {
-                    var f = scheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
-                    return () -> f.cancel(false);
-                }
-
-                @Override
-                public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
-                {
-                    var f = scheduler.scheduleWithFixedDelay(task, initialDelay.toNanos(), delay.toNanos(),
-                        TimeUnit.NANOSECONDS);
-                    return () -> f.cancel(false);
-                }
-            };
+            return LiveScheduler.on(scheduler);
         }
 
         @Override
