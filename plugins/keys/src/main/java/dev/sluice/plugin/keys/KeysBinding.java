@@ -1,27 +1,26 @@
 package dev.sluice.plugin.keys;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.admin.AdminRoutes.AdminRequest;
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
+import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
+import dev.sluice.support.config.Options;
 import dev.sluice.support.json.Json;
-import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.support.json.JsonStrings;
+import dev.sluice.support.redis.SharedRedis;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.api.config.ConfigException;
-import dev.sluice.support.config.Options;
-import dev.sluice.support.redis.SharedRedis;
 
 import java.io.IOException;
 import java.net.URLDecoder;
@@ -30,18 +29,18 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Set;
-import java.util.concurrent.CompletionException;
-import java.util.function.Function;
-import java.util.function.LongFunction;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * Admits an exchange only with a known, unexpired key that may ask for the exchange's model, and tells every later
