@@ -14,8 +14,10 @@ import java.util.concurrent.CompletionStage;
  * per-stage table are served there. When {@code admin.token} is set, every admin request must carry
  * {@code Authorization: Bearer TOKEN}; the runtime checks it before any handler runs.
  *
- * <p>Paths are exact (no patterns) and must start with {@code /}; by convention a plugin's paths start with
- * {@code /<plugin-id>/} (e.g. {@code /keys/reload}). Register while the binding is created. When no admin listener is
+ * <p>Paths must start with {@code /}; by convention a plugin's paths start with {@code /<plugin-id>/} (e.g.
+ * {@code /keys/reload}). A path is exact, except one ending in {@code /*}, which serves every longer path under it
+ * ({@code DELETE /keys/*} serves {@code DELETE /keys/team-a}; the handler reads the rest from
+ * {@link AdminRequest#path()}); an exact path, then the longest such prefix, wins. Register while the binding is created. When no admin listener is
  * configured the registrations are kept and the runtime logs, once, which endpoints are not served.
  *
  * <pre>{@code

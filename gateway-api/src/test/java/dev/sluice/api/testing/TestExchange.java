@@ -75,6 +75,8 @@ public final class TestExchange implements Exchange
     // One read-only view, so that reading the attempts allocates nothing (listeners' allocation tests rely on it).
     private final List<Attempt> attemptsView = java.util.Collections.unmodifiableList(attempts);
     private String routedModel;
+    private String clientKey;
+    private Identity identity;
 
     /**
      * An exchange for {@code model}, not streamed, whose body is {@code {"model":<model>,"messages":[]}} and whose
@@ -112,6 +114,17 @@ public final class TestExchange implements Exchange
     public TestExchange dialect(String newDialect)
     {
         this.dialect = Objects.requireNonNull(newDialect, "dialect");
+        return this;
+    }
+
+    /**
+     * Sets the key the client sent, as its server binding reads it ({@link #clientKey()}; default none).
+     *
+     * @return this exchange
+     */
+    public TestExchange clientKey(String key)
+    {
+        this.clientKey = key;
         return this;
     }
 
@@ -251,6 +264,24 @@ public final class TestExchange implements Exchange
     public String dialect()
     {
         return dialect;
+    }
+
+    @Override
+    public String clientKey()
+    {
+        return clientKey;
+    }
+
+    @Override
+    public Identity identity()
+    {
+        return identity;
+    }
+
+    @Override
+    public void identity(Identity identity)
+    {
+        this.identity = identity;
     }
 
     @Override

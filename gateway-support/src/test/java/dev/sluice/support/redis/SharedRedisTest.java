@@ -4,6 +4,7 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.api.exchange.Next;
+import dev.sluice.support.testing.LiveScheduler;
 import dev.sluice.support.testing.RedisServer;
 import io.lettuce.core.ScriptOutputType;
 import org.junit.jupiter.api.AfterEach;
@@ -235,23 +236,7 @@ class SharedRedisTest
         @Override
         public Scheduler scheduler()
         {
-            return new Scheduler()
-            {
-                @Override
-                public Task schedule(Runnable task, Duration delay)
-                {
-                    var f = timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
-                    return () -> f.cancel(false);
-                }
-
-                @Override
-                public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
-                {
-                    var f = timer.scheduleWithFixedDelay(task, initialDelay.toNanos(), delay.toNanos(),
-                        TimeUnit.NANOSECONDS);
-                    return () -> f.cancel(false);
-                }
-            };
+            return LiveScheduler.on(timer);
         }
     }
 }

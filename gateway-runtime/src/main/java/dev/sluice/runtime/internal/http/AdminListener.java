@@ -67,10 +67,10 @@ final class AdminListener extends Handler.Abstract.NonBlocking
             write(response, callback, AdminResponse.json(200, stageStats.json(query != null && query.contains("reset=true"))));
             return true;
         }
-        AdminRoute route = routes.get(method + " " + path);
+        AdminRoute route = route(method, path);
         if (route == null)
         {
-            boolean pathKnown = routes.values().stream().anyMatch(r -> r.path().equals(path));
+            boolean pathKnown = routes.values().stream().anyMatch(r -> r.path().equals(path) || under(r.path(), path));
             write(response, callback, pathKnown
                 ? AdminResponse.json(405, error("method " + method + " is not allowed on " + path))
                 : AdminResponse.json(404, error("no admin endpoint at " + method + " " + path)));
@@ -117,6 +117,30 @@ final class AdminListener extends Handler.Abstract.NonBlocking
             });
         });
         return true;
+    }
+
+    /** @return the route of {@code method path}: the exact one, else the longest {@code prefix/*} above it, or {@code null} */
+    private AdminRoute route(String method, String path)
+    {
+        AdminRoute exact = routes.get(method + " " + path);
+        if (exact != null)
+            return exact;
+        for (int slash = path.lastIndexOf('/', path.length() - 2); slash >= 0; slash = path.lastIndexOf('/', slash - 1))
+        {
+            AdminRoute prefix = routes.get(method + " " + path.substring(0, slash) + "/*");
+            if (prefix != null)
+                return prefix;
+            if (slash == 0)
+                break;
+        }
+        return null;
+    }
+
+    /** @return whether {@code routePath} is a {@code prefix/*} route that serves {@code path} */
+    private static boolean under(String routePath, String path)
+    {
+        return routePath.endsWith("/*") && path.length() > routePath.length() - 1
+            && path.startsWith(routePath.substring(0, routePath.length() - 1));
     }
 
     private static AdminResponse tooLarge()

@@ -145,6 +145,9 @@ public final class RuntimeServices
             String m = Objects.requireNonNull(method, "method").toUpperCase(java.util.Locale.ROOT);
             if (path == null || !path.startsWith("/") || path.indexOf('?') >= 0)
                 throw new ConfigException("bindings." + binding, "admin path " + path + " must start with / and have no query");
+            if (path.indexOf('*') >= 0 && (path.indexOf('*') != path.length() - 1 || !path.endsWith("/*")))
+                throw new ConfigException("bindings." + binding, "admin path " + path + " may hold * only as its last"
+                    + " segment (/prefix/*)");
             String key = m + " " + path;
             AdminRoute previous = adminRoutes.putIfAbsent(key, new AdminRoute(m, path, handler, binding));
             if (previous != null)

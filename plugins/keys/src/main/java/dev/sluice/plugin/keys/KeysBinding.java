@@ -1,34 +1,46 @@
 package dev.sluice.plugin.keys;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
-import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.admin.AdminRoutes.AdminRequest;
 import dev.sluice.api.admin.AdminRoutes.AdminResponse;
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.api.binding.ProxyBinding;
+import dev.sluice.api.binding.ServerBinding.Operation;
+import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.exchange.ResponseHeaders;
+import dev.sluice.support.config.Options;
 import dev.sluice.support.json.Json;
-import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.support.json.JsonStrings;
+import dev.sluice.support.redis.SharedRedis;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * Admits an exchange only with a known, unexpired key that may ask for the exchange's model, and tells every later
@@ -45,7 +57,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * once). A file that cannot be read or is invalid leaves the keys in force as they were, and is logged once, naming the
  * file and the problem but no key. The table is swapped whole: a request sees the old keys or the new ones.
  *
- * <p>Thread-safe. Reloads are serialised by this object's monitor; the request path never takes it.
+ * <p>With a store ({@link #follow}), keys added and revoked at runtime on any replica come from Redis through an
+ * {@link OverlayFollower}: the table in force is the config's and the file's keys, less the revoked ids, plus the keys
+ * added (a key added that has the id or the key of a config or file key is left out, and logged). The request path
+ * never calls Redis: it reads the table, which every reload and every overlay read rebuilds and swaps whole.
+ *
+ * <p>Thread-safe. Reloads and overlay changes are serialised by this object's monitor; the request path never takes it.
  */
 final class KeysBinding implements ProxyBinding
 {
@@ -61,6 +78,9 @@ final class KeysBinding implements ProxyBinding
         "gemini", missing("send it as x-goog-api-key: <key> (or the key query parameter)"));
     private static final GatewayException MISSING_OTHER =
         missing("send it where your SDK sends API keys: Authorization: Bearer, x-api-key, x-goog-api-key or ?key=");
+    private static final GatewayException STORE_NOT_READ = new GatewayException(ErrorKind.UNAVAILABLE, 503,
+        "the gateway has not read its keys store yet (on_unavailable: fail_closed); retry shortly", null, "keys_unavailable",
+        null);
     // A model name is client input echoed in the 403: cap it so a huge one cannot bloat the error.
     private static final int MAX_ECHOED_MODEL = 200;
 
@@ -70,6 +90,14 @@ final class KeysBinding implements ProxyBinding
     private final Executor executor;
     private final AtomicBoolean checkQueued = new AtomicBoolean();
     private volatile KeyTable table;
+    // Written under this object's monitor: the file's keys as last loaded, and the store's overlay in force.
+    private List<VirtualKey> fileKeys;
+    private volatile KeysOverlay overlay = KeysOverlay.NONE;
+    private List<String> shadowed = List.of();
+    // Set by follow(): the store, what reads it, and whether requests wait for its first read.
+    private RedisKeysStore store;
+    private OverlayFollower follower;
+    private volatile boolean awaitingStore;
     private volatile boolean closed;
     private Scheduler.Task watch;
     // Written under this object's monitor: what the file looked like when last read, when it was last loaded, and why
@@ -93,6 +121,7 @@ final class KeysBinding implements ProxyBinding
         this.configKeys = List.copyOf(configKeys);
         this.file = file;
         this.table = table;
+        this.fileKeys = table.keys("file");
         this.stamp = stamp;
         this.loadedAt = file == null ? null : Instant.now();
         this.executor = executor;
@@ -110,6 +139,8 @@ final class KeysBinding implements ProxyBinding
         // The gateway's own warm-up carries no key: it passes, with no identity, so that the bindings after this warm too.
         if (exchange.warmup())
             return next.handle(exchange);
+        if (awaitingStore)
+            return CompletableFuture.failedFuture(STORE_NOT_READ);
         String presented = exchange.clientKey();
         if (presented == null)
         {
@@ -212,22 +243,19 @@ final class KeysBinding implements ProxyBinding
         if (!force && now.equals(stamp))
             return null;
         stamp = now;
-        KeyTable next;
-        List<VirtualKey> fileKeys;
+        List<VirtualKey> read;
         try
         {
-            fileKeys = file.read();
-            List<VirtualKey> all = new ArrayList<>(configKeys.size() + fileKeys.size());
-            all.addAll(configKeys);
-            all.addAll(fileKeys);
-            next = KeyTable.of(all);
+            read = file.read();
+            // Checks the config's and the file's keys together: duplicates refuse the file.
+            KeyTable.of(base(configKeys, read));
         }
         catch (IllegalArgumentException e)
         {
             return refused(e.getMessage());
         }
-        Map<String, KeyDefinition> before = byId(table.keys("file"));
-        Map<String, KeyDefinition> after = byId(fileKeys);
+        Map<String, KeyDefinition> before = byId(fileKeys);
+        Map<String, KeyDefinition> after = byId(read);
         List<String> added = new ArrayList<>();
         List<String> modified = new ArrayList<>();
         for (Map.Entry<String, KeyDefinition> e : after.entrySet())
@@ -244,14 +272,101 @@ final class KeysBinding implements ProxyBinding
             if (!after.containsKey(id))
                 removed.add(id);
         }
-        table = next;
+        fileKeys = read;
+        rebuild();
         loadedAt = Instant.now();
         boolean changed = !added.isEmpty() || !removed.isEmpty() || !modified.isEmpty();
         if (changed || lastError != null)
             LOG.info("bindings.{}: keys file {} loaded: {} keys (added {}, removed {}, changed {})", name, file.path(),
-                fileKeys.size(), added, removed, modified);
+                read.size(), added, removed, modified);
         lastError = null;
-        return new Reload(true, changed, added, removed, modified, next.keys().size(), null);
+        return new Reload(true, changed, added, removed, modified, table.keys().size(), null);
+    }
+
+    private static List<VirtualKey> base(List<VirtualKey> configKeys, List<VirtualKey> fileKeys)
+    {
+        List<VirtualKey> all = new ArrayList<>(configKeys.size() + fileKeys.size());
+        all.addAll(configKeys);
+        all.addAll(fileKeys);
+        return all;
+    }
+
+    /**
+     * Swaps in the table of the config's and the file's keys less the revoked ids, plus the keys added in the store that
+     * clash with none of them. Under this object's monitor.
+     */
+    private void rebuild()
+    {
+        KeysOverlay o = overlay;
+        List<VirtualKey> base = base(configKeys, fileKeys);
+        Set<String> ids = new HashSet<>();
+        Set<String> hashes = new HashSet<>();
+        List<VirtualKey> all = new ArrayList<>(base.size() + o.added().size());
+        for (VirtualKey key : base)
+        {
+            ids.add(key.id());
+            hashes.add(key.definition.sha256());
+            if (!o.revoked().containsKey(key.id()))
+                all.add(key);
+        }
+        List<String> left = new ArrayList<>();
+        for (VirtualKey key : o.added())
+        {
+            // The store's scripts keep its own keys unique; a clash is with this replica's config or file.
+            if (o.revoked().containsKey(key.id()) || ids.contains(key.id()) || !hashes.add(key.definition.sha256()))
+                left.add(key.id());
+            else
+                all.add(key);
+        }
+        if (!left.equals(shadowed) && !left.isEmpty())
+            LOG.warn("bindings.{}: keys added in the store left out, as their id or key is the config's or the file's: {}",
+                name, left);
+        shadowed = List.copyOf(left);
+        table = KeyTable.of(all);
+    }
+
+    /**
+     * Follows the shared store: keys added and revoked on any replica apply here within {@code refresh}.
+     *
+     * @param failClosed whether requests are refused until the store was read once
+     */
+    void follow(RedisKeysStore store, Scheduler scheduler, Duration refresh, boolean failClosed)
+    {
+        this.store = store;
+        this.awaitingStore = failClosed;
+        this.follower = new OverlayFollower(name, store, () -> overlay, this::apply);
+        follower.start(scheduler, refresh);
+    }
+
+    /** Puts a newly read overlay in force (on the runtime's executor) and logs what changed. */
+    private synchronized void apply(KeysOverlay read)
+    {
+        if (closed)
+            return;
+        KeysOverlay before = overlay;
+        overlay = read;
+        rebuild();
+        awaitingStore = false;
+        List<String> added = new ArrayList<>();
+        for (VirtualKey key : read.added())
+        {
+            if (!before.stored().containsKey(key.id()))
+                added.add(key.id());
+        }
+        List<String> revoked = new ArrayList<>();
+        for (String id : read.revoked().keySet())
+        {
+            if (!before.revoked().containsKey(id))
+                revoked.add(id);
+        }
+        if (!added.isEmpty() || !revoked.isEmpty())
+            LOG.info("bindings.{}: keys store version {}: {} keys added, {} revoked (newly added {}, newly revoked {})",
+                name, read.version(), read.added().size(), read.revoked().size(), added, revoked);
+        else if (!before.read())
+            LOG.info("bindings.{}: keys store read at version {}: {} keys added, {} revoked", name, read.version(),
+                read.added().size(), read.revoked().size());
+        if (!read.invalid().isEmpty() && !read.invalid().equals(before.invalid()))
+            LOG.warn("bindings.{}: keys in the store that are not valid keys, left out: {}", name, read.invalid());
     }
 
     private Reload refused(String problem)
@@ -282,6 +397,20 @@ final class KeysBinding implements ProxyBinding
             Instant loaded = loadedAt;
             f.put("loaded_at", loaded == null ? null : loaded.toString());
             f.put("error", lastError);
+        }
+        if (follower != null)
+        {
+            KeysOverlay o = overlay;
+            ObjectNode st = root.putObject("store");
+            st.put("redis", store.describe());
+            st.put("version", o.read() ? o.version() : null);
+            Instant read = follower.readAt();
+            st.put("read_at", read == null ? null : read.toString());
+            st.put("error", follower.lastError());
+            ArrayNode revoked = st.putArray("revoked");
+            o.revoked().forEach((id, at) -> revoked.addObject().put("id", id).put("at", at));
+            shadowedIds().forEach(st.putArray("left_out")::add);
+            o.invalid().forEach(st.putArray("invalid")::add);
         }
         long now = System.currentTimeMillis();
         ArrayNode keys = root.putArray("keys");
@@ -332,12 +461,142 @@ final class KeysBinding implements ProxyBinding
         });
     }
 
-    /** Stops watching the file; a check already running finishes and changes nothing that matters any more. */
+    private synchronized List<String> shadowedIds()
+    {
+        return shadowed;
+    }
+
+    /**
+     * {@code POST <admin_path>}: adds a key on every replica. The body is a key definition as in the keys file, with the
+     * key itself ({@code "key"}, hashed here and never stored) or its {@code sha256}. 201 once written and read back
+     * here; 400 for a bad definition, 409 when its id or key is taken (or the id revoked), 503 when the store is away.
+     */
+    CompletionStage<AdminResponse> add(AdminRequest request)
+    {
+        KeyDefinition definition;
+        String json;
+        try
+        {
+            JsonNode body = request.body().length == 0 ? null : Json.MAPPER.readTree(request.body());
+            if (!(body instanceof ObjectNode fields))
+                return refuse(400, "the body must be a JSON object: {\"id\": …, \"key\" or \"sha256\": …, \"team\", \"models\","
+                    + " \"expires\", \"metadata\", \"limits\"}");
+            JsonNode key = fields.remove("key");
+            if (key != null)
+            {
+                if (fields.has("sha256"))
+                    return refuse(400, "key, sha256: give one of them (expected: the key, or its SHA-256)");
+                if (!key.isTextual() || key.textValue().isEmpty() || key.textValue().length() > KeyTable.MAX_KEY_CHARS)
+                    return refuse(400, "key: must be a string of 1 to " + KeyTable.MAX_KEY_CHARS + " characters");
+                fields.put("sha256", KeyTable.sha256Hex(key.textValue()));
+            }
+            definition = Options.bind(fields, KeyDefinition.class, "body");
+            fields.put("sha256", definition.sha256());
+            json = Json.MAPPER.writeValueAsString(fields);
+        }
+        catch (ConfigException e)
+        {
+            return refuse(400, e.getMessage());
+        }
+        catch (IOException e)
+        {
+            // Jackson's message quotes the text around the fault, which may be a key: give the place only.
+            return refuse(400, "the body is not valid JSON");
+        }
+        if (overlay.revoked().containsKey(definition.id()))
+            return refuse(409, "id: " + definition.id() + " was revoked (expected: a new id)");
+        VirtualKey clash = localClash(definition);
+        if (clash != null)
+            return refuse(409, clash.id().equals(definition.id())
+                ? "id: " + definition.id() + " is taken by a key of the " + clash.source + " (expected: a new id)"
+                : "the key is the same as " + clash.source + " key " + clash.id() + " (expected: a new key)");
+        String id = definition.id();
+        return written(store.add(definition, json), change -> switch (change.conflict())
+        {
+            case "revoked" -> answer(409, "id: " + id + " was revoked (expected: a new id)");
+            case "id" -> answer(409, "id: " + id + " is taken by a key in the store (expected: a new id)");
+            default -> answer(409, "the key is the same as a key in the store (expected: a new key)");
+        }, version -> Json.MAPPER.createObjectNode().put("added", id).put("version", version), 201);
+    }
+
+    /** @return a config or file key that has {@code definition}'s id or hash, revoked ones included, or {@code null} */
+    private synchronized VirtualKey localClash(KeyDefinition definition)
+    {
+        for (VirtualKey key : base(configKeys, fileKeys))
+        {
+            if (key.id().equals(definition.id()) || key.definition.sha256().equals(definition.sha256()))
+                return key;
+        }
+        return null;
+    }
+
+    /**
+     * {@code DELETE <admin_path>/ID}: revokes the key ID on every replica, whether it was added at runtime or comes from
+     * a config or a file. 200 once written and read back here ({@code "changed": false} when it was revoked already);
+     * 404 for an id neither this replica nor the store knows; 503 when the store is away.
+     */
+    CompletionStage<AdminResponse> revoke(AdminRequest request, String adminPath)
+    {
+        String id = URLDecoder.decode(request.path().substring(adminPath.length() + 1), StandardCharsets.UTF_8);
+        boolean known;
+        synchronized (this)
+        {
+            known = base(configKeys, fileKeys).stream().anyMatch(k -> k.id().equals(id));
+        }
+        return written(store.revoke(id, Instant.now().toString(), known), change -> change.conflict().equals("revoked")
+            ? AdminResponse.json(200, Json.MAPPER.createObjectNode().put("revoked", id).put("changed", false).toString())
+            : answer(404, "no key with id " + JsonStrings.quote(shortened(id)) + " (expected: the id of a key"
+                + " that GET " + adminPath + " lists)"),
+            version -> Json.MAPPER.createObjectNode().put("revoked", id).put("changed", true).put("version", version), 200);
+    }
+
+    /**
+     * Answers a change to the store: once written, after this replica read it back (so that {@code GET <admin_path>}
+     * shows it at once); refused, with {@code refused}'s answer; 503 when the store did not answer.
+     */
+    private CompletionStage<AdminResponse> written(CompletionStage<RedisKeysStore.Change> change,
+                                                   Function<RedisKeysStore.Change, AdminResponse> refused,
+                                                   LongFunction<ObjectNode> done, int status)
+    {
+        return change.thenCompose(c ->
+        {
+            if (!c.written())
+                return CompletableFuture.completedFuture(refused.apply(c));
+            return follower.read().thenApply(ignored ->
+                AdminResponse.json(status, done.apply(c.version()).put("keys", table.keys().size()).toString()));
+        }).exceptionally(failure ->
+        {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+                : failure;
+            if (!(cause instanceof SharedRedis.Unavailable))
+                throw failure instanceof CompletionException ce ? ce : new CompletionException(failure);
+            return answer(503, "the keys store did not answer, nothing was changed: " + cause.getMessage());
+        });
+    }
+
+    private static CompletionStage<AdminResponse> refuse(int status, String message)
+    {
+        return CompletableFuture.completedFuture(answer(status, message));
+    }
+
+    private static AdminResponse answer(int status, String message)
+    {
+        return AdminResponse.json(status, "{\"error\":" + JsonStrings.quote(message) + "}");
+    }
+
+    /**
+     * Stops watching the file and following the store; a check or a read already running finishes and changes nothing
+     * that matters any more.
+     */
     @Override
     public void close()
     {
         closed = true;
         if (watch != null)
             watch.cancel();
+        if (follower != null)
+            follower.close();
+        if (store != null)
+            store.close();
     }
 }

@@ -6,6 +6,7 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.support.config.Options;
+import dev.sluice.support.redis.SharedRedis;
 import org.pf4j.Extension;
 
 import java.nio.file.Path;
@@ -25,13 +26,16 @@ import java.util.List;
  *       - { id: team-a-ci, sha256: "…", team: team-a, models: [ "gpt-*" ], expires: 2027-01-31T00:00:00Z }
  *     file: /etc/sluice/keys.yaml
  *     reload_interval: 5s
+ *     store:                                  # keys added and revoked at runtime, on every replica
+ *       redis: { url: "${{env.REDIS_URL}}" }
+ *       refresh: 1s
  * }</pre>
  *
  * <p>Options ({@link KeysOptions}, {@link KeyDefinition}, {@link KeyLimits}) are checked strictly; a mistake is a
  * {@link ConfigException} naming its path and never quoting a hash. The keys file is read here, at startup, and an
  * invalid one fails the start; later it is watched. Under {@code sluice check} ({@link BindingContext#checkOnly()})
  * the options are validated but the file is not opened and nothing is scheduled; the admin endpoints are registered
- * (which checks that their paths are free) and never served.
+ * (which checks that their paths are free) and never served, and no connection to the store is made.
  *
  * <p>Stateless, as every factory.
  */
@@ -93,8 +97,18 @@ public final class KeysFactory implements ProxyBindingFactory
             context.checkOnly() ? null : context.executor());
         context.admin().add("GET", options.adminPath(), binding::list);
         context.admin().add("POST", options.adminPath() + "/reload", binding::reloadNow);
+        KeysStoreOptions store = options.store();
+        if (store != null)
+        {
+            String adminPath = options.adminPath();
+            context.admin().add("POST", adminPath, binding::add);
+            context.admin().add("DELETE", adminPath + "/*", request -> binding.revoke(request, adminPath));
+        }
         if (file != null && !context.checkOnly())
             binding.watch(context.scheduler(), options.reloadInterval());
+        if (store != null && !context.checkOnly())
+            binding.follow(new RedisKeysStore(SharedRedis.open(store.redis(), context)), context.scheduler(), store.refresh(),
+                store.failClosed());
         return binding;
     }
 }
