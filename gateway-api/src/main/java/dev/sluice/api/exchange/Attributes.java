@@ -30,6 +30,15 @@ public final class Attributes
     public static final String CACHE = "sluice.cache";
 
     /**
+     * Which level of a response cache answered a {@link #CACHE} {@code "hit"}, a {@link String}: {@code "memory"} (the
+     * replica's own) or {@code "redis"} (the level replicas share, the answer stored by any of them). Set only by a cache
+     * that has a shared level; absent otherwise, where every hit is from memory.
+     *
+     * @since 0.8.0
+     */
+    public static final String CACHE_LEVEL = "sluice.cache_level";
+
+    /**
      * The W3C Trace Context {@code traceparent} value of the span that stands for this exchange, a {@link String}
      * such as {@code 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01} (version, trace id, span id, flags), as a
      * tracing binding set it on the way in (the {@code otel} plugin's {@code tracing} binding). A client binding whose

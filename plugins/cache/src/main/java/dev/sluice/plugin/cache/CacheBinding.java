@@ -55,6 +55,11 @@ final class CacheBinding implements ProxyBinding
     static final ResponseHeaders HIT = ResponseHeaders.of(HEADER, "hit");
     static final ResponseHeaders MISS = ResponseHeaders.of(HEADER, "miss");
     static final ResponseHeaders BYPASS = ResponseHeaders.of(HEADER, "bypass");
+    static final String LEVEL_HEADER = "x-cache-level";
+    static final String MEMORY = "memory";
+    static final String REDIS = "redis";
+    static final ResponseHeaders HIT_MEMORY = HIT.with(LEVEL_HEADER, MEMORY);
+    static final ResponseHeaders HIT_REDIS = HIT.with(LEVEL_HEADER, REDIS);
 
     private final CacheOptions options;
     private final AsyncCache<CacheKeys.Key, CachedAnswer> cache;
@@ -63,6 +68,8 @@ final class CacheBinding implements ProxyBinding
     private final Scheduler scheduler;
     private final Executor executor;
     private final long maxChars;
+    // The second level, or null: then hits carry no level, as every one is from memory.
+    private final SharedAnswers shared;
     final Stats stats = new Stats();
 
     /** A TTL for the models a glob matches. */
@@ -84,8 +91,9 @@ final class CacheBinding implements ProxyBinding
     }
 
     CacheBinding(CacheOptions options, AsyncCache<CacheKeys.Key, CachedAnswer> cache, List<ModelTtl> ttls,
-                 Scheduler scheduler, Executor executor)
+                 Scheduler scheduler, Executor executor, SharedAnswers shared)
     {
+        this.shared = shared;
         this.options = options;
         this.cache = cache;
         this.keys = new CacheKeys(options.ignore());
@@ -130,17 +138,19 @@ final class CacheBinding implements ProxyBinding
                 CompletableFuture<CachedAnswer> stored = cache.getIfPresent(key);
                 CachedAnswer answer = stored == null ? null : stored.getNow(null);
                 if (answer != null)
-                    return hit(exchange, answer);
+                    return hit(exchange, answer, false);
+                if (shared != null)
+                    return sharedOrMiss(exchange, next, key, null);
             }
             return miss(exchange, next, key, null);
         }
         CompletableFuture<CachedAnswer> flight = new CompletableFuture<>();
         CompletableFuture<CachedAnswer> existing = cache.asMap().putIfAbsent(key, flight);
         if (existing == null)
-            return miss(exchange, next, key, flight);
+            return shared == null ? miss(exchange, next, key, flight) : sharedOrMiss(exchange, next, key, flight);
         CachedAnswer answer = existing.getNow(null);
         if (answer != null)
-            return hit(exchange, answer);
+            return hit(exchange, answer, false);
         if (existing.isDone())
         {
             // A leader that just failed: its entry is on its way out. Go on alone.
@@ -149,15 +159,47 @@ final class CacheBinding implements ProxyBinding
         return follow(exchange, next, key, existing);
     }
 
-    private CompletionStage<Reply> hit(Exchange exchange, CachedAnswer answer)
+    /**
+     * The first level missed: asks the second. Its answer fills the first level (completing the flight answers this
+     * replica's followers) and is served as a hit; without one — not stored, expired, or Redis unable to answer within
+     * its timeout — the exchange is a miss like any other. Single flight stays per replica: two replicas missing the
+     * same key at once both call the provider, and the later store replaces the earlier.
+     *
+     * @param flight the leader's flight, or {@code null} without single flight
+     */
+    private CompletionStage<Reply> sharedOrMiss(Exchange exchange, Next next, CacheKeys.Key key,
+                                                CompletableFuture<CachedAnswer> flight)
+    {
+        shared.learn(exchange.codec());
+        return shared.get(key).thenCompose(answer ->
+        {
+            if (answer == null)
+                return miss(exchange, next, key, flight);
+            CachedAnswer kept = answer.weight() <= options.maxBytes() / 4 ? answer : null;
+            if (flight != null)
+                flight.complete(kept);
+            else if (kept != null)
+                cache.put(key, CompletableFuture.completedFuture(kept));
+            return hit(exchange, answer, true);
+        });
+    }
+
+    /** @param fromRedis whether the second level answered (the answer was stored by any replica) */
+    private CompletionStage<Reply> hit(Exchange exchange, CachedAnswer answer, boolean fromRedis)
     {
         stats.hits.increment();
         exchange.attribute(Attributes.CACHE, "hit");
+        ResponseHeaders hit = HIT;
+        if (shared != null)
+        {
+            exchange.attribute(Attributes.CACHE_LEVEL, fromRedis ? REDIS : MEMORY);
+            hit = fromRedis ? HIT_REDIS : HIT_MEMORY;
+        }
         exchange.usage(answer.usage());
         if (!exchange.stream() && answer instanceof CachedAnswer.Body body && body.dialect().equals(exchange.dialect()))
         {
             // The provider's own bytes to a client of its dialect: nothing to encode.
-            return CompletableFuture.completedFuture(new Reply.Bytes(200, body.contentType, body.body, body.usage(), HIT));
+            return CompletableFuture.completedFuture(new Reply.Bytes(200, body.contentType, body.body, body.usage(), hit));
         }
         ChatResponse response;
         try
@@ -172,9 +214,9 @@ final class CacheBinding implements ProxyBinding
         {
             CacheOptions.ReplayOptions replay = options.replay();
             return CompletableFuture.<Reply>completedFuture(new Reply.Stream(new ReplayStream(response,
-                exchange.request().includeUsage(), replay.chunkChars(), replay.pace(), scheduler, executor), HIT));
+                exchange.request().includeUsage(), replay.chunkChars(), replay.pace(), scheduler, executor), hit));
         }
-        return CompletableFuture.<Reply>completedFuture(new Reply.Message(response, HIT));
+        return CompletableFuture.<Reply>completedFuture(new Reply.Message(response, hit));
     }
 
     /**
@@ -285,7 +327,7 @@ final class CacheBinding implements ProxyBinding
 
     /**
      * Stores {@code answer} (if any and not too large) and releases the followers; once per flight (a later call for
-     * a released flight does nothing).
+     * a released flight does nothing). With a second level the answer is sent there too, not waited for.
      */
     private void done(CacheKeys.Key key, CompletableFuture<CachedAnswer> flight, CachedAnswer answer)
     {
@@ -304,6 +346,8 @@ final class CacheBinding implements ProxyBinding
             stats.notStored.increment();
         else
             stats.stored.increment();
+        if (answer != null && shared != null)
+            shared.put(key, answer);
     }
 
     /** Waits for the leader's answer, up to {@code follower_wait}; then, or if the leader stored nothing, goes alone. */
@@ -338,7 +382,7 @@ final class CacheBinding implements ProxyBinding
             if (answer != null)
             {
                 stats.followerHits.increment();
-                hit(exchange, answer).whenComplete((r, t) -> complete(result, r, t));
+                hit(exchange, answer, false).whenComplete((r, t) -> complete(result, r, t));
                 return;
             }
             stats.followerOwnCalls.increment();
@@ -414,13 +458,16 @@ final class CacheBinding implements ProxyBinding
             + ",\"follower_hits\":" + stats.followerHits.sum()
             + ",\"follower_own_calls\":" + stats.followerOwnCalls.sum()
             + ",\"stored\":" + stats.stored.sum()
-            + ",\"not_stored\":" + stats.notStored.sum() + "}";
+            + ",\"not_stored\":" + stats.notStored.sum()
+            + (shared == null ? "" : ",\"redis\":" + shared.statsJson()) + "}";
     }
 
     @Override
     public void close()
     {
         cache.synchronous().invalidateAll();
+        if (shared != null)
+            shared.close();
     }
 
     /** For tests. */

@@ -16,6 +16,7 @@ import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.support.config.ModelGlob;
 import dev.sluice.support.config.Options;
+import dev.sluice.support.redis.SharedRedis;
 import org.pf4j.Extension;
 
 /**
@@ -35,10 +36,14 @@ import org.pf4j.Extension;
  *     single_flight: true
  *     follower_wait: 30s
  *     replay: { chunk_chars: 0, pace: 0s }
+ *     store:                         # optional: a second level shared by replicas
+ *       redis: { url: "${{env.REDIS_URL}}", prefix: "sluice:", timeout: 50ms, max_pending: 10000 }
+ *       max_entry_bytes: 1048576
  * }</pre>
  *
  * <p>Under {@code sluice check} the options are validated and nothing is registered. Otherwise the binding serves its
- * statistics at {@code GET /cache/stats} (or {@code admin_path}) on the admin listener.
+ * statistics at {@code GET /cache/stats} (or {@code admin_path}) on the admin listener, and with a {@code store} opens the process's shared connection to
+ * its Redis ({@link SharedRedis}), released when the binding closes.
  */
 @Extension
 public final class CacheFactory implements ProxyBindingFactory
@@ -106,13 +111,29 @@ public final class CacheFactory implements ProxyBindingFactory
         // and Caffeine only tries its lock before it.
         builder.executor(Runnable::run);
         AsyncCache<CacheKeys.Key, CachedAnswer> cache = builder.buildAsync();
+        SharedRedis redis = options.store() == null ? null : SharedRedis.open(options.store().redis(), context);
+        SharedAnswers shared = redis == null ? null
+            : new SharedAnswers(redis, options.maxEntryBytes(), bindingName(context));
         CacheBinding binding = new CacheBinding(options, cache, List.copyOf(ttls),
-            context.checkOnly() ? null : context.scheduler(), context.checkOnly() ? Runnable::run : context.executor());
+            context.checkOnly() ? null : context.scheduler(), context.checkOnly() ? Runnable::run : context.executor(),
+            shared);
         if (!context.checkOnly())
         {
             context.admin().add("GET", options.adminPath(),
                 request -> CompletableFuture.completedFuture(AdminResponse.json(200, binding.statsJson())));
         }
         return binding;
+    }
+
+    private static String bindingName(BindingContext context)
+    {
+        try
+        {
+            return context.bindingName();
+        }
+        catch (UnsupportedOperationException unnamed)
+        {
+            return TYPE;
+        }
     }
 }

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.sluice.support.redis.RedisOptions;
+
 /**
  * The {@code cache} binding's {@code options}, bound strictly (unknown keys and wrong types name their path).
  *
@@ -24,10 +26,11 @@ import java.util.Map;
  * @param replay          how a streamed hit is replayed
  * @param adminPath       the admin listener path serving the statistics (default {@code /cache/stats}); a second
  *                        {@code cache} binding needs its own
+ * @param store           a second level shared by replicas, in Redis; absent: the in-memory cache only
  */
 public record CacheOptions(Duration ttl, Map<String, Duration> ttlByModel, Long maxBytes, String scope,
                            List<String> ignore, Boolean singleFlight, Duration followerWait, ReplayOptions replay,
-                           String adminPath)
+                           String adminPath, StoreOptions store)
 {
     /** {@link #scope} values. */
     static final String KEY = "key";
@@ -70,6 +73,12 @@ public record CacheOptions(Duration ttl, Map<String, Duration> ttlByModel, Long 
             throw new IllegalArgumentException("admin_path: value: \"" + adminPath + "\" (expected: a path starting with /)");
     }
 
+    /** @return the longest an entry of the second level may be once encoded, or 0 without a second level */
+    long maxEntryBytes()
+    {
+        return store == null ? 0 : store.maxEntryBytes();
+    }
+
     private static void positive(String name, Duration d)
     {
         if (d.toMillis() < 1)
@@ -95,6 +104,27 @@ public record CacheOptions(Duration ttl, Map<String, Duration> ttlByModel, Long 
                 pace = Duration.ZERO;
             else if (pace.isNegative())
                 throw new IllegalArgumentException("pace: value: " + pace + " (expected: 0 or more)");
+        }
+    }
+
+    /**
+     * The second level: answers shared by every replica through Redis, looked up when the in-memory cache misses.
+     *
+     * @param redis         where ({@link RedisOptions}: url, prefix, timeout, max_pending)
+     * @param maxEntryBytes the largest answer stored there, once encoded (default 1 MiB, at least 1 KiB): a larger one
+     *                      stays in this replica's memory only
+     */
+    public record StoreOptions(RedisOptions redis, Long maxEntryBytes)
+    {
+        /** Validates and fills the defaults. */
+        public StoreOptions
+        {
+            if (redis == null)
+                throw new IllegalArgumentException("redis: must be set (expected: { url: \"${{env.REDIS_URL}}\" })");
+            if (maxEntryBytes == null)
+                maxEntryBytes = 1L << 20;
+            else if (maxEntryBytes < 1024)
+                throw new IllegalArgumentException("max_entry_bytes: value: " + maxEntryBytes + " (expected: at least 1024)");
         }
     }
 }
