@@ -1,0 +1,94 @@
+package dev.sluice.support.testing;
+
+import dev.sluice.api.binding.BindingContext;
+import dev.sluice.api.exchange.Next;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamOptions;
+
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@link BindingContext} whose executor and scheduler run their tasks, on two small JDK pools: what a binding that
+ * talks to Redis ({@link dev.sluice.support.redis.SharedRedis}) needs in a plugin's own tests, where gateway-api's
+ * recording {@code TestBindingContext} would hold the replies. Exits, upstreams and the admin listener are refused.
+ * Close it after the binding.
+ *
+ * <pre>{@code
+ * try (PoolBindingContext context = new PoolBindingContext()) {
+ *     SharedRedis redis = SharedRedis.open(options, context);
+ * }
+ * }</pre>
+ */
+public final class PoolBindingContext implements BindingContext, AutoCloseable
+{
+    private final ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "test-executor"));
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r ->
+    {
+        Thread thread = new Thread(r, "test-scheduler");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    @Override
+    public Next exit(String bindingName)
+    {
+        throw new UnsupportedOperationException("no exits here");
+    }
+
+    @Override
+    public Upstream upstream(UpstreamOptions options)
+    {
+        throw new UnsupportedOperationException("no upstreams here");
+    }
+
+    @Override
+    public String env(String name)
+    {
+        return null;
+    }
+
+    @Override
+    public String bindingName()
+    {
+        return "test";
+    }
+
+    @Override
+    public Executor executor()
+    {
+        return pool;
+    }
+
+    @Override
+    public Scheduler scheduler()
+    {
+        return new Scheduler()
+        {
+            @Override
+            public Task schedule(Runnable task, Duration delay)
+            {
+                var f = timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+                return () -> f.cancel(false);
+            }
+
+            @Override
+            public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
+            {
+                var f = timer.scheduleWithFixedDelay(task, initialDelay.toNanos(), delay.toNanos(), TimeUnit.NANOSECONDS);
+                return () -> f.cancel(false);
+            }
+        };
+    }
+
+    @Override
+    public void close()
+    {
+        pool.shutdownNow();
+        timer.shutdownNow();
+    }
+}
