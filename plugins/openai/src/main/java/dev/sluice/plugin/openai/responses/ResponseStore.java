@@ -13,7 +13,10 @@ import java.util.concurrent.CompletionStage;
  * scope it was stored in (the calling key), and only until its time to live ends.
  *
  * <p>Every method answers through a {@link CompletionStage} and never blocks: the in-memory store completes at once,
- * a store across replicas after its round trip. Implementations are thread-safe.
+ * a store across replicas after its round trip. A store that cannot answer {@link #get} or {@link #delete} fails the
+ * stage with a {@link dev.sluice.api.GatewayException} (503: the client retries; a conversation is never continued
+ * without the turns it named); a {@link #put} that fails is the store's to log, and its stage completes normally.
+ * Implementations are thread-safe.
  */
 public interface ResponseStore extends AutoCloseable
 {

@@ -5,15 +5,17 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.binding.ServerBinding;
 import dev.sluice.api.binding.ServerBindingFactory;
 import dev.sluice.support.config.Options;
+import dev.sluice.support.redis.SharedRedis;
 import org.pf4j.Extension;
 
 /**
  * Creates {@code openai-responses} server bindings: clients speak OpenAI's Responses API on the path
- * ({@value #DEFAULT_PATH} by default), with the responses it answered by translation kept in an in-memory
- * {@link ResponseStore} for {@code previous_response_id} and the stored-response endpoints ({@link ResponsesServer}).
+ * ({@value #DEFAULT_PATH} by default), with the responses it answered by translation kept in a
+ * {@link ResponseStore} (this process's memory, or Redis shared by every replica with {@code store.redis}) for
+ * {@code previous_response_id} and the stored-response endpoints ({@link ResponsesServer}).
  * The request's {@code input} may be a string, so {@code max_messages} (the canonical turns) and
  * {@code max_input_tokens} are checked on the decoded request, which costs a decode per request only when one of them
- * is set. Each binding has its own store.
+ * is set. Each binding has its own store (in Redis, its own keys only when its {@code prefix} differs).
  *
  * <pre>{@code
  * north_responses:
@@ -38,7 +40,11 @@ public final class ResponsesServerFactory implements ServerBindingFactory
         ResponsesServerOptions options = Options.bind(config.options(), ResponsesServerOptions.class,
             config.optionsPath());
         ResponsesServerOptions.StoreOptions store = options.store();
+        // Under `sluice check` no connection is opened (open answers null): the memory store stands in, unused.
+        SharedRedis redis = store.redis() == null ? null : SharedRedis.open(store.redis(), context);
+        ResponseStore responses = redis != null ? new RedisResponseStore(redis, store.ttl(), store.maxBytes())
+            : new MemoryResponseStore(store.maxBytes(), store.ttl());
         return new ResponsesServer(options.path() == null ? DEFAULT_PATH : options.path(), options.limits(),
-            new MemoryResponseStore(store.maxBytes(), store.ttl()), store.maxBytes());
+            responses, store.maxBytes());
     }
 }

@@ -2,6 +2,7 @@ package dev.sluice.plugin.openai.responses;
 
 import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.support.config.Options;
+import dev.sluice.support.redis.RedisOptions;
 
 import java.time.Duration;
 
@@ -14,6 +15,8 @@ import java.time.Duration;
  *   kind: server
  *   exit: keys
  *   options: { path: /v1/responses, store: { max_bytes: 67108864, ttl: 1h } }
+ * # or shared by every replica:
+ *   options: { store: { redis: { url: "${{env.REDIS_URL}}" }, ttl: 1h } }
  * }</pre>
  *
  * @param path   the path served, {@code /v1/responses} by default; the stored responses are below it
@@ -27,16 +30,19 @@ public record ResponsesServerOptions(String path, BodyLimits limits, StoreOption
         path = Options.path(path, null);
         limits = BodyLimits.orNone(limits);
         if (store == null)
-            store = new StoreOptions(null, null);
+            store = new StoreOptions(null, null, null);
     }
 
     /**
-     * The in-memory response store.
+     * The response store: in memory, or in Redis when {@code redis} is set.
      *
-     * @param maxBytes the estimated bytes of conversation it holds at most (default 64 MiB)
+     * @param maxBytes in memory, the estimated bytes of conversation it holds at most; in Redis, the most one stored
+     *                 turn (its whole conversation) may take, encoded — Redis's own {@code maxmemory} bounds the rest
+     *                 (default 64 MiB)
      * @param ttl      how long a stored response can be continued or read (default 1h)
+     * @param redis    the Redis every replica shares ({@link RedisOptions}); absent: this process's memory
      */
-    public record StoreOptions(Long maxBytes, Duration ttl)
+    public record StoreOptions(Long maxBytes, Duration ttl, RedisOptions redis)
     {
         public StoreOptions
         {
