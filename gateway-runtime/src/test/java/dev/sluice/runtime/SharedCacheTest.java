@@ -43,6 +43,7 @@ class SharedCacheTest
     private static final String KEY_TWO = "sk-client-shared-two-0123456789";
     private static final String CONFIG = """
         listen: { host: 127.0.0.1, port: 0 }
+        admin: { host: 127.0.0.1, port: 0 }
         bindings:
           north_openai: { type: openai, kind: server, exit: router }
           north_anthropic: { type: anthropic, kind: server, exit: router }
@@ -50,8 +51,18 @@ class SharedCacheTest
             type: router
             kind: proxy
             routes:
+              - when: [ { model: "mock-shared" } ]
+                exit: answers_for_all
               - when: [ { model: "mock-*" } ]
                 exit: answers
+          answers_for_all:
+            type: cache
+            kind: proxy
+            exit: south
+            options:
+              scope: shared
+              admin_path: /cache/all
+              store: { redis: { url: "${{env.REDIS_URL}}", prefix: "shared-test:", timeout: 2s } }
           answers:
             type: cache
             kind: proxy
@@ -273,20 +284,26 @@ class SharedCacheTest
     void anAnthropicClientOnAnotherReplicaHitsWhatAnOpenAiClientStored() throws Exception
     {
         // The replica has served an OpenAI client before: it has that dialect's codec to decode the stored body with.
-        send(replica(1), KEY_ONE, ask("warm-up " + System.nanoTime(), false));
+        // Scope shared: the two dialects' clients send their credentials apart, and are different tenants otherwise.
+        send(replica(1), KEY_ONE, "{\"model\":\"mock-shared\",\"messages\":[{\"role\":\"user\",\"content\":\"warm-up "
+            + System.nanoTime() + "\"}]}");
         long before = entries();
         mock.clearRecords();
         String prompt = "shared across dialects " + System.nanoTime();
-        HttpResponse<String> first = send(replica(0), KEY_ONE, ask(prompt, false));
+        HttpResponse<String> first = send(replica(0), KEY_ONE, "{\"model\":\"mock-shared\",\"max_completion_tokens\":1024,"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}");
+        assertThat(first.statusCode()).isEqualTo(200);
         awaitEntries(before + 1);
 
         HttpResponse<String> anthropic = http.send(HttpRequest.newBuilder(URI.create(replica(1).url("/v1/messages")))
             .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
             .header("anthropic-version", "2023-06-01").header("x-api-key", KEY_ONE)
-            .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"mock-model\",\"max_tokens\":1024,\"messages\":"
+            .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"mock-shared\",\"max_tokens\":1024,\"messages\":"
                 + "[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(anthropic.statusCode()).isEqualTo(200);
-        assertThat(anthropic.headers().firstValue("x-cache-level")).hasValue("redis");
+        String stats = http.send(HttpRequest.newBuilder(URI.create(replica(1).adminUrl("/cache/all"))).GET().build(),
+            HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(anthropic.headers().map()).as(stats).containsEntry("x-cache-level", List.of("redis"));
         JsonNode message = Json.MAPPER.readTree(anthropic.body());
         assertThat(message.get("content").get(0).get("text").asText()).isEqualTo(MockProvider.DEFAULT_TEXT);
         assertThat(message.get("id").asText()).isEqualTo(id(first));
