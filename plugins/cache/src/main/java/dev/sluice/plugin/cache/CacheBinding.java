@@ -48,6 +48,11 @@ import dev.sluice.support.config.ModelGlob;
  * entry expiring after its route's TTL; its maintenance runs on the runtime pool's thread whose request triggered it.
  * Nothing here blocks: a lookup is a hash map read, a follower waits on a future with a timeout on the runtime's
  * scheduler.
+ *
+ * <p>With a second level ({@link SharedAnswers}, Redis shared by replicas) a first-level miss asks Redis before the
+ * chain (the leader only: its followers wait for the flight as before), a hit there fills the first level, and every
+ * stored answer is also sent there. A first-level hit never touches Redis. Hits then carry {@code x-cache-level} and
+ * {@link Attributes#CACHE_LEVEL}: {@code memory} or {@code redis}.
  */
 final class CacheBinding implements ProxyBinding
 {
