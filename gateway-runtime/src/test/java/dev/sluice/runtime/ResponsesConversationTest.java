@@ -88,6 +88,12 @@ class ResponsesConversationTest
     /** @return the messages the provider was last sent, as (role, text) pairs */
     private List<String> sentMessages() throws Exception
     {
+        return sentMessages(mock);
+    }
+
+    /** @return the messages {@code mock} (an Anthropic provider) was last sent, as "role: text" */
+    static List<String> sentMessages(MockProvider mock) throws Exception
+    {
         JsonNode body = Json.MAPPER.readTree(mock.lastRequest().bodyAsString());
         return java.util.stream.StreamSupport.stream(body.get("messages").spliterator(), false)
             .map(m -> m.get("role").asText() + ": " + (m.get("content").isTextual() ? m.get("content").asText()

@@ -95,14 +95,9 @@ class SharedResponsesStoreTest
         }
     }
 
-    /** @return the messages the provider was last sent, as "role: text" */
     private List<String> sentMessages() throws Exception
     {
-        JsonNode body = Json.MAPPER.readTree(mock.lastRequest().bodyAsString());
-        return java.util.stream.StreamSupport.stream(body.get("messages").spliterator(), false)
-            .map(m -> m.get("role").asText() + ": " + (m.get("content").isTextual() ? m.get("content").asText()
-                : m.get("content").get(0).get("text").asText()))
-            .toList();
+        return ResponsesConversationTest.sentMessages(mock);
     }
 
     private HttpResponse<String> post(GatewayHarness gateway, String body) throws Exception

@@ -1,10 +1,6 @@
 package dev.sluice.support.redis;
 
-import dev.sluice.api.binding.BindingContext;
-import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
-import dev.sluice.api.exchange.Next;
-import dev.sluice.support.testing.LiveScheduler;
+import dev.sluice.support.testing.PoolBindingContext;
 import dev.sluice.support.testing.RedisServer;
 import io.lettuce.core.ScriptOutputType;
 import org.junit.jupiter.api.AfterEach;
@@ -17,11 +13,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -32,8 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SharedRedisTest
 {
     private RedisServer server;
-    private final ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "test-executor"));
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private final PoolBindingContext context = new PoolBindingContext();
     private SharedRedis redis;
 
     @BeforeEach
@@ -48,15 +39,12 @@ class SharedRedisTest
         if (redis != null)
             redis.close();
         server.close();
-        pool.shutdownNow();
-        timer.shutdownNow();
+        context.close();
     }
 
     private SharedRedis open(Duration timeout) throws Exception
     {
-        SharedRedis opened = SharedRedis.open(new RedisOptions(server.url(), "t:", timeout, null), new Context());
-        awaitConnected(opened);
-        return opened;
+        return context.openRedis(new RedisOptions(server.url(), "t:", timeout, null));
     }
 
     private static void awaitConnected(SharedRedis redis) throws InterruptedException
@@ -143,7 +131,7 @@ class SharedRedisTest
     void aServerDownAtStartIsConnectedWhenItComes() throws Exception
     {
         server.stop();
-        redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofMillis(100), null), new Context());
+        redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofMillis(100), null), context);
         assertThat(redis.connected()).isFalse();
         server.start();
         awaitConnected(redis);
@@ -204,39 +192,5 @@ class SharedRedisTest
     private static byte[] bytes(String text)
     {
         return text.getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** The runtime's executor and scheduler, as plain JDK ones. */
-    private final class Context implements BindingContext
-    {
-        @Override
-        public Next exit(String bindingName)
-        {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Upstream upstream(UpstreamOptions options)
-        {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public String env(String name)
-        {
-            return null;
-        }
-
-        @Override
-        public Executor executor()
-        {
-            return pool;
-        }
-
-        @Override
-        public Scheduler scheduler()
-        {
-            return LiveScheduler.on(timer);
-        }
     }
 }

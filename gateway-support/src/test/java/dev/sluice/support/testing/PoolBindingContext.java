@@ -4,8 +4,9 @@ import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.support.redis.RedisOptions;
+import dev.sluice.support.redis.SharedRedis;
 
-import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -20,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>{@code
  * try (PoolBindingContext context = new PoolBindingContext()) {
- *     SharedRedis redis = SharedRedis.open(options, context);
+ *     SharedRedis redis = context.openRedis(new RedisOptions(server.url(), "t:", Duration.ofSeconds(1), null));
  * }
  * }</pre>
  */
@@ -67,22 +68,26 @@ public final class PoolBindingContext implements BindingContext, AutoCloseable
     @Override
     public Scheduler scheduler()
     {
-        return new Scheduler()
-        {
-            @Override
-            public Task schedule(Runnable task, Duration delay)
-            {
-                var f = timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
-                return () -> f.cancel(false);
-            }
+        return LiveScheduler.on(timer);
+    }
 
-            @Override
-            public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
-            {
-                var f = timer.scheduleWithFixedDelay(task, initialDelay.toNanos(), delay.toNanos(), TimeUnit.NANOSECONDS);
-                return () -> f.cancel(false);
-            }
-        };
+    /**
+     * Opens a handle on the Redis of {@code options} with this context and waits until it is connected (20 s at most).
+     *
+     * @throws IllegalStateException if it did not connect in time
+     */
+    public SharedRedis openRedis(RedisOptions options) throws InterruptedException
+    {
+        SharedRedis redis = SharedRedis.open(options, this);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!redis.connected() && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        if (!redis.connected())
+        {
+            redis.close();
+            throw new IllegalStateException("Redis at " + options.redactedUrl() + " did not connect within 20 s");
+        }
+        return redis;
     }
 
     @Override

@@ -51,11 +51,8 @@ class SharedAnswersTest
 
     private SharedAnswers open(long maxEntryBytes) throws InterruptedException
     {
-        SharedRedis redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofSeconds(1), null), context);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!redis.connected() && System.nanoTime() < deadline)
-            Thread.sleep(10);
-        return new SharedAnswers(redis, maxEntryBytes, "answers");
+        return new SharedAnswers(context.openRedis(new RedisOptions(server.url(), "t:", Duration.ofSeconds(1), null)),
+            maxEntryBytes, "answers");
     }
 
     private static <T> T await(java.util.concurrent.CompletionStage<T> stage) throws Exception
@@ -145,10 +142,7 @@ class SharedAnswersTest
     @Test
     void aPausedRedisIsAMissWithinTheTimeout() throws Exception
     {
-        SharedRedis redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofMillis(100), null), context);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!redis.connected() && System.nanoTime() < deadline)
-            Thread.sleep(10);
+        SharedRedis redis = context.openRedis(new RedisOptions(server.url(), "t:", Duration.ofMillis(100), null));
         shared = new SharedAnswers(redis, 1 << 20, "answers");
         server.pause();
         try

@@ -8,7 +8,6 @@ import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Usage;
 import dev.sluice.plugin.openai.responses.ResponseStore.StoredResponse;
 import dev.sluice.support.redis.RedisOptions;
-import dev.sluice.support.redis.SharedRedis;
 import dev.sluice.support.testing.PoolBindingContext;
 import dev.sluice.support.testing.RedisServer;
 import org.junit.jupiter.api.AfterEach;
@@ -53,11 +52,8 @@ class RedisResponseStoreTest
 
     private RedisResponseStore open(Duration ttl, long maxEntryBytes) throws InterruptedException
     {
-        SharedRedis redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofSeconds(1), null), context);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!redis.connected() && System.nanoTime() < deadline)
-            Thread.sleep(10);
-        return new RedisResponseStore(redis, ttl, maxEntryBytes);
+        return new RedisResponseStore(context.openRedis(new RedisOptions(server.url(), "t:", Duration.ofSeconds(1), null)),
+            ttl, maxEntryBytes);
     }
 
     private static <T> T await(CompletionStage<T> stage) throws Exception
