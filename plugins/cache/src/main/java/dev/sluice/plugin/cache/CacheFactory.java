@@ -42,8 +42,8 @@ import org.pf4j.Extension;
  * }</pre>
  *
  * <p>Under {@code sluice check} the options are validated and nothing is registered. Otherwise the binding serves its
- * statistics at {@code GET /cache/stats} (or {@code admin_path}) on the admin listener, and with a {@code store} opens the process's shared connection to
- * its Redis ({@link SharedRedis}), released when the binding closes.
+ * statistics at {@code GET /cache/stats} (or {@code admin_path}) on the admin listener, and with a {@code store} opens
+ * the process's shared connection to its Redis ({@link SharedRedis}), released when the binding closes.
  */
 @Extension
 public final class CacheFactory implements ProxyBindingFactory
