@@ -78,6 +78,12 @@ final class BudgetPeriod
         return month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC).toEpochMilli();
     }
 
+    /** @return the length of a window in millis, or 0 for calendar months (the Redis store's scripts compute those) */
+    long fixedMillis()
+    {
+        return fixedMillis;
+    }
+
     @Override
     public boolean equals(Object o)
     {

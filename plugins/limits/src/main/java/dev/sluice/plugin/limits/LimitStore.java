@@ -6,8 +6,8 @@ import java.util.List;
  * Where the limits binding keeps its counters: per scope ({@code key:ID}, {@code team:NAME}, {@code model:GLOB},
  * {@code anonymous}) a request rate, a token rate, the exchanges in flight and a budget's spend and reservations. The
  * binding resolves which scopes and limits apply to an exchange and how many tokens and how much money it may take;
- * the store only counts. {@link MemoryLimitStore} is the one store today; the interface is shaped so a shared store
- * (Redis or Valkey, one script per call) can take its place for several replicas without touching the binding.
+ * the store only counts. {@link MemoryLimitStore} implements it; {@link RedisLimitStore}, the shared store of several
+ * replicas, keeps the same contract with an asynchronous {@code reserve} (one script per call).
  *
  * <p><b>What must be atomic.</b> {@link #reserve} is all-or-nothing over its demands: either every scope admitted
  * the exchange and took one request, one concurrency slot, {@code tokens} tokens of its token rate and {@code cost}
@@ -32,9 +32,8 @@ import java.util.List;
  * it is settled in, and stays reserved across the change of window.
  *
  * <p><b>Threading.</b> Every method may be called from any thread, concurrently, and must not block: the in-memory
- * store is lock-free (compare-and-set on atomics in a {@code ConcurrentHashMap}); a shared store answers
- * synchronously only from a local cache, or its binding would need an asynchronous variant of this interface (a
- * {@code CompletionStage<Admission>}), which would be the one change to the binding.
+ * store is lock-free (compare-and-set on atomics in a {@code ConcurrentHashMap}); the shared store answers with a
+ * {@code CompletionStage<Admission>}, and the binding continues the exchange when it completes.
  *
  * <pre>{@code
  * LimitStore.Admission admission = store.reserve(demands, estimatedTokens, estimatedCost);
@@ -43,7 +42,7 @@ import java.util.List;
  * exchange.onComplete(done -> store.settle((LimitStore.Reservation) admission, usedTokens(done), usedCost(done)));
  * }</pre>
  */
-interface LimitStore
+interface LimitStore extends Settler
 {
     /**
      * Takes one request, one concurrency slot, {@code tokens} tokens and {@code cost} of the budget in every scope of
@@ -56,18 +55,6 @@ interface LimitStore
      */
     Admission reserve(Demand[] demands, long tokens, long cost);
 
-    /**
-     * Settles {@code reservation}: its reserved tokens and cost leave every scope, {@code tokens} and {@code cost}
-     * are charged instead (more or less than reserved), and the concurrency slots are freed. Call it exactly once per
-     * reservation.
-     */
-    void settle(Reservation reservation, long tokens, long cost);
-
-    /** Gives {@code reservation} back unused: {@code settle(reservation, 0, 0)}. The request still counts. */
-    default void release(Reservation reservation)
-    {
-        settle(reservation, 0, 0);
-    }
 
     /** @return the state of every scope the store holds, for the admin endpoint */
     List<ScopeSnapshot> snapshot();

@@ -20,6 +20,9 @@ import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.support.codec.TokenEstimate;
 import dev.sluice.support.config.ModelGlob;
 import dev.sluice.support.json.Json;
+import dev.sluice.support.redis.SharedRedis;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.StringWriter;
@@ -32,7 +35,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * Admits an exchange only if every scope it falls in — its key (or {@code anonymous}), its team, its model — has room
@@ -60,10 +66,25 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code insufficient_quota} and {@code retry-after} = seconds until the period resets. A budgeted exchange for a model
  * with no price is 403 {@code model_not_priced} unless {@code unpriced: free}.
  *
- * <p>Thread-safe: immutable but for the store and a cache of parsed key overrides.
+ * <p><b>Stores.</b> With the in-memory store admission is synchronous: the exchange goes on on the thread that called
+ * {@link #handle}, and nothing is allocated for it but the reservation. With the Redis store ({@link RedisLimitStore})
+ * the exchange goes on when Redis answered, on the runtime's executor that completed the stage. When Redis is
+ * unavailable (not connected, no answer within its timeout, overloaded, an error), {@code fail_open} admits the
+ * exchange against this replica's own in-memory counters (settled there) and {@code fail_closed} refuses it with 503
+ * {@link ErrorKind#UNAVAILABLE} in the client's dialect; either way the exchange gets the attribute
+ * {@value #STORE_UNAVAILABLE} (the outcome) and {@value #STORE_UNAVAILABLE_BINDING} (this binding's name), which the
+ * metrics plugin counts, and one warning is logged per streak of failures (one info when Redis answers again).
+ *
+ * <p>Thread-safe: immutable but for the stores, a cache of parsed key overrides and the store's failure streak.
  */
 final class LimitsBinding implements ProxyBinding
 {
+    /** The exchange attribute set when the shared store was unavailable: {@code "fail_open"} or {@code "fail_closed"}. */
+    static final String STORE_UNAVAILABLE = "limits.store_unavailable";
+    /** The exchange attribute naming the limits binding whose shared store was unavailable. */
+    static final String STORE_UNAVAILABLE_BINDING = "limits.store_unavailable_binding";
+
+    private static final Logger LOG = LoggerFactory.getLogger(LimitsBinding.class);
     private static final String KEY_PREFIX = "key:";
     private static final String TEAM_PREFIX = "team:";
     private static final String ANONYMOUS = "anonymous";
@@ -74,6 +95,9 @@ final class LimitsBinding implements ProxyBinding
 
     private final String name;
     private final LimitStore store;
+    private final RedisLimitStore shared;
+    private final boolean failOpen;
+    private final AtomicBoolean storeFailing = new AtomicBoolean();
     private final Limits keyLimits;
     private final Map<String, Limits> teams;
     private final Limits otherTeams;
@@ -85,10 +109,15 @@ final class LimitsBinding implements ProxyBinding
     private final boolean chargeCacheHits;
     private final ConcurrentHashMap<String, KeyLimits> keyOverrides = new ConcurrentHashMap<>();
     private volatile Scheduler.Task eviction;
+    private volatile Scheduler.Task renewal;
+    private volatile SharedRedis redis;
 
     /**
      * @param name             the binding's name, for the admin snapshot
-     * @param store            where the counters live
+     * @param store            where the counters live: the in-memory store, or the Redis store's fail-open fallback
+     * @param shared           the Redis store, or {@code null} to count in {@code store} only
+     * @param failOpen         with {@code shared}: whether an exchange is admitted against {@code store} when Redis is
+     *                         unavailable (else it is refused with 503)
      * @param keyLimits        every key's limits before its overrides ({@link Limits#NONE} for none)
      * @param teams            limits by exact team name
      * @param otherTeams       limits of a team not named ({@code "*"}), or {@code null}
@@ -98,13 +127,15 @@ final class LimitsBinding implements ProxyBinding
      * @param refuseUnpriced   whether a budgeted exchange for an unpriced model is refused (else it costs 0)
      * @param defaultMaxTokens output tokens reserved when the client sets none
      */
-    LimitsBinding(String name, LimitStore store, Limits keyLimits, Map<String, Limits> teams, Limits otherTeams,
+    LimitsBinding(String name, LimitStore store, RedisLimitStore shared, boolean failOpen, Limits keyLimits, Map<String, Limits> teams, Limits otherTeams,
                   Limits anonymous, List<ModelRule> models, List<PriceRule> prices, boolean refuseUnpriced,
                   long defaultMaxTokens, boolean chargeCacheHits)
     {
         this.chargeCacheHits = chargeCacheHits;
         this.name = name;
         this.store = store;
+        this.shared = shared;
+        this.failOpen = failOpen;
         this.keyLimits = keyLimits;
         this.teams = Map.copyOf(teams);
         this.otherTeams = otherTeams;
@@ -119,6 +150,13 @@ final class LimitsBinding implements ProxyBinding
     void eviction(Scheduler.Task task)
     {
         this.eviction = task;
+    }
+
+    /** Keeps the shared store's lease renewal and connection, cancelled and closed in {@link #close()}. */
+    void sharedStore(Scheduler.Task renewal, SharedRedis redis)
+    {
+        this.renewal = renewal;
+        this.redis = redis;
     }
 
     @Override
@@ -180,13 +218,61 @@ final class LimitsBinding implements ProxyBinding
                 cost = price.cost(input, 0, output);
             }
         }
-        LimitStore.Admission admission = store.reserve(demands, input + output, cost);
+        if (shared != null)
+            return admitShared(exchange, next, demands, input, output, cost, price);
+        return admitted(exchange, next, store, store.reserve(demands, input + output, cost), demands, input, output, price);
+    }
+
+    /** Continues an exchange {@code admission} admitted, with its settlement, or refuses it. */
+    private CompletionStage<Reply> admitted(Exchange exchange, Next next, Settler settler,
+                                            LimitStore.Admission admission, LimitStore.Demand[] demands, long input,
+                                            long output, Price price)
+    {
         if (admission instanceof LimitStore.Refusal refusal)
             return CompletableFuture.failedFuture(refused(refusal, demands, input + output));
         Price listed = price != null && price != Price.FREE ? price : listedPrice(exchange.targetModel());
-        exchange.onComplete(new Settlement(store, (LimitStore.Reservation) admission, input, output, price, listed,
+        exchange.onComplete(new Settlement(settler, (LimitStore.Reservation) admission, input, output, price, listed,
             chargeCacheHits));
         return next.handle(exchange);
+    }
+
+    /** Admits through the Redis store: the exchange goes on when Redis answered, or failed (see the class comment). */
+    private CompletionStage<Reply> admitShared(Exchange exchange, Next next, LimitStore.Demand[] demands, long input,
+                                               long output, long cost, Price price)
+    {
+        return shared.reserve(demands, input + output, cost).handle((admission, failure) ->
+        {
+            if (failure == null)
+            {
+                if (storeFailing.get() && storeFailing.compareAndSet(true, false))
+                    LOG.info("limits {}: the shared store answers again", name);
+                return admitted(exchange, next, shared, admission, demands, input, output, price);
+            }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+                : failure;
+            if (!storeFailing.get() && storeFailing.compareAndSet(false, true))
+            {
+                LOG.warn("limits {}: the shared store is unavailable ({}); {} until it answers again", name,
+                    cause.getMessage(), failOpen ? "admitting requests against this replica's own counters"
+                        : "refusing requests with 503");
+            }
+            exchange.attribute(STORE_UNAVAILABLE_BINDING, name);
+            if (!failOpen)
+            {
+                exchange.attribute(STORE_UNAVAILABLE, LimitsOptions.StoreOptions.FAIL_CLOSED);
+                return CompletableFuture.<Reply>failedFuture(storeUnavailable());
+            }
+            exchange.attribute(STORE_UNAVAILABLE, LimitsOptions.StoreOptions.FAIL_OPEN);
+            return admitted(exchange, next, store, store.reserve(demands, input + output, cost), demands, input, output,
+                price);
+        }).thenCompose(Function.identity());
+    }
+
+    private static GatewayException storeUnavailable()
+    {
+        return new GatewayException(ErrorKind.UNAVAILABLE, 503, "limits cannot be checked: the gateway's shared limits"
+            + " store did not answer in time; retry shortly", null, "limits_unavailable", null,
+            ResponseHeaders.of("retry-after", "1"));
     }
 
     /**
@@ -226,6 +312,12 @@ final class LimitsBinding implements ProxyBinding
         Scheduler.Task task = eviction;
         if (task != null)
             task.cancel();
+        Scheduler.Task renew = renewal;
+        if (renew != null)
+            renew.cancel();
+        SharedRedis connection = redis;
+        if (connection != null)
+            connection.close();
     }
 
     /** @return the scopes {@code exchange} falls in with their limits, or {@code null} if none limits it */
@@ -434,10 +526,35 @@ final class LimitsBinding implements ProxyBinding
         return value.scale() < 0 ? value.setScale(0) : value;
     }
 
-    /** @return the admin endpoint's answer: every scope's state, sorted by scope */
-    AdminResponse snapshot()
+    /**
+     * @return the admin endpoint's answer: every scope's state, sorted by scope. With the Redis store: the scopes this
+     *         replica used, as Redis holds them (503 when Redis does not answer)
+     */
+    CompletionStage<AdminResponse> snapshot()
     {
-        List<LimitStore.ScopeSnapshot> scopes = new ArrayList<>(store.snapshot());
+        if (shared == null)
+            return CompletableFuture.completedFuture(render(store.snapshot()));
+        return shared.snapshot().handle((scopes, failure) -> failure == null ? render(scopes)
+            : AdminResponse.json(503, "{\"binding\":" + quoted(name) + ",\"error\":\"the shared limits store did not answer\"}"));
+    }
+
+    private static String quoted(String text)
+    {
+        StringWriter out = new StringWriter();
+        try (JsonGenerator g = Json.FACTORY.createGenerator(out))
+        {
+            g.writeString(text);
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException(e);
+        }
+        return out.toString();
+    }
+
+    private AdminResponse render(List<LimitStore.ScopeSnapshot> snapshot)
+    {
+        List<LimitStore.ScopeSnapshot> scopes = new ArrayList<>(snapshot);
         scopes.sort(Comparator.comparing(LimitStore.ScopeSnapshot::scope));
         StringWriter out = new StringWriter();
         try (JsonGenerator g = Json.FACTORY.createGenerator(out))
@@ -526,13 +643,14 @@ final class LimitsBinding implements ProxyBinding
 
     /**
      * Settles one reservation when its exchange completes; see the class comment for what is charged. Runs on the
-     * thread that completed the exchange: a few compare-and-sets, nothing else. With the provider's usage and a listed
+     * thread that completed the exchange: a few compare-and-sets (in memory), or one script call sent and not awaited
+     * (Redis). With the provider's usage and a listed
      * price it also sets the exchange's {@link Attributes#COST_USD} (before the gateway-wide listeners, such as the
      * request log, run).
      */
     private static final class Settlement implements CompletionListener
     {
-        private final LimitStore store;
+        private final Settler store;
         private final LimitStore.Reservation reservation;
         private final long input;
         private final long output;
@@ -545,7 +663,7 @@ final class LimitsBinding implements ProxyBinding
          * @param listed          the model's price in the table, or {@code null}: the cost recorded on the exchange
          * @param chargeCacheHits whether an answer a response cache served is charged (the option)
          */
-        Settlement(LimitStore store, LimitStore.Reservation reservation, long input, long output, Price price, Price listed,
+        Settlement(Settler store, LimitStore.Reservation reservation, long input, long output, Price price, Price listed,
                    boolean chargeCacheHits)
         {
             this.chargeCacheHits = chargeCacheHits;

@@ -7,6 +7,7 @@ import dev.sluice.api.binding.ProxyBindingFactory;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.support.config.ModelGlob;
 import dev.sluice.support.config.Options;
+import dev.sluice.support.redis.SharedRedis;
 import org.pf4j.Extension;
 
 import java.math.BigDecimal;
@@ -16,7 +17,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Creates {@code limits} proxy bindings: request, token and concurrency limits and currency budgets per key, team and
@@ -38,11 +38,17 @@ import java.util.concurrent.CompletableFuture;
  *     unpriced: refuse                                        # or free
  *     default_max_tokens: 4096
  *     charge_cache_hits: false                                # cache hits cost no tokens or budget
+ *     store:                                                  # absent: counters in this process
+ *       redis: { url: "${{env.REDIS_URL}}", prefix: "sluice:", timeout: 50ms }
+ *       on_unavailable: fail_open                             # or fail_closed
+ *       lease: 30s
  * }</pre>
  *
  * <p>Under {@code sluice check} ({@link BindingContext#checkOnly()}) the options are validated and nothing is scheduled
  * or registered. Otherwise the binding registers {@code GET /limits} (or {@code admin_path}) on the admin listener and
- * an eviction sweep on the runtime's scheduler, cancelled by {@link ProxyBinding#close()}.
+ * an eviction sweep on the runtime's scheduler, cancelled by {@link ProxyBinding#close()}; with a Redis store it opens the
+ * process's shared connection to that Redis ({@link SharedRedis}) and schedules the lease renewal (every third of the
+ * lease), both released by {@link ProxyBinding#close()}.
  *
  * <p>Stateless, as every factory: all state lives in the binding it returns.
  */
@@ -60,7 +66,7 @@ public final class LimitsFactory implements ProxyBindingFactory
     }
 
     /**
-     * Validates the options and creates the binding with an in-memory store.
+     * Validates the options and creates the binding with its store.
      *
      * @throws ConfigException naming the faulty path
      */
@@ -104,13 +110,26 @@ public final class LimitsFactory implements ProxyBindingFactory
 
         Duration idle = options.evictAfter();
         LimitStore store = new MemoryLimitStore(LimitClock.system(), idle.toNanos());
-        LimitsBinding binding = new LimitsBinding(config.name(), store, key, teams, otherTeams, anonymous, models, prices,
+        LimitsOptions.StoreOptions storeOptions = options.store();
+        SharedRedis redis = storeOptions == null ? null : SharedRedis.open(storeOptions.redis(), context);
+        RedisLimitStore shared = redis == null ? null : new RedisLimitStore(redis, storeOptions.lease(), idle.toNanos());
+        LimitsBinding binding = new LimitsBinding(config.name(), store, shared,
+            storeOptions != null && storeOptions.failOpen(), key, teams, otherTeams, anonymous, models, prices,
             options.unpriced().equals(LimitsOptions.REFUSE), options.defaultMaxTokens(), options.chargeCacheHits());
         if (!context.checkOnly())
         {
-            context.admin().add("GET", options.adminPath(), request -> CompletableFuture.completedFuture(binding.snapshot()));
-            binding.eviction(context.scheduler().scheduleWithFixedDelay(store::evictIdle, idle.dividedBy(2),
-                idle.dividedBy(2)));
+            context.admin().add("GET", options.adminPath(), request -> binding.snapshot());
+            binding.eviction(context.scheduler().scheduleWithFixedDelay(() ->
+            {
+                store.evictIdle();
+                if (shared != null)
+                    shared.evictIdle();
+            }, idle.dividedBy(2), idle.dividedBy(2)));
+            if (shared != null)
+            {
+                Duration renewal = storeOptions.lease().dividedBy(3);
+                binding.sharedStore(context.scheduler().scheduleWithFixedDelay(shared::renew, renewal, renewal), redis);
+            }
         }
         return binding;
     }

@@ -1,5 +1,7 @@
 package dev.sluice.plugin.limits;
 
+import dev.sluice.support.redis.RedisOptions;
+
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.Map;
@@ -29,10 +31,14 @@ import java.util.Map;
  *                         reservation is given back; the request still counts against rpm and concurrency)
  * @param adminPath        the admin listener path serving the snapshot (default {@code /limits}); a second
  *                         {@code limits} binding needs its own
+ * @param store            where the counters live: {@code null} (the default) keeps them in this process; a
+ *                         {@link StoreOptions} with {@code redis} shares them with every replica using the same Redis
+ *                         and prefix
  */
 public record LimitsOptions(ScopeOptions key, Map<String, ScopeOptions> teams, Map<String, ScopeOptions> models,
                             ScopeOptions anonymous, Map<String, PriceOptions> prices, String unpriced,
-                            Long defaultMaxTokens, Duration evictAfter, Boolean chargeCacheHits, String adminPath)
+                            Long defaultMaxTokens, Duration evictAfter, Boolean chargeCacheHits, String adminPath,
+                            StoreOptions store)
 {
     /** {@link #unpriced} value: refuse a budgeted exchange for an unpriced model. */
     static final String REFUSE = "refuse";
@@ -63,6 +69,57 @@ public record LimitsOptions(ScopeOptions key, Map<String, ScopeOptions> teams, M
             adminPath = "/limits";
         else if (!adminPath.startsWith("/"))
             throw new IllegalArgumentException("admin_path: value: \"" + adminPath + "\" (expected: a path starting with /)");
+    }
+
+    /**
+     * A shared store: the counters of every scope in Redis (or Valkey), so that several replicas enforce one set of
+     * limits and budgets (docs/plugins/limits.md, "Several replicas").
+     *
+     * <pre>{@code
+     * store:
+     *   redis: { url: "${{env.REDIS_URL}}", prefix: "sluice:", timeout: 50ms, max_pending: 10000 }
+     *   on_unavailable: fail_open       # or fail_closed
+     *   lease: 30s
+     * }</pre>
+     *
+     * @param redis         the Redis to use ({@link RedisOptions}); required
+     * @param onUnavailable what a request gets when Redis does not answer within {@code redis.timeout} (down, slow,
+     *                      overloaded, an error): {@code fail_open} (the default) admits it against this replica's own
+     *                      in-memory counters, {@code fail_closed} refuses it with 503
+     * @param lease         how long a concurrency slot (and a budget reservation) of a request outlives the last
+     *                      renewal by its replica: a replica that dies holding slots gives them back within this time;
+     *                      live requests are renewed every third of it. Default 30s, from 1s to 1h
+     */
+    public record StoreOptions(RedisOptions redis, String onUnavailable, Duration lease)
+    {
+        /** {@link #onUnavailable} value: admit, counting in this replica's memory. */
+        static final String FAIL_OPEN = "fail_open";
+        /** {@link #onUnavailable} value: refuse with 503. */
+        static final String FAIL_CLOSED = "fail_closed";
+
+        /** Validates and fills the defaults. */
+        public StoreOptions
+        {
+            if (redis == null)
+                throw new IllegalArgumentException("redis: must be set (expected: { url: \"${{env.REDIS_URL}}\" })");
+            if (onUnavailable == null)
+                onUnavailable = FAIL_OPEN;
+            else if (!onUnavailable.equals(FAIL_OPEN) && !onUnavailable.equals(FAIL_CLOSED))
+            {
+                throw new IllegalArgumentException("on_unavailable: value: \"" + onUnavailable
+                    + "\" (expected: fail_open or fail_closed)");
+            }
+            if (lease == null)
+                lease = Duration.ofSeconds(30);
+            else if (lease.compareTo(Duration.ofSeconds(1)) < 0 || lease.compareTo(Duration.ofHours(1)) > 0)
+                throw new IllegalArgumentException("lease: value: " + lease + " (expected: 1s to 1h)");
+        }
+
+        /** @return whether a request is admitted when Redis is unavailable */
+        boolean failOpen()
+        {
+            return onUnavailable.equals(FAIL_OPEN);
+        }
     }
 
     /**
