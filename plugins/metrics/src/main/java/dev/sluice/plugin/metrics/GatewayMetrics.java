@@ -64,6 +64,7 @@ final class GatewayMetrics
     final Counter fallbacks;
     final Counter retryBudgetRefusals;
     final Counter failedAttemptTokens;
+    final Counter limitsStoreUnavailable;
 
     final Histogram duration;
     final Histogram overhead;
@@ -130,6 +131,12 @@ final class GatewayMetrics
                 + " sluice_output_tokens_total) are its last attempt's: those of earlier failed attempts are only here,"
                 + " those of a last attempt that failed are in both",
             "route", "type");
+        limitsStoreUnavailable = counter(config, "sluice_limits_store_unavailable_total",
+            "Requests a limits binding could not check against its shared store (Redis did not answer in time), by that"
+                + " binding and what it did: fail_open (admitted against the replica's own counters) or fail_closed"
+                + " (refused with 503) (exchange attributes limits.store_unavailable and"
+                + " limits.store_unavailable_binding)",
+            "binding", "outcome");
 
         duration = histogram(config, "sluice_request_duration_seconds", LATENCY_BUCKETS,
             "Time from the request's arrival to the end of its answer (last byte written, failure or client gone), every"

@@ -81,6 +81,13 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
      * retry budget was spent (the {@code router} plugin's).
      */
     static final String RETRY_REFUSED = "router.retry_refused";
+    /**
+     * The exchange attribute a limits binding sets to {@code "fail_open"} or {@code "fail_closed"} when its shared store
+     * did not answer (the {@code limits} plugin's), and the one naming that binding.
+     */
+    static final String LIMITS_STORE_UNAVAILABLE = "limits.store_unavailable";
+    static final String LIMITS_STORE_UNAVAILABLE_BINDING = "limits.store_unavailable_binding";
+    private static final String[] STORE_OUTCOMES = {"fail_open", "fail_closed"};
 
     private final GatewayMetrics metrics;
     private final LabelValues servers = new LabelValues(MAX_NAMES);
@@ -89,6 +96,7 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
     private final SeriesTable series = new SeriesTable();
     // By the route label's id: at most MAX_NAMES names, none and other. Elements are set once, racily but harmlessly:
     // two series of one target resolve the same data points.
+    private final LabelValues limitsBindings = new LabelValues(MAX_NAMES);
     private final AttemptSeries[] attemptSeries = new AttemptSeries[MAX_NAMES + 2];
     // Not a capturing lambda per lookup: the one function the table calls on a new key.
     private final LongFunction<Series> newSeries = this::newSeries;
@@ -187,6 +195,22 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
             Attempt last = exchange.attempt();
             if (last != null)
                 countAttempts(exchange, last);
+            if (exchange.attribute(LIMITS_STORE_UNAVAILABLE) instanceof String storeOutcome)
+                countStoreUnavailable(storeOutcome, exchange.attribute(LIMITS_STORE_UNAVAILABLE_BINDING));
+        }
+    }
+
+    /** Counts an exchange a limits binding could not check against its shared store; labels stay bounded. */
+    private void countStoreUnavailable(String outcome, Object binding)
+    {
+        for (String known : STORE_OUTCOMES)
+        {
+            if (known.equals(outcome))
+            {
+                String name = limitsBindings.value(limitsBindings.id(binding instanceof String b ? b : null));
+                metrics.limitsStoreUnavailable.labelValues(name, known).inc();
+                return;
+            }
         }
     }
 

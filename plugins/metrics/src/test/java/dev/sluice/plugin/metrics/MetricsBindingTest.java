@@ -124,6 +124,31 @@ class MetricsBindingTest
     }
 
     @Test
+    void countsRequestsALimitsBindingCouldNotCheckAgainstItsSharedStore() throws Exception
+    {
+        create("{\"jvm\":false}");
+        for (String outcome : new String[] {"fail_open", "fail_open", "fail_closed", "made_up"})
+        {
+            TestCompletion c = TestCompletion.served();
+            c.exchange = new TestExchange("gpt-4o");
+            c.exchange.attribute(MetricsBinding.LIMITS_STORE_UNAVAILABLE, outcome);
+            c.exchange.attribute(MetricsBinding.LIMITS_STORE_UNAVAILABLE_BINDING, "shared_limits");
+            listener.completed(c);
+        }
+        TestCompletion fine = TestCompletion.served();
+        fine.exchange = new TestExchange("gpt-4o");
+        listener.completed(fine);
+
+        Exposition e = scrape();
+        assertThat(e.value("sluice_limits_store_unavailable_total", "binding", "shared_limits", "outcome", "fail_open"))
+            .isEqualTo(2);
+        assertThat(e.value("sluice_limits_store_unavailable_total", "binding", "shared_limits", "outcome", "fail_closed"))
+            .isEqualTo(1);
+        assertThat(e.labelValues("sluice_limits_store_unavailable_total", "outcome"))
+            .containsExactlyInAnyOrder("fail_open", "fail_closed");
+    }
+
+    @Test
     void countsAttemptsByTargetAndTheTokensOfThoseThatFailedOrWereCancelled() throws Exception
     {
         create("{\"jvm\":false}");
