@@ -245,14 +245,14 @@ final class LimitsBinding implements ProxyBinding
             if (failure == null)
             {
                 if (storeFailing.get() && storeFailing.compareAndSet(true, false))
-                    LOG.info("limits {}: the shared store answers again", name);
+                    LOG.info("limits binding {}: the shared store answers again", name);
                 return admitted(exchange, next, shared, admission, demands, input, output, price);
             }
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
                 : failure;
             if (!storeFailing.get() && storeFailing.compareAndSet(false, true))
             {
-                LOG.warn("limits {}: the shared store is unavailable ({}); {} until it answers again", name,
+                LOG.warn("limits binding {}: the shared store is unavailable ({}); {} until it answers again", name,
                     cause.getMessage(), failOpen ? "admitting requests against this replica's own counters"
                         : "refusing requests with 503");
             }
