@@ -196,6 +196,12 @@ final class RedisLimitStore implements Settler
         }
         if (!batch.isEmpty())
             calls.add(renew(batch));
+        if (calls.isEmpty())
+        {
+            // Every exchange settled while this ran.
+            renewing.set(false);
+            return;
+        }
         CompletionStage<?> all = calls.get(0);
         for (int i = 1; i < calls.size(); i++)
             all = all.thenCombine(calls.get(i), (a, b) -> a);
