@@ -316,6 +316,35 @@ class RedisLimitStoreTest
         closed.close();
     }
 
+    @Test
+    void aRedisThatStopsAnsweringCostsARequestTheTimeoutAndNoMore() throws Exception
+    {
+        TestBindingContext test = new TestBindingContext("next");
+        ProxyBinding open = binding("{\"key\": {\"max_concurrent\": 5}, \"store\": {\"redis\": {\"url\": \"" + server.url()
+            + "\", \"timeout\": \"200ms\"}}}", new LiveContext(test));
+        awaitTrue(() -> connected(open));
+        server.pause();
+        try
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                LimitsTestExchange exchange = ask("k-paused");
+                long sent = System.nanoTime();
+                await(open.handle(exchange, test.exit("next")));
+                long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+                assertThat(exchange.attribute(LimitsBinding.STORE_UNAVAILABLE)).isEqualTo("fail_open");
+                // At least the timeout: Redis was given its chance; at most the timeout and a second for a starved machine.
+                assertThat(waited).isBetween(190L, 1_200L);
+                exchange.complete(Completion.Outcome.COMPLETED, 200, new Usage(1, 1, 0, 0, 0), 10);
+            }
+        }
+        finally
+        {
+            server.resume();
+        }
+        awaitTrue(() -> connected(open));
+    }
+
     /** @return whether a probe exchange was admitted through Redis (not by the fallback) */
     private static boolean connected(ProxyBinding binding)
     {
