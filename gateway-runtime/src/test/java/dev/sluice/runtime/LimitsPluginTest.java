@@ -13,14 +13,11 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.completions.CompletionUsage;
-import dev.sluice.support.json.Json;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
-import org.eclipse.jetty.client.StringRequestContent;
-import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpVersion;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,11 +44,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static dev.sluice.runtime.LimitsClient.await;
+import static dev.sluice.runtime.LimitsClient.done;
+import static dev.sluice.runtime.LimitsClient.finished;
+import static dev.sluice.runtime.LimitsClient.json;
+import static dev.sluice.runtime.LimitsClient.openAiBody;
 
 /**
  * The {@code limits} plugin end to end: the distribution's plugin jar in a real gateway, the official SDKs (or raw
@@ -467,91 +468,20 @@ class LimitsPluginTest
         assertThat(budget.get("reserved").decimalValue()).isEqualByComparingTo(BigDecimal.ZERO);
     }
 
-    // --- helpers ---
-
-    private static String openAiBody(String model, boolean stream)
-    {
-        return "{\"model\":\"" + model + "\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-    }
+    // --- helpers (LimitsClient's, on this class's gateway) ---
 
     private static Request post(String path, String body, String key, String team)
     {
-        Request request = gateway.http.newRequest(gateway.url(path)).method(HttpMethod.POST)
-            .timeout(60, TimeUnit.SECONDS).body(new StringRequestContent("application/json", body));
-        if (key != null)
-            request.headers(h -> h.put("x-test-key", key));
-        if (team != null)
-            request.headers(h -> h.put("x-test-team", team));
-        return request;
-    }
-
-    private static int done(List<CompletableFuture<ContentResponse>> answers)
-    {
-        int n = 0;
-        for (CompletableFuture<ContentResponse> answer : answers)
-        {
-            if (answer.isDone())
-                n++;
-        }
-        return n;
-    }
-
-    private static List<ContentResponse> finished(List<CompletableFuture<ContentResponse>> answers)
-    {
-        List<ContentResponse> responses = new ArrayList<>();
-        for (CompletableFuture<ContentResponse> answer : answers)
-        {
-            if (answer.isDone())
-                responses.add(answer.join());
-        }
-        return responses;
+        return LimitsClient.post(gateway, path, body, key, team);
     }
 
     private static String admin() throws Exception
     {
-        ContentResponse response = gateway.http.GET(gateway.adminUrl("/limits"));
-        assertThat(response.getStatus()).isEqualTo(200);
-        return response.getContentAsString();
+        return LimitsClient.admin(gateway);
     }
 
     private static JsonNode scope(String scope)
     {
-        try
-        {
-            for (JsonNode s : json(admin()).get("scopes"))
-            {
-                if (s.get("scope").asText().equals(scope))
-                    return s;
-            }
-        }
-        catch (Exception e)
-        {
-            throw new AssertionError(e);
-        }
-        throw new AssertionError("no scope " + scope);
-    }
-
-    private static JsonNode json(String text)
-    {
-        try
-        {
-            return Json.MAPPER.readTree(text);
-        }
-        catch (Exception e)
-        {
-            throw new AssertionError(text, e);
-        }
-    }
-
-    /** Waits for {@code condition}, which the gateway reaches on its own (a completion hook, a provider's abort). */
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException
-    {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.getAsBoolean())
-        {
-            if (System.nanoTime() > deadline)
-                throw new AssertionError("not reached within 60 s: " + what);
-            Thread.sleep(20);
-        }
+        return LimitsClient.scope(gateway, scope);
     }
 }

@@ -10,33 +10,25 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.sluice.api.testing.Exposition;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
-import dev.sluice.support.json.Json;
 import dev.sluice.support.testing.RedisServer;
 import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
-import org.eclipse.jetty.logging.JettyLogger;
-import org.eclipse.jetty.logging.StdErrAppender;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.math.BigDecimal;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,9 +42,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
+import static dev.sluice.runtime.LimitsClient.await;
+import static dev.sluice.runtime.LimitsClient.done;
+import static dev.sluice.runtime.LimitsClient.json;
+import static dev.sluice.runtime.LimitsClient.openAiBody;
+import static dev.sluice.runtime.LimitsClient.post;
+import static dev.sluice.runtime.LimitsClient.scope;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -74,8 +71,7 @@ class SharedLimitsTest
     private static MockProvider mock;
     private static MockProvider slowMock;
     private static final List<GatewayHarness> gateways = new ArrayList<>();
-    private static final ByteArrayOutputStream LOG = new ByteArrayOutputStream();
-    private static PrintStream originalStream;
+    private static CapturedLog log;
 
     private static String config(int mockPort, int slowMockPort, String onUnavailable)
     {
@@ -123,7 +119,7 @@ class SharedLimitsTest
     @BeforeAll
     static void start() throws Exception
     {
-        captureLog();
+        log = CapturedLog.start();
         redis = RedisServer.started();
         Path plugins = Files.createDirectory(dir.resolve("plugins"));
         try (Stream<Path> jars = Files.list(TestDist.plugins()))
@@ -157,7 +153,8 @@ class SharedLimitsTest
                 slowMock.close();
             if (redis != null)
                 redis.close();
-            restoreLog();
+            if (log != null)
+                log.close();
         }
     }
 
@@ -175,7 +172,7 @@ class SharedLimitsTest
         long start = System.nanoTime();
         List<CompletableFuture<ContentResponse>> answers = new ArrayList<>();
         for (int i = 0; i < 100; i++)
-            answers.add(new CompletableResponseListener(post(gateways.get(i % 3), body, "k-shared-rpm", null)).send());
+            answers.add(new CompletableResponseListener(post(gateways.get(i % 3), OPENAI_PATH, body, "k-shared-rpm", null)).send());
         List<ContentResponse> responses = new ArrayList<>();
         for (CompletableFuture<ContentResponse> answer : answers)
             responses.add(answer.get(60, TimeUnit.SECONDS));
@@ -206,7 +203,7 @@ class SharedLimitsTest
         List<CompletableFuture<ContentResponse>> answers = new ArrayList<>();
         for (int i = 0; i < 200; i++)
         {
-            Request request = post(gateways.get(i % 3), body, null, null);
+            Request request = post(gateways.get(i % 3), OPENAI_PATH, body, null, null);
             requests.add(request);
             answers.add(new CompletableResponseListener(request).send());
         }
@@ -306,7 +303,7 @@ class SharedLimitsTest
         Files.writeString(config, config(mock.port(), slowMock.port(), "fail_open")
             .replace("  identity: { type: test-identity, kind: proxy, exit: metrics }\n", "")
             .replace("exit: identity", "exit: metrics"));
-        Path log = dir.resolve("killed.log");
+        Path processLog = dir.resolve("killed.log");
         // The distribution's lib/ and plugins/ in a JVM of its own: bin/sluice's runtime jar is only packaged after
         // the tests, so its classes come from the build.
         String classpath = Path.of(Sluice.class.getProtectionDomain().getCodeSource().getLocation().toURI())
@@ -314,13 +311,13 @@ class SharedLimitsTest
         ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-Xmx256m", "-cp", classpath, "dev.sluice.runtime.Main", "run", "--config", config.toString(), "--plugins",
             TestDist.plugins().toString(), "--port", Integer.toString(port))
-            .redirectErrorStream(true).redirectOutput(log.toFile());
+            .redirectErrorStream(true).redirectOutput(processLog.toFile());
         builder.environment().put("REDIS_URL", redis.url());
         Process process = builder.start();
         try
         {
             HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-            awaitReady(client, port, process, log);
+            awaitReady(client, port, process, processLog);
             String body = openAiBody("kill/" + MockModels.HANG, true);
             List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
             for (int i = 0; i < 3; i++)
@@ -329,8 +326,8 @@ class SharedLimitsTest
                     .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
                     HttpResponse.BodyHandlers.ofString()));
             }
-            await(() -> mock.requestCount() == 3, "the separate replica holds three slots; log:\n" + read(log));
-            ContentResponse full = post(gateways.get(0), body, null, null).timeout(30, TimeUnit.SECONDS).send();
+            await(() -> mock.requestCount() == 3, "the separate replica holds three slots; log:\n" + read(processLog));
+            ContentResponse full = post(gateways.get(0), OPENAI_PATH, body, null, null).timeout(30, TimeUnit.SECONDS).send();
             assertThat(full.getStatus()).isEqualTo(429);
 
             process.destroyForcibly();
@@ -341,7 +338,7 @@ class SharedLimitsTest
             CompletableFuture<ContentResponse> answer = null;
             while (System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(LEASE_SECONDS + 10))
             {
-                retry = post(gateways.get(1), body, null, null);
+                retry = post(gateways.get(1), OPENAI_PATH, body, null, null);
                 answer = new CompletableResponseListener(retry).send();
                 long sent = System.nanoTime();
                 // Admitted: the mock holds it, no answer comes. Refused: a 429 comes at once.
@@ -371,9 +368,9 @@ class SharedLimitsTest
         GatewayHarness open = gateways.get(0);
         GatewayHarness closed = gateways.get(2);
         String body = openAiBody("openai/" + MockModels.DEFAULT, false);
-        assertThat(post(open, body, "k-outage-open", null).send().getStatus()).isEqualTo(200);
-        assertThat(post(closed, body, "k-outage-closed", null).send().getStatus()).isEqualTo(200);
-        int logBefore = LOG.size();
+        assertThat(post(open, OPENAI_PATH, body, "k-outage-open", null).send().getStatus()).isEqualTo(200);
+        assertThat(post(closed, OPENAI_PATH, body, "k-outage-closed", null).send().getStatus()).isEqualTo(200);
+        int logBefore = log.size();
 
         redis.stop();
         try
@@ -381,12 +378,12 @@ class SharedLimitsTest
             for (int i = 0; i < 5; i++)
             {
                 long sent = System.nanoTime();
-                ContentResponse admitted = post(open, body, "k-outage-open", null).send();
+                ContentResponse admitted = post(open, OPENAI_PATH, body, "k-outage-open", null).send();
                 assertWaitedAtMostTheTimeout(sent);
                 assertThat(admitted.getStatus()).isEqualTo(200);
 
                 sent = System.nanoTime();
-                ContentResponse refused = post(closed, body, "k-outage-closed", null).send();
+                ContentResponse refused = post(closed, OPENAI_PATH, body, "k-outage-closed", null).send();
                 assertWaitedAtMostTheTimeout(sent);
                 assertThat(refused.getStatus()).isEqualTo(503);
                 assertThat(refused.getHeaders().get("retry-after")).isEqualTo("1");
@@ -413,11 +410,11 @@ class SharedLimitsTest
         }
         await(() -> sendQuietly(closed, body, "k-outage-closed") == 200, "fail_closed recovers when Redis returns");
         await(() -> sendQuietly(open, body, "k-outage-open") == 200
-            && count(logSince(logBefore), "the shared store answers again") >= 2, "fail_open recovers");
-        String log = logSince(logBefore);
-        assertThat(count(log, "the shared store is unavailable")).as(log).isEqualTo(2);
-        assertThat(count(log, "admitting requests against this replica's own counters")).isEqualTo(1);
-        assertThat(count(log, "refusing requests with 503")).isEqualTo(1);
+            && count(log.since(logBefore), "the shared store answers again") >= 2, "fail_open recovers");
+        String logged = log.since(logBefore);
+        assertThat(count(logged, "the shared store is unavailable")).as(logged).isEqualTo(2);
+        assertThat(count(logged, "admitting requests against this replica's own counters")).isEqualTo(1);
+        assertThat(count(logged, "refusing requests with 503")).isEqualTo(1);
     }
 
     private static double storeUnavailable(GatewayHarness g, String outcome)
@@ -446,7 +443,7 @@ class SharedLimitsTest
     {
         try
         {
-            return post(g, body, key, null).send().getStatus();
+            return post(g, OPENAI_PATH, body, key, null).send().getStatus();
         }
         catch (Exception e)
         {
@@ -500,122 +497,6 @@ class SharedLimitsTest
         try (ServerSocket s = new ServerSocket(0))
         {
             return s.getLocalPort();
-        }
-    }
-
-    private static String openAiBody(String model, boolean stream)
-    {
-        return "{\"model\":\"" + model + "\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-    }
-
-    private static Request post(GatewayHarness g, String body, String key, String team)
-    {
-        Request request = g.http.newRequest(g.url(OPENAI_PATH)).method(HttpMethod.POST).timeout(60, TimeUnit.SECONDS)
-            .body(new StringRequestContent("application/json", body));
-        if (key != null)
-            request.headers(h -> h.put("x-test-key", key));
-        if (team != null)
-            request.headers(h -> h.put("x-test-team", team));
-        return request;
-    }
-
-    private static int done(List<CompletableFuture<ContentResponse>> answers)
-    {
-        int n = 0;
-        for (CompletableFuture<ContentResponse> answer : answers)
-        {
-            if (answer.isDone())
-                n++;
-        }
-        return n;
-    }
-
-    private static JsonNode scope(GatewayHarness g, String scope)
-    {
-        try
-        {
-            ContentResponse response = g.http.GET(g.adminUrl("/limits"));
-            assertThat(response.getStatus()).as(response.getContentAsString()).isEqualTo(200);
-            for (JsonNode s : json(response.getContentAsString()).get("scopes"))
-            {
-                if (s.get("scope").asText().equals(scope))
-                    return s;
-            }
-        }
-        catch (Exception e)
-        {
-            throw new AssertionError(e);
-        }
-        throw new AssertionError("no scope " + scope);
-    }
-
-    private static JsonNode json(String text)
-    {
-        try
-        {
-            return Json.MAPPER.readTree(text);
-        }
-        catch (Exception e)
-        {
-            throw new AssertionError(text, e);
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException
-    {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.getAsBoolean())
-        {
-            if (System.nanoTime() > deadline)
-                throw new AssertionError("not reached within 60 s: " + what);
-            Thread.sleep(20);
-        }
-    }
-
-    // The log: captured from jetty-slf4j-impl, the runtime's SLF4J backend.
-
-    private static void captureLog()
-    {
-        StdErrAppender appender = (StdErrAppender) ((JettyLogger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME))
-            .getAppender();
-        originalStream = appender.getStream();
-        PrintStream original = originalStream != null ? originalStream : System.err;
-        appender.setStream(new PrintStream(new OutputStream()
-        {
-            @Override
-            public void write(int b)
-            {
-                synchronized (LOG)
-                {
-                    LOG.write(b);
-                }
-                original.write(b);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len)
-            {
-                synchronized (LOG)
-                {
-                    LOG.write(b, off, len);
-                }
-                original.write(b, off, len);
-            }
-        }, true, StandardCharsets.UTF_8));
-    }
-
-    private static void restoreLog()
-    {
-        ((StdErrAppender) ((JettyLogger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).getAppender())
-            .setStream(originalStream);
-    }
-
-    private static String logSince(int offset)
-    {
-        synchronized (LOG)
-        {
-            byte[] all = LOG.toByteArray();
-            return new String(all, offset, all.length - offset, StandardCharsets.UTF_8);
         }
     }
 }

@@ -363,36 +363,12 @@ final class RedisLimitStore implements Settler
         }
     }
 
-    /** An admitted exchange: its request id, the scopes it holds leases in, what it reserved. */
-    private static final class Lease implements LimitStore.Reservation
+    /**
+     * An admitted exchange: its request id, the scopes it holds leases in (and their keys, in script order), the limits
+     * it was admitted under, what it reserved. Equal only to itself in effect: request ids are unique.
+     */
+    private record Lease(String id, Scope[] scopes, Limits[] limits, String[] keys, long tokens, long cost)
+        implements LimitStore.Reservation
     {
-        final String id;
-        final Scope[] scopes;
-        final Limits[] limits;
-        final String[] keys;
-        final long tokens;
-        final long cost;
-
-        Lease(String id, Scope[] scopes, Limits[] limits, String[] keys, long tokens, long cost)
-        {
-            this.id = id;
-            this.scopes = scopes;
-            this.limits = limits;
-            this.keys = keys;
-            this.tokens = tokens;
-            this.cost = cost;
-        }
-
-        @Override
-        public long tokens()
-        {
-            return tokens;
-        }
-
-        @Override
-        public long cost()
-        {
-            return cost;
-        }
     }
 }

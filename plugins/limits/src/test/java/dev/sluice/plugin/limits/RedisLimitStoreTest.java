@@ -13,15 +13,13 @@ import dev.sluice.api.binding.ProxyBinding;
 import dev.sluice.api.config.ConfigException;
 import dev.sluice.api.exchange.Completion;
 import dev.sluice.api.exchange.Exchange.Identity;
-import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.Usage;
 import dev.sluice.api.testing.TestBindingContext;
-import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.support.json.Json;
 import dev.sluice.support.redis.RedisOptions;
 import dev.sluice.support.redis.SharedRedis;
+import dev.sluice.support.testing.LiveBindingContext;
 import dev.sluice.support.testing.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,9 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,8 +45,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class RedisLimitStoreTest
 {
     private RedisServer server;
-    private final ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "test-executor"));
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
     private final List<AutoCloseable> opened = new ArrayList<>();
 
     @BeforeEach
@@ -63,17 +56,24 @@ class RedisLimitStoreTest
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable c : opened)
-            c.close();
+        // Last opened, first closed: bindings and connections before the pools they use.
+        for (int i = opened.size() - 1; i >= 0; i--)
+            opened.get(i).close();
         server.close();
-        pool.shutdownNow();
-        timer.shutdownNow();
+    }
+
+    /** @return a context with {@code test}'s exits and admin routes, and a real executor and scheduler */
+    private LiveBindingContext live(TestBindingContext test)
+    {
+        LiveBindingContext context = new LiveBindingContext(test);
+        opened.add(context);
+        return context;
     }
 
     private RedisLimitStore store(Duration lease) throws Exception
     {
         SharedRedis redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofSeconds(2), null),
-            new LiveContext(new TestBindingContext()));
+            live(new TestBindingContext()));
         opened.add(redis);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!redis.connected() && System.nanoTime() < deadline)
@@ -271,10 +271,10 @@ class RedisLimitStoreTest
     {
         String store = "\"store\": {\"redis\": {\"url\": \"" + server.url() + "\", \"timeout\": \"200ms\"}, \"on_unavailable\": ";
         TestBindingContext openTest = new TestBindingContext("next");
-        ProxyBinding open = binding("{\"key\": {\"rpm\": 2}, " + store + "\"fail_open\"}}", new LiveContext(openTest));
+        ProxyBinding open = binding("{\"key\": {\"rpm\": 2}, " + store + "\"fail_open\"}}", live(openTest));
         TestBindingContext closedTest = new TestBindingContext("next").bindingName("closed");
         ProxyBinding closed = binding("{\"key\": {\"rpm\": 100}, " + store + "\"fail_closed\"}, \"admin_path\": \"/l2\"}",
-            new LiveContext(closedTest));
+            live(closedTest));
         awaitTrue(() -> connected(open) && connected(closed));
 
         LimitsTestExchange first = ask("k1");
@@ -321,7 +321,7 @@ class RedisLimitStoreTest
     {
         TestBindingContext test = new TestBindingContext("next");
         ProxyBinding open = binding("{\"key\": {\"max_concurrent\": 5}, \"store\": {\"redis\": {\"url\": \"" + server.url()
-            + "\", \"timeout\": \"200ms\"}}}", new LiveContext(test));
+            + "\", \"timeout\": \"200ms\"}}}", live(test));
         awaitTrue(() -> connected(open));
         server.pause();
         try
@@ -414,81 +414,6 @@ class RedisLimitStoreTest
             if (System.nanoTime() > deadline)
                 throw new AssertionError("not reached within 20 s");
             Thread.sleep(20);
-        }
-    }
-
-    /** The test-jar's context for exits and admin routes, with a real executor and scheduler. */
-    private final class LiveContext implements BindingContext
-    {
-        private final TestBindingContext test;
-
-        LiveContext(TestBindingContext test)
-        {
-            this.test = test;
-        }
-
-        @Override
-        public Next exit(String bindingName)
-        {
-            return test.exit(bindingName);
-        }
-
-        @Override
-        public Upstream upstream(UpstreamOptions options)
-        {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public String env(String name)
-        {
-            return null;
-        }
-
-        @Override
-        public String bindingName()
-        {
-            return test.bindingName();
-        }
-
-        @Override
-        public boolean checkOnly()
-        {
-            return test.checkOnly();
-        }
-
-        @Override
-        public AdminRoutes admin()
-        {
-            return test.admin();
-        }
-
-        @Override
-        public java.util.concurrent.Executor executor()
-        {
-            return pool;
-        }
-
-        @Override
-        public Scheduler scheduler()
-        {
-            return new Scheduler()
-            {
-                @Override
-                public Task schedule(Runnable task, Duration delay)
-                {
-                    var f = timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
-                    return () -> f.cancel(false);
-                }
-
-                @Override
-                public Task scheduleWithFixedDelay(Runnable task, Duration initialDelay, Duration delay)
-                {
-                    var f = timer.scheduleWithFixedDelay(task, initialDelay.toNanos(), delay.toNanos(),
-                        TimeUnit.NANOSECONDS);
-                    return () -> f.cancel(false);
-                }
-            };
         }
     }
 }
