@@ -98,6 +98,7 @@ final class RedisLimitStore implements Settler
         byte[][] args = new byte[5 + 5 * n][];
         String id = idPrefix + ids.incrementAndGet();
         boolean leased = false;
+        boolean tokenRated = false;
         long now = System.nanoTime();
         for (int i = 0; i < n; i++)
         {
@@ -116,6 +117,7 @@ final class RedisLimitStore implements Settler
             args[8 + 5 * i] = bytes(l.budget());
             args[9 + 5 * i] = period(l);
             leased |= l.maxConcurrent() > 0 || l.budgeted();
+            tokenRated |= l.tpm() > 0;
         }
         args[0] = id.getBytes(StandardCharsets.US_ASCII);
         args[1] = leaseMicros;
@@ -123,11 +125,12 @@ final class RedisLimitStore implements Settler
         args[3] = bytes(tokens);
         args[4] = bytes(cost);
         boolean renewable = leased;
+        boolean settled = leased || tokenRated;
         return redis.<List<Object>>eval(RESERVE, ScriptOutputType.MULTI, keys, args).thenApply(reply ->
         {
             if (number(reply, 0) == 1)
             {
-                Lease lease = new Lease(id, held, limits, keys, tokens, cost);
+                Lease lease = new Lease(id, held, limits, keys, tokens, cost, settled);
                 if (renewable)
                     live.add(lease);
                 return lease;
@@ -146,7 +149,8 @@ final class RedisLimitStore implements Settler
     }
 
     /**
-     * Settles {@code reservation} (a {@link #reserve} admission): one script call, not awaited. If Redis does not
+     * Settles {@code reservation} (a {@link #reserve} admission): one script call, not awaited; none when its scopes
+     * have request rates only. If Redis does not
      * answer, the lease expires by itself within {@code lease} and gives the reservation back (the used tokens and cost
      * are then not charged: logged at DEBUG).
      */
@@ -155,6 +159,9 @@ final class RedisLimitStore implements Settler
     {
         Lease lease = (Lease) reservation;
         live.remove(lease);
+        // Request rates alone: the request counts whatever happens, and there is nothing to give back or charge.
+        if (!lease.settled)
+            return;
         int n = lease.scopes.length;
         byte[][] args = new byte[4 + 2 * n][];
         args[0] = lease.id.getBytes(StandardCharsets.US_ASCII);
@@ -365,9 +372,11 @@ final class RedisLimitStore implements Settler
 
     /**
      * An admitted exchange: its request id, the scopes it holds leases in (and their keys, in script order), the limits
-     * it was admitted under, what it reserved. Equal only to itself in effect: request ids are unique.
+     * it was admitted under, what it reserved, and whether settling changes anything in Redis (a lease, or a token rate
+     * to correct). Equal only to itself in effect: request ids are unique.
      */
-    private record Lease(String id, Scope[] scopes, Limits[] limits, String[] keys, long tokens, long cost)
+    private record Lease(String id, Scope[] scopes, Limits[] limits, String[] keys, long tokens, long cost,
+                         boolean settled)
         implements LimitStore.Reservation
     {
     }

@@ -95,6 +95,19 @@ class RedisLimitStoreTest
         return d;
     }
 
+    /** @return the scripts Redis ran so far (EVALSHA and EVAL calls) */
+    private long scriptCalls() throws Exception
+    {
+        String stats = (String) server.command("INFO", "commandstats");
+        long calls = 0;
+        for (String line : stats.split("\r\n"))
+        {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:"))
+                calls += Long.parseLong(line.replaceAll(".*calls=([0-9]+).*", "$1"));
+        }
+        return calls;
+    }
+
     private static LimitStore.ScopeSnapshot scope(RedisLimitStore store, String name) throws Exception
     {
         return await(store.snapshot()).stream().filter(s -> s.scope().equals(name)).findFirst().orElseThrow();
@@ -120,6 +133,15 @@ class RedisLimitStoreTest
                 admitted++;
         }
         assertThat(admitted).isEqualTo(5);
+        // Request rates alone: the script's one call, nothing settled and nothing leased.
+        long calls = scriptCalls();
+        for (CompletionStage<LimitStore.Admission> s : all)
+        {
+            if (await(s) instanceof LimitStore.Reservation r)
+                a.settle(r, 0, 0);
+        }
+        assertThat(scriptCalls()).isEqualTo(calls);
+        assertThat(a.liveLeases() + b.liveLeases()).isZero();
         assertThat(refusals).hasSize(35).allSatisfy(r ->
         {
             assertThat(r.reason()).isEqualTo(LimitStore.Reason.REQUESTS);
@@ -239,8 +261,10 @@ class RedisLimitStoreTest
         // Renewed: held past two leases.
         assertThat(await(dead.reserve(d, 0, 0))).isInstanceOf(LimitStore.Refusal.class);
         assertThat(scope(alive, "key:lease").reserved()).isEqualTo(60);
+        long calls = scriptCalls();
         alive.settle((LimitStore.Reservation) taken, 0, 0);
         assertThat(alive.liveLeases()).isZero();
+        awaitTrue(() -> scriptCalls() == calls + 1);
         awaitTrue(() -> scope(alive, "key:lease").inFlight() == 0);
         assertThat(scope(alive, "key:lease").reserved()).isZero();
     }
