@@ -1,5 +1,6 @@
 package dev.sluice.support.testing;
 
+import dev.sluice.api.admin.AdminRoutes;
 import dev.sluice.api.binding.BindingContext;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.upstream.Upstream;
@@ -16,8 +17,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A {@link BindingContext} whose executor and scheduler run their tasks, on two small JDK pools: what a binding that
  * talks to Redis ({@link dev.sluice.support.redis.SharedRedis}) needs in a plugin's own tests, where gateway-api's
- * recording {@code TestBindingContext} would hold the replies. Exits, upstreams and the admin listener are refused.
- * Close it after the binding.
+ * recording {@code TestBindingContext} would hold the replies. Exits, upstreams and the admin listener are refused, or,
+ * given a {@code delegate} (such as a {@code TestBindingContext}), its: a binding's own tests then see its exits and
+ * admin routes with a real executor and scheduler. Close it after the binding.
  *
  * <pre>{@code
  * try (PoolBindingContext context = new PoolBindingContext()) {
@@ -27,6 +29,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PoolBindingContext implements BindingContext, AutoCloseable
 {
+    private final BindingContext delegate;
     private final ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "test-executor"));
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r ->
     {
@@ -35,28 +38,56 @@ public final class PoolBindingContext implements BindingContext, AutoCloseable
         return thread;
     });
 
+    /** A context with nothing but the pools. */
+    public PoolBindingContext()
+    {
+        this(null);
+    }
+
+    /** @param delegate what answers everything but the executor and the scheduler, or {@code null} to refuse it */
+    public PoolBindingContext(BindingContext delegate)
+    {
+        this.delegate = delegate;
+    }
+
     @Override
     public Next exit(String bindingName)
     {
-        throw new UnsupportedOperationException("no exits here");
+        if (delegate == null)
+            throw new UnsupportedOperationException("no exits here");
+        return delegate.exit(bindingName);
     }
 
     @Override
     public Upstream upstream(UpstreamOptions options)
     {
-        throw new UnsupportedOperationException("no upstreams here");
+        if (delegate == null)
+            throw new UnsupportedOperationException("no upstreams here");
+        return delegate.upstream(options);
     }
 
     @Override
     public String env(String name)
     {
-        return null;
+        return delegate == null ? null : delegate.env(name);
     }
 
     @Override
     public String bindingName()
     {
-        return "test";
+        return delegate == null ? "test" : delegate.bindingName();
+    }
+
+    @Override
+    public boolean checkOnly()
+    {
+        return delegate != null && delegate.checkOnly();
+    }
+
+    @Override
+    public AdminRoutes admin()
+    {
+        return delegate == null ? BindingContext.super.admin() : delegate.admin();
     }
 
     @Override

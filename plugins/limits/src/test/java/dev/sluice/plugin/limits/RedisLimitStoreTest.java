@@ -19,7 +19,7 @@ import dev.sluice.api.testing.TestBindingContext;
 import dev.sluice.support.json.Json;
 import dev.sluice.support.redis.RedisOptions;
 import dev.sluice.support.redis.SharedRedis;
-import dev.sluice.support.testing.LiveBindingContext;
+import dev.sluice.support.testing.PoolBindingContext;
 import dev.sluice.support.testing.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,24 +63,21 @@ class RedisLimitStoreTest
     }
 
     /** @return a context with {@code test}'s exits and admin routes, and a real executor and scheduler */
-    private LiveBindingContext live(TestBindingContext test)
+    private PoolBindingContext live(TestBindingContext test)
     {
-        LiveBindingContext context = new LiveBindingContext(test);
+        PoolBindingContext context = new PoolBindingContext(test);
         opened.add(context);
         return context;
     }
 
     private RedisLimitStore store(Duration lease) throws Exception
     {
-        SharedRedis redis = SharedRedis.open(new RedisOptions(server.url(), "t:", Duration.ofSeconds(2), null),
-            live(new TestBindingContext()));
+        SharedRedis redis = live(new TestBindingContext())
+            .openRedis(new RedisOptions(server.url(), "t:", Duration.ofSeconds(2), null));
         opened.add(redis);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!redis.connected() && System.nanoTime() < deadline)
-            Thread.sleep(10);
-        assertThat(redis.connected()).isTrue();
         return new RedisLimitStore(redis, lease, TimeUnit.MINUTES.toNanos(10));
     }
+
 
     private static <T> T await(CompletionStage<T> stage) throws Exception
     {
