@@ -1,6 +1,10 @@
 package dev.sluice.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.openai.client.OpenAIClient;
+import com.openai.core.http.StreamResponse;
+import com.openai.models.chat.completions.ChatCompletionChunk;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.sluice.support.json.Json;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
@@ -10,7 +14,12 @@ import org.eclipse.jetty.http.HttpMethod;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,6 +50,61 @@ final class LimitsClient
         if (team != null)
             request.headers(h -> h.put("x-test-team", team));
         return request;
+    }
+
+    /**
+     * Sends {@code clients} streams at once, spread over {@code sdks} in turn, each for {@code model} with 20 max tokens
+     * as key {@code keyPrefix + (i % 4)} of {@code team}; each client reads one event and hangs up.
+     *
+     * @return how many streams started, and the failures of the others
+     */
+    static CancelledStreams cancelMidway(List<OpenAIClient> sdks, int clients, String model, String keyPrefix, String team)
+        throws Exception
+    {
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        AtomicInteger streamed = new AtomicInteger();
+        ConcurrentLinkedQueue<Throwable> refusals = new ConcurrentLinkedQueue<>();
+        try
+        {
+            List<Future<?>> runs = new ArrayList<>();
+            for (int i = 0; i < clients; i++)
+            {
+                OpenAIClient sdk = sdks.get(i % sdks.size());
+                ChatCompletionCreateParams ask = ChatCompletionCreateParams.builder().model(model)
+                    .addUserMessage("Tell me a long story").maxCompletionTokens(20)
+                    .putAdditionalHeader("x-test-key", keyPrefix + (i % 4)).putAdditionalHeader("x-test-team", team).build();
+                runs.add(pool.submit(() ->
+                {
+                    try (StreamResponse<ChatCompletionChunk> stream = sdk.chat().completions().createStreaming(ask))
+                    {
+                        // Read one event, then hang up mid-stream.
+                        stream.stream().iterator().next();
+                        streamed.incrementAndGet();
+                    }
+                    catch (RuntimeException e)
+                    {
+                        refusals.add(e);
+                    }
+                }));
+            }
+            for (Future<?> run : runs)
+                run.get(60, TimeUnit.SECONDS);
+        }
+        finally
+        {
+            pool.shutdownNow();
+        }
+        return new CancelledStreams(streamed.get(), List.copyOf(refusals));
+    }
+
+    /**
+     * What {@link #cancelMidway} saw.
+     *
+     * @param streamed  streams that started (and were cancelled after their first event)
+     * @param refusals  the failures of the others
+     */
+    record CancelledStreams(int streamed, List<Throwable> refusals)
+    {
     }
 
     /** @return how many of {@code answers} came */

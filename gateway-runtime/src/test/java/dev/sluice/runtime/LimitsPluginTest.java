@@ -38,12 +38,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -358,47 +353,16 @@ class LimitsPluginTest
     void aBudgetIsNeverExceededByConcurrentStreamsThatClientsCancelMidway() throws Exception
     {
         int clients = 40;
-        ExecutorService pool = Executors.newFixedThreadPool(clients);
-        AtomicInteger streamed = new AtomicInteger();
-        ConcurrentLinkedQueue<Throwable> refusals = new ConcurrentLinkedQueue<>();
-        try
-        {
-            List<Future<?>> runs = new ArrayList<>();
-            for (int i = 0; i < clients; i++)
-            {
-                ChatCompletionCreateParams ask = ChatCompletionCreateParams.builder().model("slow/" + MockModels.DEFAULT)
-                    .addUserMessage("Tell me a long story").maxCompletionTokens(20)
-                    .putAdditionalHeader("x-test-key", "k-budget-" + (i % 4))
-                    .putAdditionalHeader("x-test-team", "team-budget").build();
-                runs.add(pool.submit(() ->
-                {
-                    try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions().createStreaming(ask))
-                    {
-                        // Read one event of the twenty, then hang up mid-stream.
-                        stream.stream().iterator().next();
-                        streamed.incrementAndGet();
-                    }
-                    catch (RuntimeException e)
-                    {
-                        refusals.add(e);
-                    }
-                }));
-            }
-            for (Future<?> run : runs)
-                run.get(60, TimeUnit.SECONDS);
-        }
-        finally
-        {
-            pool.shutdownNow();
-        }
+        LimitsClient.CancelledStreams run = LimitsClient.cancelMidway(List.of(openai), clients,
+            "slow/" + MockModels.DEFAULT, "k-budget-", "team-budget");
 
         // Each stream reserves 20 output tokens at 1,000 per million, 0.02 of the 0.1, and a cancelled one settles at
         // most that: never more than five at a time, and, since each relayed more than 80 bytes, five in all.
-        assertThat(streamed.get()).isBetween(1, 5);
-        assertThat(refusals).hasSize(clients - streamed.get()).allSatisfy(e ->
+        assertThat(run.streamed()).isBetween(1, 5);
+        assertThat(run.refusals()).hasSize(clients - run.streamed()).allSatisfy(e ->
             assertThat(e).isInstanceOfSatisfying(RateLimitException.class,
                 r -> assertThat(r.code()).hasValue("insufficient_quota")));
-        assertThat(slowMock.requestCount()).isEqualTo(streamed.get());
+        assertThat(slowMock.requestCount()).isEqualTo(run.streamed());
         // Every cancelled stream settles (the estimated input and the relayed output, at most what it reserved).
         await(() -> scope("team:team-budget").get("in_flight").asInt() == 0, "every stream settled");
         JsonNode budget = scope("team:team-budget").get("budget");

@@ -3,10 +3,7 @@ package dev.sluice.runtime;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
-import com.openai.core.http.StreamResponse;
 import com.openai.errors.RateLimitException;
-import com.openai.models.chat.completions.ChatCompletionChunk;
-import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.sluice.api.testing.Exposition;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
@@ -36,12 +33,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
 import static dev.sluice.runtime.LimitsClient.await;
@@ -241,50 +233,24 @@ class SharedLimitsTest
             sdks.add(OpenAIOkHttpClient.builder().baseUrl(g.url("/v1")).apiKey("sk-client").maxRetries(0)
                 .timeout(Duration.ofSeconds(30)).build());
         }
-        ExecutorService pool = Executors.newFixedThreadPool(clients);
-        AtomicInteger streamed = new AtomicInteger();
-        ConcurrentLinkedQueue<Throwable> refusals = new ConcurrentLinkedQueue<>();
+        LimitsClient.CancelledStreams run;
         try
         {
-            List<Future<?>> runs = new ArrayList<>();
-            for (int i = 0; i < clients; i++)
-            {
-                OpenAIClient sdk = sdks.get(i % 3);
-                ChatCompletionCreateParams ask = ChatCompletionCreateParams.builder().model("slow/" + MockModels.DEFAULT)
-                    .addUserMessage("Tell me a long story").maxCompletionTokens(20)
-                    .putAdditionalHeader("x-test-key", "k-shared-budget-" + (i % 4))
-                    .putAdditionalHeader("x-test-team", "team-budget").build();
-                runs.add(pool.submit(() ->
-                {
-                    try (StreamResponse<ChatCompletionChunk> stream = sdk.chat().completions().createStreaming(ask))
-                    {
-                        // Read one event of the twenty, then hang up mid-stream.
-                        stream.stream().iterator().next();
-                        streamed.incrementAndGet();
-                    }
-                    catch (RuntimeException e)
-                    {
-                        refusals.add(e);
-                    }
-                }));
-            }
-            for (Future<?> run : runs)
-                run.get(60, TimeUnit.SECONDS);
+            run = LimitsClient.cancelMidway(sdks, clients, "slow/" + MockModels.DEFAULT, "k-shared-budget-", "team-budget");
         }
         finally
         {
-            pool.shutdownNow();
             for (OpenAIClient sdk : sdks)
                 sdk.close();
         }
 
         // Each stream reserves 20 output tokens at 1,000 per million: 0.02 of the 0.1, so never more than five at once,
         // and since each cancelled one settles what it relayed (more than 80 bytes), five in all, over all replicas.
-        assertThat(streamed.get()).isBetween(1, 5);
-        assertThat(refusals).hasSize(clients - streamed.get()).allSatisfy(e ->
+        assertThat(run.streamed()).isBetween(1, 5);
+        assertThat(run.refusals()).hasSize(clients - run.streamed()).allSatisfy(e ->
             assertThat(e).isInstanceOfSatisfying(RateLimitException.class,
                 r -> assertThat(r.code()).hasValue("insufficient_quota")));
-        assertThat(slowMock.requestCount()).isEqualTo(streamed.get());
+        assertThat(slowMock.requestCount()).isEqualTo(run.streamed());
         await(() -> scope(gateways.get(0), "team:team-budget").get("in_flight").asInt() == 0, "every stream settled");
         JsonNode budget = scope(gateways.get(2), "team:team-budget").get("budget");
         assertThat(budget.get("reserved").decimalValue()).isEqualByComparingTo(BigDecimal.ZERO);
