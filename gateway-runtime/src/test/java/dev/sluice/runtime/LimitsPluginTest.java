@@ -28,7 +28,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.math.BigDecimal;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,7 +38,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -127,13 +125,7 @@ class LimitsPluginTest
     @BeforeAll
     static void start() throws Exception
     {
-        Path plugins = Files.createDirectory(dir.resolve("plugins"));
-        try (Stream<Path> jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        TestIdentityFactory.pluginJar(plugins);
+        Path plugins = TestIdentityFactory.pluginsWithIdentity(dir);
         mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 3).start();
         slowMock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ofMillis(50), 20).start();
         gateway = GatewayHarness.start(dir, config(mock.port(), slowMock.port()), plugins, Map.of());

@@ -34,7 +34,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static dev.sluice.runtime.LimitsClient.await;
 import static dev.sluice.runtime.LimitsClient.done;
@@ -113,13 +112,7 @@ class SharedLimitsTest
     {
         log = CapturedLog.start();
         redis = RedisServer.started();
-        Path plugins = Files.createDirectory(dir.resolve("plugins"));
-        try (Stream<Path> jars = Files.list(TestDist.plugins()))
-        {
-            for (Path jar : jars.toList())
-                Files.copy(jar, plugins.resolve(jar.getFileName()));
-        }
-        TestIdentityFactory.pluginJar(plugins);
+        Path plugins = TestIdentityFactory.pluginsWithIdentity(dir);
         mock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ZERO, 3).start();
         slowMock = MockProvider.builder().streamProfile(Duration.ZERO, Duration.ofMillis(50), 20).start();
         for (String onUnavailable : List.of("fail_open", "fail_open", "fail_closed"))

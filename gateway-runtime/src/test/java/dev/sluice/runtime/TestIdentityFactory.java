@@ -18,6 +18,7 @@ import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
+import java.util.stream.Stream;
 
 /**
  * A tiny test binding of type {@code test-identity}, packaged by {@link #pluginJar} into a plugin jar of its own so
@@ -61,6 +62,22 @@ public final class TestIdentityFactory implements ProxyBindingFactory
             }
         }
         exchange.identity(new Identity(key, exchange.headers().get("x-test-team"), metadata));
+    }
+
+    /**
+     * @return {@code dir/plugins}, created, holding the distribution's plugin jars and this test plugin's jar: the
+     *         plugins folder of a gateway whose callers get their identity from {@code x-test-*} headers
+     */
+    static Path pluginsWithIdentity(Path dir) throws IOException
+    {
+        Path plugins = Files.createDirectory(dir.resolve("plugins"));
+        try (Stream<Path> jars = Files.list(TestDist.plugins()))
+        {
+            for (Path jar : jars.toList())
+                Files.copy(jar, plugins.resolve(jar.getFileName()));
+        }
+        pluginJar(plugins);
+        return plugins;
     }
 
     /**
