@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 /** The manifests of deploy/kubernetes hold together: with each other, with the image, and with the gateway's config. */
 class KubernetesManifestsTest
@@ -251,19 +250,8 @@ class KubernetesManifestsTest
     {
         Path file = Files.writeString(dir.resolve("gateway.yaml"), configText());
         Map<String, String> env = gatewayEnvironment();
-        try
-        {
-            assertThat(Sluice.check(Sluice.options(file, TestDist.plugins()).env(env::get)))
-                .contains("keys", "limits", "router", "south_openai", "south_anthropic");
-        }
-        catch (ConfigException e)
-        {
-            // The shared store is an option of the limits plugin; a distribution built before it knew the option says
-            // exactly this, and nothing else may fail.
-            assumeThat(e.getMessage()).as("the limits plugin of this build takes no store option")
-                .doesNotStartWith("bindings.limits.options.store: unknown key");
-            throw e;
-        }
+        assertThat(Sluice.check(Sluice.options(file, TestDist.plugins()).env(env::get)))
+            .contains("keys", "limits", "cache", "north_responses", "router", "south_openai", "south_anthropic");
     }
 
     @Test

@@ -59,6 +59,7 @@ final class GatewayMetrics
     final Counter cachedInputTokens;
     final Counter cost;
     final Counter cache;
+    final Counter cacheSharedHits;
     final Counter upstreamAttempts;
     final Counter retries;
     final Counter fallbacks;
@@ -112,6 +113,9 @@ final class GatewayMetrics
         cache = counter(config, "sluice_cache_requests_total",
             "Exchanges a response cache saw, by result: hit (answered from the cache), miss, bypass", "server", "model",
             "result");
+        cacheSharedHits = counter(config, "sluice_cache_shared_hits_total",
+            "Cache hits served from the cache's shared second level (Redis) rather than this replica's memory: a part of"
+                + " sluice_cache_requests_total{result=\"hit\"} (attribute sluice.cache_level = redis)", "server", "model");
         upstreamAttempts = counter(config, "sluice_upstream_attempts_total",
             "Attempts of exchanges at a target (one per time a route sent the exchange to a binding: one for a plain"
                 + " request, more after retries and fallbacks), by the target binding (route) and how the attempt ended:"

@@ -188,6 +188,8 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
                     if (CACHE_RESULTS[i].equals(result))
                     {
                         s.cache(i).inc();
+                        if (i == 0 && "redis".equals(exchange.attribute(Attributes.CACHE_LEVEL)))
+                            s.cacheSharedHits().inc();
                         break;
                     }
                 }

@@ -40,6 +40,7 @@ final class Series
     private final CounterDataPoint[] errors = new CounterDataPoint[ErrorKind.values().length];
     private final CounterDataPoint[] cache = new CounterDataPoint[CACHE_VALUES.length];
     private CounterDataPoint limitRejections;
+    private CounterDataPoint cacheSharedHits;
     private CounterDataPoint guardRejections;
     private CounterDataPoint authentication;
     private CounterDataPoint permission;
@@ -113,6 +114,14 @@ final class Series
         CounterDataPoint p = cache[result];
         if (p == null)
             cache[result] = p = m.cache.labelValues(server, model, CACHE_VALUES[result]);
+        return p;
+    }
+
+    CounterDataPoint cacheSharedHits()
+    {
+        CounterDataPoint p = cacheSharedHits;
+        if (p == null)
+            cacheSharedHits = p = m.cacheSharedHits.labelValues(server, model);
         return p;
     }
 

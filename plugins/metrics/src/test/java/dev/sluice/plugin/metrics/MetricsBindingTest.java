@@ -87,6 +87,32 @@ class MetricsBindingTest
     }
 
     @Test
+    void countsHitsFromTheSharedLevelApart() throws Exception
+    {
+        create("{\"models\":[\"gpt-*\"],\"jvm\":false}");
+        TestCompletion memory = TestCompletion.served();
+        memory.exchange = new TestExchange("gpt-4o");
+        memory.exchange.attribute(Attributes.CACHE, "hit");
+        memory.exchange.attribute(Attributes.CACHE_LEVEL, "memory");
+        TestCompletion shared = TestCompletion.served();
+        shared.exchange = new TestExchange("gpt-4o");
+        shared.exchange.attribute(Attributes.CACHE, "hit");
+        shared.exchange.attribute(Attributes.CACHE_LEVEL, "redis");
+        TestCompletion miss = TestCompletion.served();
+        miss.exchange = new TestExchange("gpt-4o");
+        miss.exchange.attribute(Attributes.CACHE, "miss");
+
+        listener.completed(memory);
+        listener.completed(shared);
+        listener.completed(shared);
+        listener.completed(miss);
+
+        Exposition e = scrape();
+        assertThat(e.value("sluice_cache_requests_total", "server", "north", "model", "gpt-4o", "result", "hit")).isEqualTo(3);
+        assertThat(e.value("sluice_cache_shared_hits_total", "server", "north", "model", "gpt-4o")).isEqualTo(2);
+    }
+
+    @Test
     void countsAnAnswerWithItsTokensCostCacheAndLatencies() throws Exception
     {
         create("{\"models\":[\"gpt-*\"],\"jvm\":false}");
