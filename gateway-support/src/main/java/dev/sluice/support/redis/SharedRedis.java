@@ -45,15 +45,18 @@ import java.util.logging.Logger;
 /**
  * A binding's handle on Redis: one Lettuce connection per Redis URL for the whole process, multiplexed by every
  * request of every binding that names that URL (no pool; commands are pipelined on it), with a bounded wait per
- * command and results completed on the runtime's executor.
+ * command and results completed on the connection's event loop.
  *
  * <p><b>Threads.</b> Lettuce's Netty event loop writes commands and reads replies: one thread per connection
  * ({@code sluice-redis-io-N}; a second when a binding {@linkplain #subscribe subscribes}), plus Lettuce's
  * computation threads ({@code sluice-redis-computation-N}, at most 2, for its connection events) and its timer
- * ({@code sluice-redis-timer}, reconnect delays). A reply is handed from the event loop to the runtime's executor,
- * where the request goes on: the event loop only decodes, so one connection carries every request's commands. No
- * command has a timer of its own: the wait is bounded by a sweep on the runtime's scheduler, every fifth of the
- * timeout, so a command fails at most {@code 1.2 × timeout} after it was sent.
+ * ({@code sluice-redis-timer}, reconnect delays). A reply completes its stage on the event loop, without a hand-off:
+ * what a binding chains on it runs there, so it must not block and should be short — continuing a request through
+ * the chain to an upstream's non-blocking send is (a hand-off to the runtime's pool per reply costs a third more CPU
+ * per request); anything longer goes to {@link BindingContext#executor()} from the continuation. One event loop
+ * forwards tens of thousands of requests a second, more than one Redis serves scripts. No command has a timer of its own: the wait is bounded by a sweep on
+ * the runtime's scheduler, every fifth of the timeout, so a command fails at most {@code 1.2 × timeout} after it was
+ * sent (that failure completes on the runtime's executor).
  *
  * <p><b>Failure.</b> Every stage this class returns fails with {@link Unavailable} when Redis is not connected (at
  * once: commands are refused while disconnected, never queued), when the wait passed the timeout, when more than
@@ -68,7 +71,7 @@ import java.util.logging.Logger;
  * SharedRedis redis = SharedRedis.open(options, context);          // when the binding is created
  * SharedRedis.Script reserve = SharedRedis.Script.of(LUA);
  * redis.<List<Object>>eval(reserve, ScriptOutputType.MULTI, keys, args)
- *      .whenComplete((reply, failure) -> { ... });                  // on the runtime's executor
+ *      .whenComplete((reply, failure) -> { ... });                  // on the event loop: short, never blocking
  * redis.close();                                                    // when the binding is closed
  * }</pre>
  */
@@ -174,7 +177,8 @@ public final class SharedRedis implements AutoCloseable
      * Sends one command on the shared connection.
      *
      * @param command what to send, given the connection's asynchronous commands (keys are strings, values bytes)
-     * @return the reply, completed on the runtime's executor, or failed with {@link Unavailable}
+     * @return the reply, completed on the connection's event loop (see the class comment), or failed with
+     *         {@link Unavailable}
      */
     public <T> CompletionStage<T> call(Function<RedisAsyncCommands<String, byte[]>, RedisFuture<T>> command)
     {
@@ -189,7 +193,8 @@ public final class SharedRedis implements AutoCloseable
      * @param type what the script returns
      * @param keys the keys it touches (prefixed by the caller)
      * @param args its arguments
-     * @return the script's reply, completed on the runtime's executor, or failed with {@link Unavailable}
+     * @return the script's reply, completed on the connection's event loop (see the class comment), or failed with
+     *         {@link Unavailable}
      */
     public <T> CompletionStage<T> eval(Script script, ScriptOutputType type, String[] keys, byte[]... args)
     {
@@ -282,18 +287,10 @@ public final class SharedRedis implements AutoCloseable
 
     private <T> void handOff(CompletableFuture<T> result, T value, Throwable failure)
     {
-        if (result.isDone())
-            return;
-        Runnable complete = failure == null ? () -> result.complete(value)
-            : () -> result.completeExceptionally(unavailable(failure));
-        try
-        {
-            executor.execute(complete);
-        }
-        catch (RejectedExecutionException stopped)
-        {
-            complete.run();
-        }
+        if (failure == null)
+            result.complete(value);
+        else if (!result.isDone())
+            result.completeExceptionally(unavailable(failure));
     }
 
     private Unavailable unavailable(Throwable failure)

@@ -107,7 +107,7 @@ public final class KeysFactory implements ProxyBindingFactory
         if (file != null && !context.checkOnly())
             binding.watch(context.scheduler(), options.reloadInterval());
         if (store != null && !context.checkOnly())
-            binding.follow(new RedisKeysStore(SharedRedis.open(store.redis(), context)), context.scheduler(), store.refresh(),
+            binding.follow(new RedisKeysStore(SharedRedis.open(store.redis(), context), context.executor()), context.scheduler(), store.refresh(),
                 store.failClosed());
         return binding;
     }

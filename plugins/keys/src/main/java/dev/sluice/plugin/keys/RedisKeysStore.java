@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 /**
  * The keys replicas share, in Redis: the keys added at runtime (their definitions with the SHA-256, never the key), the
@@ -78,14 +79,26 @@ final class RedisKeysStore implements AutoCloseable
     private final SharedRedis redis;
     private final String[] keys;
     private final String channel;
+    private final Executor executor;
 
-    /** @param redis the binding's handle, closed with this store */
-    RedisKeysStore(SharedRedis redis)
+    /**
+     * @param redis    the binding's handle, closed with this store
+     * @param executor the runtime's executor, where every stage of this store completes (overlays are parsed and
+     *                 applied there, never on Redis' event loop)
+     */
+    RedisKeysStore(SharedRedis redis, Executor executor)
     {
         this.redis = redis;
+        this.executor = executor;
         String p = redis.prefix() + "{keys}:";
         this.keys = new String[] {p + "added", p + "revoked", p + "version", p + "hashes"};
         this.channel = redis.prefix() + "keys:changed";
+    }
+
+    /** @return {@code stage}, whose dependents run on the runtime's executor */
+    private <T> CompletionStage<T> onExecutor(CompletionStage<T> stage)
+    {
+        return stage.whenCompleteAsync((value, failure) -> { }, executor);
     }
 
     /** @return where the store is, without credentials */
@@ -97,13 +110,13 @@ final class RedisKeysStore implements AutoCloseable
     /** @return the store's version, or -1 when it holds none (it is new, or lost its data) */
     CompletionStage<Long> version()
     {
-        return redis.call(c -> c.get(keys[2])).thenApply(v -> v == null ? -1L : Long.parseLong(utf8(v)));
+        return onExecutor(redis.call(c -> c.get(keys[2]))).thenApply(v -> v == null ? -1L : Long.parseLong(utf8(v)));
     }
 
     /** @return the keys added and revoked, at one version */
     CompletionStage<KeysOverlay> read()
     {
-        return redis.<List<Object>>eval(READ, ScriptOutputType.MULTI, keys).thenApply(RedisKeysStore::overlay);
+        return onExecutor(redis.<List<Object>>eval(READ, ScriptOutputType.MULTI, keys)).thenApply(RedisKeysStore::overlay);
     }
 
     private static KeysOverlay overlay(List<Object> reply)
@@ -155,8 +168,8 @@ final class RedisKeysStore implements AutoCloseable
      */
     CompletionStage<Change> add(KeyDefinition definition, String json)
     {
-        return redis.<List<Object>>eval(ADD, ScriptOutputType.MULTI, keys, bytes(definition.id()),
-            bytes(definition.sha256()), bytes(json), bytes(channel)).thenApply(RedisKeysStore::change);
+        return onExecutor(redis.<List<Object>>eval(ADD, ScriptOutputType.MULTI, keys, bytes(definition.id()),
+            bytes(definition.sha256()), bytes(json), bytes(channel))).thenApply(RedisKeysStore::change);
     }
 
     /**
@@ -169,8 +182,8 @@ final class RedisKeysStore implements AutoCloseable
      */
     CompletionStage<Change> revoke(String id, String at, boolean known)
     {
-        return redis.<List<Object>>eval(REVOKE, ScriptOutputType.MULTI, keys, bytes(id), bytes(at), bytes(channel),
-            bytes(known ? "1" : "0")).thenApply(RedisKeysStore::change);
+        return onExecutor(redis.<List<Object>>eval(REVOKE, ScriptOutputType.MULTI, keys, bytes(id), bytes(at),
+            bytes(channel), bytes(known ? "1" : "0"))).thenApply(RedisKeysStore::change);
     }
 
     private static Change change(List<Object> reply)
@@ -201,7 +214,7 @@ final class RedisKeysStore implements AutoCloseable
             args.add(bytes(id));
             args.add(bytes(at));
         });
-        return redis.<Long>eval(RESTORE, ScriptOutputType.INTEGER, keys, args.toArray(new byte[0][]))
+        return onExecutor(redis.<Long>eval(RESTORE, ScriptOutputType.INTEGER, keys, args.toArray(new byte[0][])))
             .thenApply(written -> written == 1L);
     }
 

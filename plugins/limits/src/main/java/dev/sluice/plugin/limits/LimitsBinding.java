@@ -68,7 +68,7 @@ import java.util.function.Function;
  *
  * <p><b>Stores.</b> With the in-memory store admission is synchronous: the exchange goes on on the thread that called
  * {@link #handle}, and nothing is allocated for it but the reservation. With the Redis store ({@link RedisLimitStore})
- * the exchange goes on when Redis answered, on the runtime's executor that completed the stage. When Redis is
+ * the exchange goes on when Redis answered, on the thread that decoded the reply (see SharedRedis). When Redis is
  * unavailable (not connected, no answer within its timeout, overloaded, an error), {@code fail_open} admits the
  * exchange against this replica's own in-memory counters (settled there) and {@code fail_closed} refuses it with 503
  * {@link ErrorKind#UNAVAILABLE} in the client's dialect; either way the exchange gets the attribute

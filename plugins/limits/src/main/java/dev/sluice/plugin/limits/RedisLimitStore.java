@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * come back within {@code lease}. In-flight counts in {@link #snapshot()} are leases: scopes with neither limit report
  * 0.
  *
- * <p>Thread-safe; never blocks: every stage completes on the runtime's executor, failing with
+ * <p>Thread-safe; never blocks: every stage completes on the thread that decoded the reply (see SharedRedis), failing with
  * {@link SharedRedis.Unavailable} when Redis does not answer in time.
  */
 final class RedisLimitStore implements Settler

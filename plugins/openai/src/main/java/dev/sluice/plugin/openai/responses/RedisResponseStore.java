@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -45,6 +46,7 @@ public final class RedisResponseStore implements ResponseStore
     private static final ResponseHeaders RETRY = ResponseHeaders.of("retry-after", "1");
 
     private final SharedRedis redis;
+    private final Executor executor;
     private final String prefix;
     private final long ttlMillis;
     private final long maxEntryBytes;
@@ -52,12 +54,14 @@ public final class RedisResponseStore implements ResponseStore
 
     /**
      * @param redis         the process's connection, released when this store closes
+     * @param executor      the runtime's executor, where a turn read from Redis is decoded and its conversation goes on
      * @param ttl           how long a stored turn can be continued or read
      * @param maxEntryBytes the largest entry stored, encoded
      */
-    public RedisResponseStore(SharedRedis redis, Duration ttl, long maxEntryBytes)
+    public RedisResponseStore(SharedRedis redis, Executor executor, Duration ttl, long maxEntryBytes)
     {
         this.redis = redis;
+        this.executor = executor;
         this.prefix = redis.prefix() + "responses:";
         this.ttlMillis = Math.max(1, ttl.toMillis());
         this.maxEntryBytes = maxEntryBytes;
@@ -66,13 +70,15 @@ public final class RedisResponseStore implements ResponseStore
     @Override
     public CompletionStage<StoredResponse> get(String scope, String id)
     {
-        return redis.<byte[]>call(c -> c.get(key(scope, id))).handle((bytes, failure) ->
+        // Decoded, and the conversation continued, on the runtime's executor: a long one is work for a pool thread,
+        // not for Redis' event loop.
+        return redis.<byte[]>call(c -> c.get(key(scope, id))).handleAsync((bytes, failure) ->
         {
             if (failure != null)
                 throw unavailable(failure);
             recovered();
             return bytes == null ? null : decode(bytes, id);
-        });
+        }, executor);
     }
 
     @Override

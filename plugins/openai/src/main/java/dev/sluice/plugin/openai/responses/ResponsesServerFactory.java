@@ -42,7 +42,8 @@ public final class ResponsesServerFactory implements ServerBindingFactory
         ResponsesServerOptions.StoreOptions store = options.store();
         // Under `sluice check` no connection is opened (open answers null): the memory store stands in, unused.
         SharedRedis redis = store.redis() == null ? null : SharedRedis.open(store.redis(), context);
-        ResponseStore responses = redis != null ? new RedisResponseStore(redis, store.ttl(), store.maxBytes())
+        ResponseStore responses = redis != null ? new RedisResponseStore(redis, context.executor(), store.ttl(),
+            store.maxBytes())
             : new MemoryResponseStore(store.maxBytes(), store.ttl());
         return new ResponsesServer(options.path() == null ? DEFAULT_PATH : options.path(), options.limits(),
             responses, store.maxBytes());

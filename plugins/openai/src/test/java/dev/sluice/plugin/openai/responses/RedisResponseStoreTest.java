@@ -53,7 +53,7 @@ class RedisResponseStoreTest
     private RedisResponseStore open(Duration ttl, long maxEntryBytes) throws InterruptedException
     {
         return new RedisResponseStore(context.openRedis(new RedisOptions(server.url(), "t:", Duration.ofSeconds(1), null)),
-            ttl, maxEntryBytes);
+            context.executor(), ttl, maxEntryBytes);
     }
 
     private static <T> T await(CompletionStage<T> stage) throws Exception
