@@ -57,7 +57,7 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
     }
 
     /**
-     * @return where the limits of S1-5k-limits and S1-5k-limits-redis live: {@code "memory"} or {@code "redis"} (a
+     * @return where the limits of S1-5k-limits, S1-5k-limits-redis and their 1,000 req/s twins live: {@code "memory"} or {@code "redis"} (a
      *         {@code keys} binding with one key, which the load sends, and a {@code limits} binding with a per-key rate
      *         and concurrency limit never reached, in front of the router), or {@code null} when the cell has no such
      *         pair
@@ -66,8 +66,8 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
     {
         return switch (name)
         {
-            case "S1-5k-limits" -> "memory";
-            case "S1-5k-limits-redis" -> "redis";
+            case "S1-5k-limits", "S1-1k-limits" -> "memory";
+            case "S1-5k-limits-redis", "S1-1k-limits-redis" -> "redis";
             default -> null;
         };
     }

@@ -241,9 +241,9 @@ final class CellRunner implements AutoCloseable
     }
 
     /**
-     * Logs what Redis did during the repetition (warm-up and priming included), per request the gateway sent it: a
-     * request is one reserve script, so the requests are the scripts run ({@code cmdstat_evalsha}) less the settles,
-     * that is half of them when every request is settled by one script too.
+     * Logs what Redis did during the repetition (warm-up and priming included), per request the gateway sent it. The
+     * requests are counted as half the scripts run ({@code cmdstat_evalsha}): one reserve and one settle each, which
+     * RedisLimitStoreTest checks.
      */
     private void logRedis(Cell cell, int rep, BenchRedis.Sample before)
     {
@@ -255,7 +255,7 @@ final class CellRunner implements AutoCloseable
             long scripts = after.scripts() - before.scripts();
             log(cell, "rep " + rep + " redis: " + (after.commands() - before.commands() - 2) + " commands (" + scripts
                 + " EVALSHA), " + String.format(java.util.Locale.ROOT, "%.1f", (after.cpuNanos() - before.cpuNanos()) / 1e6)
-                + " ms CPU; " + after.perRequest(before, scripts / 2));
+                + " ms CPU (commands counted inside scripts too); " + after.perRequest(before, scripts / 2));
         }
         catch (IOException x)
         {

@@ -50,6 +50,11 @@ final class Cells
         add(new Cell("S1-5k-limits-redis", Cell.Kind.OPEN, "S1-5k-limits with the counters in Redis (a local "
             + "redis-server): a reserve and a settle script per request", 5000, l0, SMALL_BODY, false, false, 512, 0,
             512, false, null));
+        // The same pair at a rate one core carries with room: the Redis store's latency apart from its CPU.
+        add(new Cell("S1-1k-limits", Cell.Kind.OPEN, "S1-5k-limits at 1,000 req/s", 1000, l0, SMALL_BODY, false, false,
+            256, 0, 512, false, null));
+        add(new Cell("S1-1k-limits-redis", Cell.Kind.OPEN, "S1-5k-limits-redis at 1,000 req/s", 1000, l0, SMALL_BODY,
+            false, false, 256, 0, 512, false, null));
         // The request log and metrics together (target: overhead p50 at most 10 µs above S1-5k in the same run).
         add(new Cell("S1-5k-obs", Cell.Kind.OPEN, "S1-5k through the log (a JSON line per exchange to a file) and "
             + "metrics bindings", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
@@ -195,6 +200,8 @@ final class Cells
             case "S3-stream-targets" -> ALL.get("S3-stream");
             case "S1-5k-limits" -> ALL.get("S1-5k");
             case "S1-5k-limits-redis" -> ALL.get("S1-5k-limits");
+            case "S1-1k-limits" -> ALL.get("S1-1k");
+            case "S1-1k-limits-redis" -> ALL.get("S1-1k-limits");
             default -> null;
         };
     }
