@@ -73,7 +73,7 @@ public record LimitsOptions(ScopeOptions key, Map<String, ScopeOptions> teams, M
 
     /**
      * A shared store: the counters of every scope in Redis (or Valkey), so that several replicas enforce one set of
-     * limits and budgets (docs/plugins/limits.md, "Several replicas").
+     * limits and budgets (docs/plugins/limits.md, "Several replicas: the Redis store").
      *
      * <pre>{@code
      * store:
