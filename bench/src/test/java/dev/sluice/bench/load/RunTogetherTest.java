@@ -145,9 +145,9 @@ class RunTogetherTest
             gaps.add((b.get(j) - from) / 1e3);
         }
         assertThat(pairs).isGreaterThan(400);
-        // Most, not all: a late send (a collection, the scheduler) puts two of one run together now and then; runs
-        // that were not interleaved at all would hold a B arrival in about half of them.
-        assertThat((double)withB / pairs).as("%d of %d A→A intervals hold a B arrival", withB, pairs).isGreaterThan(0.75);
+        // Most, not all: a late send (a collection, the scheduler, a starved CI machine) puts two of one run together
+        // now and then; runs that were not interleaved at all would hold a B arrival in about half of them.
+        assertThat((double)withB / pairs).as("%d of %d A→A intervals hold a B arrival", withB, pairs).isGreaterThan(0.65);
         // B's turn comes half an interval after A's (1.25 ms at 400/s each), and A's next turn half an interval after
         // B's. Were both due at the same instants, the next B would come right after A, or the next A right after B:
         // one of the two median gaps would be near 0. Lower bounds on both, so a slow machine cannot fail it.
