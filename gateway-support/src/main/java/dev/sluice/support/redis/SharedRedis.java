@@ -19,6 +19,7 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import io.netty.util.ResourceLeakDetector;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.nio.charset.StandardCharsets;
@@ -82,6 +83,16 @@ public final class SharedRedis implements AutoCloseable
     private static final Map<String, Link> LINKS = new ConcurrentHashMap<>();
     private static final Object LOCK = new Object();
     private static ClientResources resources;
+
+    static
+    {
+        // By default Netty samples one buffer in 128 for leaks and records a stack trace for each, on the event loop
+        // that carries every request's Redis commands (about 50 a second under load). An explicit
+        // -Dio.netty.leakDetection.level keeps its say.
+        if (System.getProperty("io.netty.leakDetection.level") == null
+            && System.getProperty("io.netty.leakDetectionLevel") == null)
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+    }
 
     private final Link link;
     private final RedisOptions options;
