@@ -63,10 +63,14 @@ class SharedRedisTest
     @Test
     void commandsAnswerOnTheConnectionsEventLoop() throws Exception
     {
-        redis = open(Duration.ofSeconds(1));
+        redis = open(Duration.ofSeconds(5));
         AtomicReference<String> thread = new AtomicReference<>();
-        String ok = await(redis.call(c -> c.set("t:a", "1".getBytes(StandardCharsets.UTF_8)))
-            .thenApply(reply -> { thread.set(Thread.currentThread().getName()); return reply; }));
+        // Redis is paused until the dependent stage is attached, so that the reply, not this thread, completes it.
+        server.pause();
+        java.util.concurrent.CompletionStage<String> reply = redis.call(c -> c.set("t:a", bytes("1")))
+            .thenApply(value -> { thread.set(Thread.currentThread().getName()); return value; });
+        server.resume();
+        String ok = await(reply);
         assertThat(ok).isEqualTo("OK");
         assertThat(thread.get()).as("no hand-off: the reply completes on the thread that decoded it")
             .startsWith("sluice-redis-io-");
