@@ -276,7 +276,7 @@ public final class SharedRedis implements AutoCloseable
                 retryLoading(connection, onNoScript, result);
                 return;
             }
-            handOff(result, value, failure);
+            complete(result, value, failure);
         });
     }
 
@@ -288,15 +288,15 @@ public final class SharedRedis implements AutoCloseable
             return;
         try
         {
-            eval.apply(connection.async()).whenComplete((value, failure) -> handOff(result, value, failure));
+            eval.apply(connection.async()).whenComplete((value, failure) -> complete(result, value, failure));
         }
         catch (RuntimeException refused)
         {
-            handOff(result, null, refused);
+            complete(result, null, refused);
         }
     }
 
-    private <T> void handOff(CompletableFuture<T> result, T value, Throwable failure)
+    private <T> void complete(CompletableFuture<T> result, T value, Throwable failure)
     {
         if (failure == null)
             result.complete(value);
