@@ -322,6 +322,12 @@ public final class Sluice implements AutoCloseable
         return http.clientProbes();
     }
 
+    /** @return how many waiting HTTP/1.1 clients the connection sweep handed to a read interest after a look (tests) */
+    long clientInterestsRegistered()
+    {
+        return http.clientInterestsRegistered();
+    }
+
     /** @return the gateway port's Jetty connector (tests: they stall its selectors to play a gateway that is behind) */
     ServerConnector serverConnector()
     {

@@ -31,10 +31,11 @@ import java.util.function.Consumer;
  * becomes readable. It then looks once ({@link #readOne}): one non-blocking read of at most one byte. End of stream
  * (or a reset) means the client is gone — a client that half-closes its side while waiting is treated as gone too, as
  * nginx does (its 499). A read of 0 bytes cannot see the end of stream (the JDK answers an empty buffer without a
- * system call), so the look reads into one byte. A socket that was readable but gave nothing, or an endpoint that
- * would not take the interest, falls back to the {@link ConnectionSweep}'s periodic probe: the same look, once per
- * period. The handler registers the interest for streams only ({@link #start}); a plain request is probed from the
- * start ({@link #probeLater}), since an interest costs a selector update and wake-up per request.</p>
+ * system call), so the look reads into one byte. A stream registers the interest as soon as it waits ({@link #start});
+ * a plain request is handed to the {@link ConnectionSweep} ({@link #probeLater}), whose first look, once the request has
+ * waited {@link ConnectionSweep#PROBE_AFTER_NANOS}, registers the interest ({@link #probe}): an interest costs a
+ * selector update and wake-up, which a request answered quickly never pays. A socket that was readable but gave
+ * nothing, or an endpoint that would not take the interest, stays with the sweep: the same look, once per tick.</p>
  *
  * <p>Jetty closes the connection when a response completes while a read interest is still registered (it takes it
  * for a read in progress), so {@link #respond} withdraws the interest before the response is written; the connection
@@ -44,7 +45,9 @@ import java.util.function.Consumer;
  *
  * <p>A look and the response must never read the socket at the same time: after the response completed Jetty reads
  * the next request from it. The state below orders them without a lock: the response runs at once while no look is
- * in progress, else the look runs it when it ends. A look that reads a byte (a pipelining client's next request) has
+ * in progress, else the look runs it when it ends. The sweep registers the interest inside its look, so a response
+ * that arrives meanwhile finds it registered and withdraws it; a selector that fires it before the look ended finds
+ * the look in progress and leaves a mark ({@code fired}) that the look reads once it ended, and looks again. A look that reads a byte (a pipelining client's next request) has
  * consumed it, so the response then carries {@code Connection: close}: the client sends that request again on another
  * connection, as RFC 9112 section 9.3.2 requires of a pipelining client whose connection closed.</p>
  */
@@ -54,6 +57,8 @@ final class ClientWatch implements Callback
     private static final int PROBING = 1;
     private static final int RESPONDING = 2;
     private static final int RESPOND_AFTER_PROBE = 3;
+    /** A look saw the client gone: no more looks, the response (the aborted exchange's) is still to come. */
+    private static final int GONE = 4;
     // A field updater rather than an AtomicInteger: one object less per request that waits for the provider.
     private static final AtomicIntegerFieldUpdater<ClientWatch> STATE = AtomicIntegerFieldUpdater.newUpdater(ClientWatch.class, "state");
     /** What {@link #respond} fails the read interest with; {@link #failed} ignores it. */
@@ -68,6 +73,10 @@ final class ClientWatch implements Callback
     private volatile boolean readAhead;
     /** Whether this watch may still be registered as the endpoint's read interest. */
     private volatile boolean interested;
+    /** The selector fired the interest while a look was in progress: the look looks again when it ends. */
+    private volatile boolean fired;
+    /** Whether a look registered the read interest (tests). */
+    private volatile boolean interestedLate;
 
     ClientWatch(ConnectionSweep sweep, EndPoint endPoint, Consumer<Throwable> onGone)
     {
@@ -138,16 +147,22 @@ final class ClientWatch implements Callback
     {
         // Written before the state changes: a look that sees RESPOND_AFTER_PROBE sees it.
         respond = response;
-        if (STATE.compareAndSet(this, WAITING, RESPONDING))
+        while (true)
         {
-            withdraw();
-            sweep.unwatch(this);
-            response.run();
-            return;
+            int s = state;
+            if ((s == WAITING || s == GONE) && STATE.compareAndSet(this, s, RESPONDING))
+            {
+                withdraw();
+                sweep.unwatch(this);
+                response.run();
+                return;
+            }
+            // The look in progress runs the response when it ends.
+            if (s == PROBING && STATE.compareAndSet(this, PROBING, RESPOND_AFTER_PROBE))
+                return;
+            if (s == RESPONDING || s == RESPOND_AFTER_PROBE)
+                throw new IllegalStateException("respond() called twice");
         }
-        if (!STATE.compareAndSet(this, PROBING, RESPOND_AFTER_PROBE))
-            throw new IllegalStateException("respond() called twice");
-        // The look in progress runs the response when it ends.
     }
 
     /**
@@ -183,10 +198,13 @@ final class ClientWatch implements Callback
     public void succeeded()
     {
         interested = false;
-        if (look(null, BufferUtil.allocate(1), null) == Look.NOTHING)
+        // Marked before the look: a look in progress (the sweep's, which registered this interest) that ends before
+        // this one could start sees the mark and looks again.
+        fired = true;
+        if (look(null, BufferUtil.allocate(1), null, false) == Look.NOTHING)
         {
-            // Readable, yet nothing to read: leave it to the sweep rather than register again, which could race with
-            // the response (see start()).
+            // Readable, yet nothing to read: leave it to the sweep's looks without a new interest, which could race
+            // with the response (see start()).
             sweep.probeLater(this);
         }
     }
@@ -198,7 +216,7 @@ final class ClientWatch implements Callback
             return;
         interested = false;
         // The endpoint closed or failed: the answer cannot reach the client.
-        look(x, null, null);
+        look(x, null, null, false);
     }
 
     /**
@@ -218,14 +236,22 @@ final class ClientWatch implements Callback
     }
 
     /**
-     * Reads at most one byte from the client's socket without blocking ({@link #readOne}); on the sweep's thread only.
+     * Reads at most one byte from the client's socket without blocking ({@link #readOne}), and, when the client is
+     * there and sent nothing, registers this watch as the socket's read interest (the first time only: a socket that
+     * fired it without anything to read is probed from then on); on the sweep's thread only.
      *
      * @param scratch the sweep's own one-byte buffer
-     * @return whether to keep probing
+     * @return whether to keep probing (not once the interest watches the client)
      */
     boolean probe(ByteBuffer scratch, Executor executor)
     {
-        return look(null, scratch, executor) == Look.NOTHING;
+        return look(null, scratch, executor, !interestedLate) == Look.NOTHING;
+    }
+
+    /** @return whether the sweep registered this watch as the socket's read interest (tests) */
+    boolean interestedLate()
+    {
+        return interestedLate;
     }
 
     private enum Look
@@ -234,6 +260,8 @@ final class ClientWatch implements Callback
         SKIPPED,
         /** The client is there and sent nothing: look again later. */
         NOTHING,
+        /** The client is there and sent nothing; the read interest now watches it. */
+        INTERESTED,
         /** The client sent more, or is gone, or the response ran meanwhile: no more looks. */
         DONE
     }
@@ -241,53 +269,74 @@ final class ClientWatch implements Callback
     /**
      * One look under the state machine.
      *
-     * @param failure when not null, the client is known to be gone and nothing is read
-     * @param scratch a buffer of one byte, in Jetty's flush mode (unused with a failure)
+     * @param failure  when not null, the client is known to be gone and nothing is read
+     * @param scratch  a buffer of one byte, in Jetty's flush mode (unused with a failure)
      * @param executor where to run a response that arrived during the look; {@code null}: run it on this thread
+     * @param register whether to register the read interest when the client is there and sent nothing
      */
-    private Look look(Throwable failure, ByteBuffer scratch, Executor executor)
+    private Look look(Throwable failure, ByteBuffer scratch, Executor executor, boolean register)
     {
-        if (!STATE.compareAndSet(this, WAITING, PROBING))
-            return Look.SKIPPED;
-        Throwable gone = failure;
-        Look result = Look.NOTHING;
-        if (gone == null)
+        while (true)
         {
-            try
+            if (!STATE.compareAndSet(this, WAITING, PROBING))
+                return Look.SKIPPED;
+            fired = false;
+            Throwable gone = failure;
+            Look result = Look.NOTHING;
+            if (gone == null)
             {
-                int filled = readOne(endPoint, scratch);
-                if (filled < 0)
-                    gone = new EofException("client closed the connection");
-                else if (filled > 0)
+                try
                 {
-                    // The client is there: it sent more. That byte is gone for Jetty's parser, so this connection must
-                    // close after the response; no need to look again.
-                    readAhead = true;
-                    result = Look.DONE;
+                    int filled = readOne(endPoint, scratch);
+                    if (filled < 0)
+                        gone = new EofException("client closed the connection");
+                    else if (filled > 0)
+                    {
+                        // The client is there: it sent more. That byte is gone for Jetty's parser, so this connection
+                        // must close after the response; no need to look again.
+                        readAhead = true;
+                        result = Look.DONE;
+                    }
+                    else if (register && endPoint instanceof AbstractEndPoint)
+                    {
+                        // Registered inside the look: a response cannot start meanwhile, and finds it to withdraw.
+                        interested = true;
+                        if (endPoint.tryFillInterested(this))
+                        {
+                            interestedLate = true;
+                            result = Look.INTERESTED;
+                        }
+                        else
+                            interested = false;
+                    }
+                }
+                catch (IOException x)
+                {
+                    gone = x;
                 }
             }
-            catch (IOException x)
+            if (!STATE.compareAndSet(this, PROBING, gone != null ? GONE : WAITING))
             {
-                gone = x;
+                // The answer arrived during the look: write it now (off the sweep's thread), without the interest.
+                state = RESPONDING;
+                withdraw();
+                if (executor == null)
+                    respond.run();
+                else
+                    executor.execute(respond);
+                return Look.DONE;
             }
+            if (gone != null)
+            {
+                onGone.accept(new GatewayException(ErrorKind.INVALID_REQUEST, 499,
+                    "the client closed its connection while waiting for the answer", null, null, gone));
+                return Look.DONE;
+            }
+            // The interest this look registered fired before the look ended: its own look was skipped, so look again.
+            if (!fired)
+                return result;
+            register = false;
         }
-        if (!STATE.compareAndSet(this, PROBING, WAITING))
-        {
-            // The answer arrived during the look: write it now (off the sweep's thread).
-            state = RESPONDING;
-            if (executor == null)
-                respond.run();
-            else
-                executor.execute(respond);
-            return Look.DONE;
-        }
-        if (gone != null)
-        {
-            onGone.accept(new GatewayException(ErrorKind.INVALID_REQUEST, 499,
-                "the client closed its connection while waiting for the answer", null, null, gone));
-            return Look.DONE;
-        }
-        return result;
     }
 
     boolean isOpen()

@@ -25,11 +25,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * period it closes HTTP/1.1 connections whose request head has not completed within the header timeout or whose
  * request body arrives slower than the minimum rate (Jetty 12 core has neither: its idle timeout restarts with every
  * byte, so a client that trickles a byte a second holds a connection for ever). It is also the fallback of the
- * {@link ClientWatch}: a watched request whose endpoint would not take the watch's read interest, or whose socket was
- * readable with nothing to read, has its socket probed once per period once it has waited {@link #PROBE_AFTER_NANOS}.
+ * {@link ClientWatch}: a plain request's watch is handed to it, and once the request has waited
+ * {@link #PROBE_AFTER_NANOS} its first look registers the watch's read interest; a watch whose endpoint would not take
+ * the interest, or whose socket was readable with nothing to read, is looked at again every tick.
  *
  * <p>It runs only while the connector has connections: opening one arms it, and it stops rescheduling itself when the
- * last one closed (as {@code QueueSweep} does for the upstream queues). A period looks at every connection: a
+ * last one closed (as {@code QueueSweep} does for the upstream queues). It ticks every {@link #TICK_MILLIS} and looks
+ * at the connections once per period (a second, or less: see the constructor). A period looks at every connection: a
  * volatile read of the parser's state for an idle one (docs/operations.md, "Timeouts", has the measured cost). It never
  * imposes a minimum response rate: a stream is legitimately slow, and a client that stops reading one meets the idle
  * timeout of its pending write.</p>
@@ -41,13 +43,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class ConnectionSweep implements Runnable, Connection.Listener
 {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionSweep.class);
-    /** How long a watched request waits for the provider before the sweep probes its client (the fallback only). */
-    static final long PROBE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /**
+     * How long a plain request waits for the provider before the sweep looks at its client and registers the read
+     * interest that watches it from then on. A request answered sooner pays nothing for its watch but one small
+     * object; one that waits longer pays a selector update and wake-up, little beside a provider's latency.
+     */
+    static final long PROBE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How often the sweep runs; the connections are looked at once per period, watched clients every tick. */
+    static final long TICK_MILLIS = 100;
 
     private final AbstractConnector connector;
     private final Scheduler scheduler;
     private final Executor executor;
-    private final long periodMillis;
+    private final long periodNanos;
+    /** When the connections were last looked at; this task's thread only. */
+    private long lastConnectionsSweep;
     private final long headerTimeoutNanos;
     private final int minBodyRate;
     private final AtomicBoolean armed = new AtomicBoolean();
@@ -58,8 +68,10 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(1);
     private volatile boolean stopped;
     private volatile int lastSweepConnections;
-    /** Probes of watched clients so far; written by this task's thread only. */
+    /** Looks at watched clients so far; written by this task's thread only. */
     private volatile long probes;
+    /** Watches whose look registered their read interest; written by this task's thread only. */
+    private volatile long interestsRegistered;
 
     /** Where a request body stood when the sweep first saw it. */
     private record Body(long requestBegin, long since, long bytesIn)
@@ -75,7 +87,7 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         this.minBodyRate = timeouts.minBodyRate();
         // A close lands between the timeout and the timeout plus one period: a period of a second, shorter when the
         // header timeout is short (tests), never below 100 ms.
-        this.periodMillis = Math.max(100, Math.min(1000, timeouts.header().toMillis() / 2));
+        this.periodNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(TICK_MILLIS, Math.min(1000, timeouts.header().toMillis() / 2)));
     }
 
     @Override
@@ -101,7 +113,7 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         return new ClientWatch(this, endPoint, onGone);
     }
 
-    /** Probes {@code watch}'s client once per period from now on, until it ends or the probe sees an answer. */
+    /** Looks at {@code watch}'s client every tick once it waited long enough, until a look hands it to its read interest, sees an answer or the watch ends. */
     void probeLater(ClientWatch watch)
     {
         watches.add(watch);
@@ -117,10 +129,16 @@ final class ConnectionSweep implements Runnable, Connection.Listener
         stopped = true;
     }
 
-    /** @return how many times the sweep probed a watched client's socket (tests: the read interest makes it rare) */
+    /** @return how many times the sweep looked at a watched client's socket (tests) */
     long probes()
     {
         return probes;
+    }
+
+    /** @return how many watched clients the sweep handed to a read interest after a look (tests) */
+    long interestsRegistered()
+    {
+        return interestsRegistered;
     }
 
     /** @return how many connections the last period looked at */
@@ -132,35 +150,47 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     private void arm()
     {
         if (!armed.get() && armed.compareAndSet(false, true) && !stopped)
-            scheduler.schedule(this, periodMillis, TimeUnit.MILLISECONDS);
+            scheduler.schedule(this, TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void run()
     {
         long start = System.nanoTime();
-        int seen = 0;
+        int seen = -1;
         try
         {
-            seen = sweepConnections(start);
+            if (start - lastConnectionsSweep >= periodNanos - TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS) / 2)
+            {
+                lastConnectionsSweep = start;
+                seen = sweepConnections(start);
+                lastSweepConnections = seen;
+            }
             probeClients(start);
         }
         catch (Throwable t)
         {
             LOG.warn("connection sweep failed", t);
         }
-        lastSweepConnections = seen;
         if (stopped)
             return;
-        if (seen > 0 || !watches.isEmpty())
+        if (seen != 0 || !watches.isEmpty())
         {
-            scheduler.schedule(this, periodMillis, TimeUnit.MILLISECONDS);
+            scheduler.schedule(this, TICK_MILLIS, TimeUnit.MILLISECONDS);
             return;
         }
         armed.set(false);
         // A connection opened after the last look but before the flag was cleared would not have armed a sweep.
         if (!connector.getConnectedEndPoints().isEmpty() || !watches.isEmpty())
             arm();
+    }
+
+    /** Looks at every connection once, as a period does (benchmarks: {@link #run} does it once per period only). */
+    int sweepConnectionsNow()
+    {
+        int seen = sweepConnections(System.nanoTime());
+        lastSweepConnections = seen;
+        return seen;
     }
 
     private int sweepConnections(long now)
@@ -233,7 +263,11 @@ final class ConnectionSweep implements Runnable, Connection.Listener
                 continue;
             probes++;
             if (!watch.probe(scratch, executor))
+            {
                 it.remove();
+                if (watch.interestedLate())
+                    interestsRegistered++;
+            }
         }
     }
 

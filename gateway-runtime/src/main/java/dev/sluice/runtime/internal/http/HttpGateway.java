@@ -191,6 +191,12 @@ public final class HttpGateway
         return sweep.probes();
     }
 
+    /** @return how many waiting HTTP/1.1 clients the connection sweep handed to a read interest after a look (tests) */
+    public long clientInterestsRegistered()
+    {
+        return sweep.interestsRegistered();
+    }
+
     /** @return the selectors of the gateway port's connector, once it started (the admission limit probes them) */
     public java.util.List<org.eclipse.jetty.io.ManagedSelector> serverSelectors()
     {

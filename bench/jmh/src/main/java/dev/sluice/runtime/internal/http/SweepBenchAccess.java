@@ -28,12 +28,22 @@ public final class SweepBenchAccess
     {
         ConnectionSweep sweep = new ConnectionSweep(gateway.connector(), execution.scheduler(), execution.threads(), timeouts);
         sweep.stop();
-        return sweep;
+        return new Period(sweep);
     }
 
     /** @return how many connections the last {@link Runnable#run()} of {@code period} looked at */
     public static int connectionsSeen(Runnable period)
     {
-        return ((ConnectionSweep) period).lastSweepConnections();
+        return ((Period) period).sweep.lastSweepConnections();
+    }
+
+    /** The sweep's look at the connections, every time it runs (the sweep's own ticks do it once per period). */
+    private record Period(ConnectionSweep sweep) implements Runnable
+    {
+        @Override
+        public void run()
+        {
+            sweep.sweepConnectionsNow();
+        }
     }
 }
