@@ -51,6 +51,12 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     static final long PROBE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How often the sweep runs; the connections are looked at once per period, watched clients every tick. */
     static final long TICK_MILLIS = 100;
+    /**
+     * The most clients one tick looks at (each a read and mostly a read interest's registration, about six system
+     * calls): a gateway that fell behind, whose requests all wait longer than {@link #PROBE_AFTER_NANOS} for its own
+     * core, spends at most this many per tick on them instead of a look per waiting request; the rest wait a tick.
+     */
+    static final int MAX_LOOKS_PER_TICK = 256;
 
     private final AbstractConnector connector;
     private final Scheduler scheduler;
@@ -251,7 +257,8 @@ final class ConnectionSweep implements Runnable, Connection.Listener
     {
         if (watches.isEmpty())
             return;
-        for (Iterator<ClientWatch> it = watches.iterator(); it.hasNext(); )
+        int looks = 0;
+        for (Iterator<ClientWatch> it = watches.iterator(); it.hasNext() && looks < MAX_LOOKS_PER_TICK; )
         {
             ClientWatch watch = it.next();
             if (!watch.isOpen())
@@ -262,6 +269,7 @@ final class ConnectionSweep implements Runnable, Connection.Listener
             if (now - watch.since() < PROBE_AFTER_NANOS)
                 continue;
             probes++;
+            looks++;
             if (!watch.probe(scratch, executor))
             {
                 it.remove();
