@@ -315,6 +315,9 @@ final class LimitsBinding implements ProxyBinding
         Scheduler.Task renew = renewal;
         if (renew != null)
             renew.cancel();
+        // The settles still waiting for a reserve go now, before the connection is released.
+        if (shared != null)
+            shared.flushSettles();
         SharedRedis connection = redis;
         if (connection != null)
             connection.close();

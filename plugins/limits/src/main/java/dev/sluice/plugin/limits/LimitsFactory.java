@@ -112,7 +112,8 @@ public final class LimitsFactory implements ProxyBindingFactory
         LimitStore store = new MemoryLimitStore(LimitClock.system(), idle.toNanos());
         LimitsOptions.StoreOptions storeOptions = options.store();
         SharedRedis redis = storeOptions == null ? null : SharedRedis.open(storeOptions.redis(), context);
-        RedisLimitStore shared = redis == null ? null : new RedisLimitStore(redis, storeOptions.lease(), idle.toNanos());
+        RedisLimitStore shared = redis == null ? null
+            : new RedisLimitStore(redis, storeOptions.lease(), idle.toNanos(), context.scheduler(), RedisLimitStore.SETTLE_DELAY);
         LimitsBinding binding = new LimitsBinding(config.name(), store, shared,
             storeOptions != null && storeOptions.failOpen(), key, teams, otherTeams, anonymous, models, prices,
             options.unpriced().equals(LimitsOptions.REFUSE), options.defaultMaxTokens(), options.chargeCacheHits());

@@ -1,5 +1,6 @@
 package dev.sluice.plugin.limits;
 
+import dev.sluice.api.binding.BindingContext.Scheduler;
 import dev.sluice.support.redis.SharedRedis;
 import io.lettuce.core.ScriptOutputType;
 import org.slf4j.Logger;
@@ -16,6 +17,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -26,6 +28,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * no scope is taken before every scope was checked), {@link #settle} gives back and charges in every scope, and
  * {@link #renew()} — one periodic task, not a timer per request — extends the leases of all this replica's live
  * exchanges in one call.
+ *
+ * <p><b>Settles ride the next reserve.</b> A settle is not sent on its own: it waits, at most the settle delay, for this
+ * replica's next reserve, whose script settles first and then reserves (so what it frees counts for that request);
+ * when no reserve comes within the delay, one call settles every waiting settle. Under load a request then costs one
+ * round trip instead of two (the settle's write and reply each woke Redis's I/O thread); other replicas see a freed
+ * slot or a charged cost at most the delay later.
  *
  * <p><b>Keys</b> (each starting with the prefix, then {@code limits:} and the scope): the scope's hash
  * ({@code rt}, {@code tt}: GCRA theoretical arrival times in the server's microseconds; {@code rsv}: reserved cost;
@@ -55,6 +63,12 @@ final class RedisLimitStore implements Settler
     private static final byte[] NO_PERIOD = bytes(-1);
     /** Leases renewed per script call: a call's arguments stay small enough not to stall Redis for others. */
     private static final int RENEWALS_PER_CALL = 1_000;
+    /** How long a settle waits for a reserve to ride with before it is sent alone. */
+    static final Duration SETTLE_DELAY = Duration.ofMillis(10);
+    /** Settles one reserve carries at most; the rest wait for the next reserve or the delay. */
+    private static final int SETTLES_PER_RESERVE = 64;
+    /** Settles one call of the settle script carries at most, as for renewals. */
+    private static final int SETTLES_PER_CALL = 1_000;
 
     private final SharedRedis redis;
     private final String keyPrefix;
@@ -67,15 +81,25 @@ final class RedisLimitStore implements Settler
     private final ConcurrentHashMap<String, Scope> scopes = new ConcurrentHashMap<>();
     private final Set<Lease> live = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean renewing = new AtomicBoolean();
+    private final Scheduler scheduler;
+    private final Duration settleDelay;
+    /** Settles waiting for a reserve to carry them, or for the delay to pass. */
+    private final ConcurrentLinkedQueue<Settle> settles = new ConcurrentLinkedQueue<>();
+    /** Whether a flush of the waiting settles is scheduled. */
+    private final AtomicBoolean flushArmed = new AtomicBoolean();
 
     /**
-     * @param redis     the shared connection
-     * @param lease     how long a lease outlives its last renewal
-     * @param idleNanos how long an unused scope is kept (in Redis: at least a minute and three leases)
+     * @param redis       the shared connection
+     * @param lease       how long a lease outlives its last renewal
+     * @param idleNanos   how long an unused scope is kept (in Redis: at least a minute and three leases)
+     * @param scheduler   where the waiting settles are flushed from
+     * @param settleDelay how long a settle waits for a reserve to ride with ({@link #SETTLE_DELAY})
      */
-    RedisLimitStore(SharedRedis redis, Duration lease, long idleNanos)
+    RedisLimitStore(SharedRedis redis, Duration lease, long idleNanos, Scheduler scheduler, Duration settleDelay)
     {
         this.redis = redis;
+        this.scheduler = scheduler;
+        this.settleDelay = settleDelay;
         this.keyPrefix = redis.prefix() + "limits:";
         this.leaseMicros = bytes(lease.toNanos() / 1_000);
         long keep = Math.max(Math.max(idleNanos / 1_000_000, 61_000), lease.toMillis() * 3);
@@ -84,7 +108,8 @@ final class RedisLimitStore implements Settler
     }
 
     /**
-     * Reserves in every scope of {@code demands}, all or nothing (see {@link LimitStore#reserve}): one script call.
+     * Reserves in every scope of {@code demands}, all or nothing (see {@link LimitStore#reserve}): one script call,
+     * which first settles the settles waiting to ride with it.
      *
      * @return the {@link LimitStore.Reservation} to settle exactly once with {@link #settle}, or the refusal of the
      *         first scope that refused; failed with {@link SharedRedis.Unavailable} when Redis did not answer in time
@@ -94,8 +119,9 @@ final class RedisLimitStore implements Settler
         int n = demands.length;
         Scope[] held = new Scope[n];
         Limits[] limits = new Limits[n];
-        String[] keys = new String[3 * n];
-        byte[][] args = new byte[5 + 5 * n][];
+        Batch riding = Batch.take(settles, SETTLES_PER_RESERVE);
+        String[] keys = new String[3 * n + riding.keys];
+        byte[][] args = new byte[6 + 5 * n + riding.args][];
         String id = idPrefix + ids.incrementAndGet();
         boolean leased = false;
         boolean tokenRated = false;
@@ -111,11 +137,11 @@ final class RedisLimitStore implements Settler
             keys[3 * i] = scope.hash;
             keys[3 * i + 1] = scope.leases;
             keys[3 * i + 2] = scope.costs;
-            args[5 + 5 * i] = bytes(l.rpm());
-            args[6 + 5 * i] = bytes(l.tpm());
-            args[7 + 5 * i] = bytes(l.maxConcurrent());
-            args[8 + 5 * i] = bytes(l.budget());
-            args[9 + 5 * i] = period(l);
+            args[6 + 5 * i] = bytes(l.rpm());
+            args[7 + 5 * i] = bytes(l.tpm());
+            args[8 + 5 * i] = bytes(l.maxConcurrent());
+            args[9 + 5 * i] = bytes(l.budget());
+            args[10 + 5 * i] = period(l);
             leased |= l.maxConcurrent() > 0 || l.budgeted();
             tokenRated |= l.tpm() > 0;
         }
@@ -124,6 +150,8 @@ final class RedisLimitStore implements Settler
         args[2] = keepMillis;
         args[3] = bytes(tokens);
         args[4] = bytes(cost);
+        args[5] = bytes(n);
+        riding.write(keys, 3 * n, args, 6 + 5 * n);
         boolean renewable = leased;
         boolean settled = leased || tokenRated;
         return redis.<List<Object>>eval(RESERVE, ScriptOutputType.MULTI, keys, args).thenApply(reply ->
@@ -149,10 +177,10 @@ final class RedisLimitStore implements Settler
     }
 
     /**
-     * Settles {@code reservation} (a {@link #reserve} admission): one script call, not awaited; none when its scopes
-     * have request rates only. If Redis does not
-     * answer, the lease expires by itself within {@code lease} and gives the reservation back (the used tokens and cost
-     * are then not charged: logged at DEBUG).
+     * Settles {@code reservation} (a {@link #reserve} admission), not awaited: it rides this replica's next reserve, or
+     * goes in one call with the other waiting settles after the settle delay; nothing when its scopes have request
+     * rates only. If Redis does not answer, the lease expires by itself within {@code lease} and gives the reservation
+     * back (the used tokens and cost are then not charged: logged at DEBUG).
      */
     @Override
     public void settle(LimitStore.Reservation reservation, long tokens, long cost)
@@ -162,24 +190,38 @@ final class RedisLimitStore implements Settler
         // Request rates alone: the request counts whatever happens, and there is nothing to give back or charge.
         if (!lease.settled)
             return;
-        int n = lease.scopes.length;
-        byte[][] args = new byte[4 + 2 * n][];
-        args[0] = lease.id.getBytes(StandardCharsets.US_ASCII);
-        args[1] = keepMillis;
-        args[2] = bytes(tokens - lease.tokens);
-        args[3] = bytes(cost);
         long now = System.nanoTime();
-        for (int i = 0; i < n; i++)
+        for (Scope scope : lease.scopes)
+            scope.lastUsed = now;
+        settles.add(new Settle(lease, tokens - lease.tokens, cost));
+        if (!flushArmed.get() && flushArmed.compareAndSet(false, true))
+            scheduler.schedule(this::flushSettles, settleDelay);
+    }
+
+    /**
+     * Sends every waiting settle now, a thousand per call: after the settle delay when no reserve carried them, and
+     * when the binding closes.
+     */
+    void flushSettles()
+    {
+        // Cleared first: a settle added after the queue was read arms the next flush.
+        flushArmed.set(false);
+        while (!settles.isEmpty())
         {
-            args[4 + 2 * i] = bytes(lease.limits[i].tpm());
-            args[5 + 2 * i] = period(lease.limits[i]);
-            lease.scopes[i].lastUsed = now;
+            Batch batch = Batch.take(settles, SETTLES_PER_CALL);
+            if (batch.count == 0)
+                return;
+            String[] keys = new String[batch.keys];
+            byte[][] args = new byte[1 + batch.args][];
+            args[0] = keepMillis;
+            batch.write(keys, 0, args, 1);
+            redis.eval(SETTLE, ScriptOutputType.INTEGER, keys, args).whenComplete((done, failure) ->
+            {
+                if (failure != null && LOG.isDebugEnabled())
+                    LOG.debug("limits: settling {} requests failed, their leases will expire: {}", batch.count,
+                        failure.getMessage());
+            });
         }
-        redis.eval(SETTLE, ScriptOutputType.INTEGER, lease.keys, args).whenComplete((done, failure) ->
-        {
-            if (failure != null && LOG.isDebugEnabled())
-                LOG.debug("limits: settling request {} failed, its lease will expire: {}", lease.id, failure.getMessage());
-        });
     }
 
     /**
@@ -348,6 +390,58 @@ final class RedisLimitStore implements Settler
         catch (IOException e)
         {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A finished exchange waiting to be settled: its lease and what it used beyond (or short of) its reservation. */
+    private record Settle(Lease lease, long tokenDelta, long cost)
+    {
+    }
+
+    /**
+     * Settles taken from the queue, laid out as the scripts read them (settle_batch in common.lua): ARGV the count,
+     * then per settle its id, token delta, cost and scope count, then per scope tpm and period; KEYS each scope's three.
+     */
+    private record Batch(List<Settle> taken, int count, int keys, int args)
+    {
+        private static final Batch EMPTY = new Batch(List.of(), 0, 0, 1);
+
+        static Batch take(ConcurrentLinkedQueue<Settle> queue, int max)
+        {
+            Settle first = queue.poll();
+            if (first == null)
+                return EMPTY;
+            List<Settle> taken = new ArrayList<>(Math.min(max, 8));
+            int keys = 0;
+            int args = 1;
+            for (Settle s = first; s != null; s = taken.size() < max ? queue.poll() : null)
+            {
+                taken.add(s);
+                int scopes = s.lease.scopes.length;
+                keys += 3 * scopes;
+                args += 4 + 2 * scopes;
+            }
+            return new Batch(taken, taken.size(), keys, args);
+        }
+
+        void write(String[] keys, int k, byte[][] args, int a)
+        {
+            args[a++] = bytes(count);
+            for (Settle s : taken)
+            {
+                Lease lease = s.lease;
+                System.arraycopy(lease.keys, 0, keys, k, lease.keys.length);
+                k += lease.keys.length;
+                args[a++] = lease.id.getBytes(StandardCharsets.US_ASCII);
+                args[a++] = bytes(s.tokenDelta);
+                args[a++] = bytes(s.cost);
+                args[a++] = bytes(lease.limits.length);
+                for (Limits l : lease.limits)
+                {
+                    args[a++] = bytes(l.tpm());
+                    args[a++] = period(l);
+                }
+            }
         }
     }
 

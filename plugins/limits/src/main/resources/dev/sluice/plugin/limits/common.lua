@@ -76,3 +76,46 @@ local function purge(s, l, r, now, rsv)
     redis.call('HSET', s, 'rsv', num(rsv))
     return rsv
 end
+
+-- Settles the batch of reservations that starts at ARGV[a] and KEYS[k] (settle.lua describes the layout): per
+-- reservation and scope, the token rate moves by used - reserved tokens, the lease leaves, the reserved cost is given
+-- back (unless the lease expired and gave it back already) and the used cost is charged to the current window.
+-- Returns the index of the first ARGV and KEYS after the batch.
+local function settle_batch(a, k, keep_ms, now_ms)
+    local m = tonumber(ARGV[a])
+    a = a + 1
+    for _ = 1, m do
+        local id, delta, used, n = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+        a = a + 4
+        for _ = 1, n do
+            local s, l, r = KEYS[k], KEYS[k + 1], KEYS[k + 2]
+            local tpm, period = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+            k = k + 3
+            a = a + 2
+            if tpm > 0 and delta ~= 0 then
+                local tt = tonumber(redis.call('HGET', s, 'tt'))
+                if tt then
+                    redis.call('HSET', s, 'tt', num(tt + delta * MINUTE / tpm))
+                end
+            end
+            redis.call('ZREM', l, id)
+            if period >= 0 then
+                local state = redis.call('HMGET', s, 'rsv', 'w', 'sp')
+                local rsv = tonumber(state[1]) or 0
+                local c = redis.call('HGET', r, id)
+                if c then
+                    rsv = math.max(0, rsv - tonumber(c))
+                    redis.call('HDEL', r, id)
+                end
+                local start, stop = window(period, now_ms)
+                local sp = 0
+                if tonumber(state[2]) == start then
+                    sp = tonumber(state[3]) or 0
+                end
+                redis.call('HSET', s, 'w', num(start), 'sp', num(sp + used), 'rsv', num(rsv))
+                keep(s, math.max(keep_ms, stop - now_ms + 3600000))
+            end
+        end
+    end
+    return a, k
+end

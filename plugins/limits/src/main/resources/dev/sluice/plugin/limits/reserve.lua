@@ -1,8 +1,11 @@
--- Reserves one request, a concurrency lease, TOKENS tokens and COST of the budget in every scope, all or nothing.
+-- Settles the reservations this replica finished since its last call (a batch as settle.lua's, often empty), then
+-- reserves one request, a concurrency lease, TOKENS tokens and COST of the budget in every scope, all or nothing.
 -- KEYS: per scope its hash (rt, tt: GCRA arrival times; rsv: reserved cost; w, sp: budget window start and spend),
---       its leases (a sorted set of request ids scored by expiry) and its reserved costs (a hash by request id).
--- ARGV: request id, lease (us), keep (ms), tokens, cost, then per scope: rpm, tpm, max_concurrent, budget, period
---       (-1: no budget, 0: calendar month, else its length in ms).
+--       its leases (a sorted set of request ids scored by expiry) and its reserved costs (a hash by request id); then
+--       the settled reservations' keys, as settle.lua's.
+-- ARGV: request id, lease (us), keep (ms), tokens, cost, number of scopes, then per scope: rpm, tpm, max_concurrent,
+--       budget, period (-1: no budget, 0: calendar month, else its length in ms); then the batch to settle, as
+--       settle.lua's ARGV after keep.
 -- Returns {1} when admitted, else {0, scope index (from 0), reason, retry after (us), requests limit, remaining,
 -- reset (us), tokens limit, remaining, reset (us)}, a limit of -1 meaning none. Reasons: 1 requests, 2 tokens,
 -- 3 tokens too large, 4 concurrency, 5 budget.
@@ -11,9 +14,11 @@ local lease = tonumber(ARGV[2])
 local keep_ms = tonumber(ARGV[3])
 local tokens = tonumber(ARGV[4])
 local cost = tonumber(ARGV[5])
-local n = #KEYS / 3
+local n = tonumber(ARGV[6])
 local now = now_us()
 local now_ms = math.floor(now / 1000)
+-- Settled first: what they free (slots, reservations) counts for this request.
+settle_batch(7 + 5 * n, 3 * n + 1, keep_ms, now_ms)
 
 local function status(tat, limit)
     if limit <= 0 then
@@ -33,7 +38,7 @@ end
 local plan = {}
 for i = 1, n do
     local s, l, r = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-    local a = 5 + 5 * (i - 1)
+    local a = 6 + 5 * (i - 1)
     local rpm, tpm, conc = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
     local budget, period = tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
     local state = redis.call('HMGET', s, 'rt', 'tt', 'rsv', 'w', 'sp')
