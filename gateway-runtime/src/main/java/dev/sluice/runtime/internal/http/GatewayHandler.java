@@ -314,7 +314,7 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         }
         ServerRoute route = record.serverRoute();
         CompletionStage<Reply> stage;
-        ClientWatch watch = null;
+        DefaultExchange built;
         try
         {
             Endpoint endpoint = record.endpoint();
@@ -329,37 +329,29 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
                 exchange.markWarmup();
             exchange.mark(Stage.BODY_READ, record.bodyReadNanos());
             exchange.mark(Stage.CHAIN_START);
-            watch = watchClient(record, exchange);
+            built = exchange;
             stage = route.binding().handle(exchange, route.next());
         }
         catch (Throwable t)
         {
-            ClientWatch started = watch;
-            if (started != null)
-                started.respond(() -> writer.fail(record, t));
-            else
-                writer.fail(record, t);
+            writer.fail(record, t);
             return;
         }
-        ClientWatch w = watch;
+        // An answer already there (a cache hit, a refusal) is written at once: no watch.
+        ClientWatch w = stage instanceof CompletableFuture<?> f && f.isDone() ? null : watchClient(record, built);
         if (w == null)
         {
             stage.whenComplete((reply, failure) -> complete(record, null, reply, failure));
             return;
         }
-        // Started here, before respond() can be called: its read interest must never outlive the response. An answer
-        // already there (a cache hit, a refusal) is written at once: no watch. A stream's client is watched through a
-        // read interest, noticed at once when it leaves; a read interest costs a selector update and wake-up per request
-        // (about five system calls), so a plain request's goes to the sweep, which registers the interest only once the
-        // request has waited a tenth of a second: a request answered sooner never pays for it.
-        if (!(stage instanceof CompletableFuture<?> f && f.isDone()))
-        {
-            DefaultExchange e = record.defaultExchange();
-            if (e != null && e.stream())
-                w.start();
-            else
-                w.probeLater();
-        }
+        // Started here, before respond() can be called: its read interest must never outlive the response. A stream's
+        // client is watched through a read interest, noticed at once when it leaves; a read interest costs a selector
+        // update and wake-up per request (about five system calls), so a plain request's goes to the sweep, which
+        // registers the interest only once the request has waited a tenth of a second: one answered sooner never pays.
+        if (built.stream())
+            w.start();
+        else
+            w.probeLater();
         stage.whenComplete((reply, failure) -> w.respond(() -> complete(record, w, reply, failure)));
     }
 

@@ -149,6 +149,11 @@ final class CacheBinding implements ProxyBinding
             }
             return miss(exchange, next, key, null);
         }
+        // A hit is read first: a stored answer needs no flight, and a read costs less than an insertion attempt.
+        CompletableFuture<CachedAnswer> present = cache.getIfPresent(key);
+        CachedAnswer stored = present == null ? null : present.getNow(null);
+        if (stored != null)
+            return hit(exchange, stored, false);
         CompletableFuture<CachedAnswer> flight = new CompletableFuture<>();
         CompletableFuture<CachedAnswer> existing = cache.asMap().putIfAbsent(key, flight);
         if (existing == null)
