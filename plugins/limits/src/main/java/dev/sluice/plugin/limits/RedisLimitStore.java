@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -61,6 +62,7 @@ final class RedisLimitStore implements Settler
     private static final LimitStore.Reason[] REASONS = {null, LimitStore.Reason.REQUESTS, LimitStore.Reason.TOKENS,
         LimitStore.Reason.TOKENS_TOO_LARGE, LimitStore.Reason.CONCURRENCY, LimitStore.Reason.BUDGET};
     private static final byte[] NO_PERIOD = bytes(-1);
+    private static final byte[] ZERO = bytes(0);
     /** Leases renewed per script call: a call's arguments stay small enough not to stall Redis for others. */
     private static final int RENEWALS_PER_CALL = 1_000;
     /** How long a settle waits for a reserve to ride with before it is sent alone. */
@@ -120,7 +122,8 @@ final class RedisLimitStore implements Settler
         Scope[] held = new Scope[n];
         Limits[] limits = new Limits[n];
         Batch riding = Batch.take(settles, SETTLES_PER_RESERVE);
-        String[] keys = new String[3 * n + riding.keys];
+        // The lease keeps its own scopes' keys; the call's keys add those of the settles riding with it.
+        String[] keys = new String[3 * n];
         byte[][] args = new byte[6 + 5 * n + riding.args][];
         String id = idPrefix + ids.incrementAndGet();
         boolean leased = false;
@@ -151,10 +154,17 @@ final class RedisLimitStore implements Settler
         args[3] = bytes(tokens);
         args[4] = bytes(cost);
         args[5] = bytes(n);
-        riding.write(keys, 3 * n, args, 6 + 5 * n);
+        String[] callKeys = keys;
+        if (riding.count > 0)
+        {
+            callKeys = Arrays.copyOf(keys, 3 * n + riding.keys);
+            riding.write(callKeys, 3 * n, args, 6 + 5 * n);
+        }
+        else
+            args[6 + 5 * n] = ZERO;
         boolean renewable = leased;
         boolean settled = leased || tokenRated;
-        return redis.<List<Object>>eval(RESERVE, ScriptOutputType.MULTI, keys, args).thenApply(reply ->
+        return redis.<List<Object>>eval(RESERVE, ScriptOutputType.MULTI, callKeys, args).thenApply(reply ->
         {
             if (number(reply, 0) == 1)
             {

@@ -295,6 +295,18 @@ class RedisLimitStoreTest
         assertThat(scope.reserved()).as("the first reservation given back, the second's held").isEqualTo(20);
         // 50 tokens used of the 200 reserved: the token rate gave 150 back.
         assertThat(scope.tokens().remaining()).isBetween(950L, 1000L);
+
+        // The second settles with a third reserve in another scope, then the third by a flush: each lease is its own.
+        store.settle((LimitStore.Reservation) second, 0, 15);
+        LimitStore.Admission third = await(store.reserve(demands("key:ride-other", new Limits(0, 0, 1, 0, null)), 0, 0));
+        assertThat(scope(store, "key:ride").inFlight()).isZero();
+        assertThat(scope(store, "key:ride").spent()).isEqualTo(22);
+        assertThat(scope(store, "key:ride").reserved()).isZero();
+        store.renew();
+        store.settle((LimitStore.Reservation) third, 0, 0);
+        store.flushSettles();
+        awaitTrue(() -> scope(store, "key:ride-other").inFlight() == 0);
+        assertThat(scope(store, "key:ride").spent()).isEqualTo(22);
     }
 
     @Test
