@@ -12,13 +12,14 @@ import java.time.Duration;
  *   redis:
  *     url: "${{env.REDIS_URL}}"     # redis://[user:password@]host:port[/db], or rediss:// for TLS
  *     prefix: "sluice:"             # put before every key the binding writes; replicas sharing state share it
- *     timeout: 50ms                 # the longest a request waits for Redis before the binding's fallback applies
+ *     timeout: 250ms                # the longest a request waits for Redis before the binding's fallback applies
  *     max_pending: 10000            # commands sent and not answered, beyond which new ones fail at once
  * }</pre>
  *
  * @param url        the server, with credentials when it needs them (take it from the environment: it is a secret)
  * @param prefix     the key prefix; default {@code sluice:}
- * @param timeout    the bounded wait for one command; default 50ms, at least 1ms, at most 10s
+ * @param timeout    the bounded wait for one command; default 250ms (a CPU-throttled or briefly saturated gateway
+ *                   still reads a healthy Redis's answer in time), at least 1ms, at most 10s
  * @param maxPending the commands in flight on the connection the process shares, beyond which commands fail at once
  *                   rather than queue; default 10,000. The process-wide bound is the largest of every binding's
  */
@@ -27,7 +28,7 @@ public record RedisOptions(String url, String prefix, Duration timeout, Integer 
     /** The default {@link #prefix()}. */
     public static final String DEFAULT_PREFIX = "sluice:";
     /** The default {@link #timeout()}. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(50);
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(250);
     /** The default {@link #maxPending()}. */
     public static final int DEFAULT_MAX_PENDING = 10_000;
 

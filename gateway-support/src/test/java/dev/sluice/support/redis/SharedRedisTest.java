@@ -190,7 +190,7 @@ class SharedRedisTest
             .hasMessageStartingWith("timeout:");
         RedisOptions defaults = new RedisOptions("redis://user:secret@host:6380/0", null, null, null);
         assertThat(defaults.prefix()).isEqualTo("sluice:");
-        assertThat(defaults.timeout()).isEqualTo(Duration.ofMillis(50));
+        assertThat(defaults.timeout()).isEqualTo(Duration.ofMillis(250));
         assertThat(defaults.redactedUrl()).isEqualTo("redis://host:6380/0").doesNotContain("secret");
     }
 
