@@ -481,6 +481,31 @@ class DialectMatrixTest
             assertMaxTokens(provider, json(upstream(provider, false)), 77L);
         }
 
+        @ParameterizedTest(name = "openai client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void reportsAnAnswerTheTokenCapEndedAsLength(String provider, boolean streamed)
+        {
+            ChatCompletionCreateParams params = ask(model(provider, MockModels.MAX_TOKENS)).build();
+            ChatCompletion completion;
+            if (streamed)
+            {
+                ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
+                try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions().createStreaming(params))
+                {
+                    stream.stream().forEach(accumulator::accumulate);
+                }
+                completion = accumulator.chatCompletion();
+            }
+            else
+            {
+                completion = openai.chat().completions().create(params);
+            }
+            assertThat(completion.choices().get(0).message().content()).hasValue(TEXT);
+            assertThat(completion.choices().get(0).finishReason()).isEqualTo(ChatCompletion.Choice.FinishReason.LENGTH);
+            upstream(provider, streamed);
+        }
+
         @ParameterizedTest(name = "openai client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void surfacesUpstream429And500AsOpenAiErrors(String provider)
@@ -840,6 +865,32 @@ class DialectMatrixTest
         {
             anthropic.messages().create(ask(model(provider, MockModels.DEFAULT)).build());
             assertMaxTokens(provider, json(upstream(provider, false)), MAX_TOKENS);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void reportsAnAnswerTheTokenCapEndedAsMaxTokens(String provider, boolean streamed)
+        {
+            MessageCreateParams params = ask(model(provider, MockModels.MAX_TOKENS)).build();
+            Message message;
+            if (streamed)
+            {
+                MessageAccumulator accumulator = MessageAccumulator.create();
+                try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream =
+                         anthropic.messages().createStreaming(params))
+                {
+                    stream.stream().forEach(accumulator::accumulate);
+                }
+                message = accumulator.message();
+            }
+            else
+            {
+                message = anthropic.messages().create(params);
+            }
+            assertThat(texts(message)).containsExactly(TEXT);
+            assertThat(message.stopReason()).hasValue(com.anthropic.models.messages.StopReason.MAX_TOKENS);
+            upstream(provider, streamed);
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
@@ -1297,6 +1348,36 @@ class DialectMatrixTest
             assertMaxTokens(provider, json(upstream(provider, false)), 77L);
         }
 
+        @ParameterizedTest(name = "gemini client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void reportsAnAnswerTheTokenCapEndedAsMaxTokens(String provider, boolean streamed)
+        {
+            String model = model(provider, MockModels.MAX_TOKENS);
+            StringBuilder text = new StringBuilder();
+            GenerateContentResponse last = null;
+            if (streamed)
+            {
+                try (ResponseStream<GenerateContentResponse> stream =
+                         genai.models.generateContentStream(model, "Say hello", null))
+                {
+                    for (GenerateContentResponse chunk : stream)
+                    {
+                        appendText(chunk, text);
+                        last = chunk;
+                    }
+                }
+            }
+            else
+            {
+                last = genai.models.generateContent(model, "Say hello", null);
+                text.append(last.text());
+            }
+            assertThat(text.toString()).isEqualTo(TEXT);
+            assertThat(last.finishReason().knownEnum()).isEqualTo(FinishReason.Known.MAX_TOKENS);
+            upstream(provider, streamed);
+        }
+
         @ParameterizedTest(name = "gemini client -> {0} provider")
         @ValueSource(strings = {"openai", "anthropic", "gemini"})
         void surfacesUpstream429And500AsGeminiErrors(String provider)
@@ -1606,6 +1687,37 @@ class DialectMatrixTest
             mock.clearRecords();
             openai.responses().create(ask(model(provider, MockModels.DEFAULT)).maxOutputTokens(77L).build());
             assertMaxTokens(provider, json(upstream(provider, false)), 77L);
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void reportsAnAnswerTheTokenCapEndedAsIncomplete(String provider)
+        {
+            Response response = openai.responses().create(ask(model(provider, MockModels.MAX_TOKENS)).build());
+
+            response.validate();
+            assertThat(text(response)).isEqualTo(TEXT);
+            assertThat(response.status()).hasValue(ResponseStatus.INCOMPLETE);
+            assertThat(response.incompleteDetails().flatMap(Response.IncompleteDetails::reason))
+                .hasValue(Response.IncompleteDetails.Reason.MAX_OUTPUT_TOKENS);
+            upstream(provider, false);
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void endsAStreamTheTokenCapEndedWithResponseIncomplete(String provider)
+        {
+            Streamed streamed = stream(ask(model(provider, MockModels.MAX_TOKENS)).build());
+
+            assertThat(streamed.failure()).isNull();
+            List<String> types = streamed.collapsedTypes();
+            assertThat(types.get(types.size() - 1)).as(types.toString()).isEqualTo("response.incomplete");
+            assertThat(types).doesNotContain("response.completed");
+            assertThat(String.join("", streamed.deltas("response.output_text.delta"))).isEqualTo(TEXT);
+            JsonNode incomplete = streamed.last("response.incomplete").path("response");
+            assertThat(incomplete.path("status").asText()).isEqualTo("incomplete");
+            assertThat(incomplete.at("/incomplete_details/reason").asText()).isEqualTo("max_output_tokens");
+            assertResponsesUsage(streamed.response().usage().orElseThrow(), expectedUsage(upstream(provider, true)));
         }
 
         @ParameterizedTest(name = "responses client -> {0} provider")

@@ -87,6 +87,9 @@ final class AnthropicTemplates extends DialectTemplates
         shape(Answer.TEXT, textShape);
         // The cached tokens are a slot of every usage: the same templates report them when the values have them.
         shape(Answer.CACHED, textShape);
+        StreamScript cappedStream = stream(null, pieces, "max_tokens");
+        shape(Answer.MAX_TOKENS, new Shape(message("[" + textBlock + "]", "max_tokens"), cappedStream, cappedStream,
+            events, 0));
 
         String thinkingBlock = "{\"type\":\"thinking\",\"thinking\":\"" + quote(THINKING_TEXT) + "\",\"signature\":\"" +
             THINKING_SIGNATURE + "\"}";

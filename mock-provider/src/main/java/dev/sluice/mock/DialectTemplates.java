@@ -148,6 +148,8 @@ abstract class DialectTemplates
         THINKING,
         /** The text, with usage reporting cached prompt tokens. */
         CACHED,
+        /** The text, ended by the output token cap. */
+        MAX_TOKENS,
         /** Not JSON. */
         GARBAGE
     }

@@ -95,6 +95,9 @@ class OpenAiTemplates extends DialectTemplates
         shape(Answer.THINKING, textShape);
         shape(Answer.CACHED, new Shape(Template.of(COMPLETION_HEAD + textChoices + USAGE_CACHED + COMPLETION_TAIL),
             textStream(pieces, false, USAGE_CACHED), textStream(pieces, true, USAGE_CACHED), events, 0));
+        String cappedChoices = textChoices.replace("\"finish_reason\":\"stop\"", "\"finish_reason\":\"length\"");
+        shape(Answer.MAX_TOKENS, new Shape(Template.of(COMPLETION_HEAD + cappedChoices + USAGE + COMPLETION_TAIL),
+            textStream(pieces, false, USAGE, "length"), textStream(pieces, true, USAGE, "length"), events, 0));
 
         Template toolsBody = Template.of(COMPLETION_HEAD + "\",\"choices\":[{\"index\":0,\"message\":" +
             "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" +
@@ -111,12 +114,18 @@ class OpenAiTemplates extends DialectTemplates
 
     private static StreamScript textStream(String[] pieces, boolean includeUsage, String usage)
     {
+        return textStream(pieces, includeUsage, usage, "stop");
+    }
+
+    private static StreamScript textStream(String[] pieces, boolean includeUsage, String usage, String finishReason)
+    {
         StreamScript.Builder stream = StreamScript.builder();
         stream.event(chunk(ROLE, includeUsage));
         for (String piece : pieces)
             stream.content(chunk(delta("{\"content\":\"" + quote(piece) + "\"}"), includeUsage));
         stream.terminal();
-        stream.event(chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\"}]", includeUsage));
+        stream.event(chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"" + finishReason + "\"}]",
+            includeUsage));
         if (includeUsage)
             stream.event(CHUNK_HEAD + "]," + usage + "}\n\n");
         return stream.event(DONE).build();

@@ -145,6 +145,27 @@ class MockDialectsTest
 
     @ParameterizedTest
     @EnumSource(MockDialect.class)
+    void maxTokensEndsTheTextWithEachDialectsReasonForTheTokenCap(MockDialect dialect) throws Exception
+    {
+        start(MockProvider.builder());
+        Reply reply = http.send(streamed(dialect, Transport.HTTP_1_1, MockModels.MAX_TOKENS)).ok();
+        String body = reply.body();
+        switch (dialect)
+        {
+            case OPENAI -> assertThat(body).contains("\"finish_reason\":\"length\"").doesNotContain("\"stop\"");
+            case ANTHROPIC -> assertThat(body).contains("\"stop_reason\":\"max_tokens\"").doesNotContain("end_turn");
+            case GEMINI -> assertThat(body).contains("\"finishReason\":\"MAX_TOKENS\"").doesNotContain("STOP");
+            case OPENAI_RESPONSES -> assertThat(body).contains("event: response.incomplete\n")
+                .contains("\"incomplete_details\":{\"reason\":\"max_output_tokens\"}")
+                .doesNotContain("response.completed");
+            default -> throw new IllegalArgumentException(dialect.toString());
+        }
+        assertThat(chat(Transport.HTTP_1_1, "{\"model\":\"" + MockModels.MAX_TOKENS + "\"}").ok().body())
+            .contains("\"finish_reason\":\"length\"");
+    }
+
+    @ParameterizedTest
+    @EnumSource(MockDialect.class)
     void everyDialectStreamsWithTheSamePacing(MockDialect dialect) throws Exception
     {
         start(MockProvider.builder().streamProfile(Duration.ofMillis(100), Duration.ofMillis(20), 5));
