@@ -62,6 +62,8 @@ import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.ResponseFunctionToolCall;
 import com.openai.models.responses.ResponseInputItem;
 import com.openai.models.responses.ResponseOutputItem;
+import com.openai.models.responses.ResponseOutputMessage;
+import com.openai.models.responses.ResponseOutputRefusal;
 import com.openai.models.responses.ResponseReasoningItem;
 import com.openai.models.responses.ResponseStatus;
 import com.openai.models.responses.ResponseStreamEvent;
@@ -1718,6 +1720,51 @@ class DialectMatrixTest
             assertThat(incomplete.path("status").asText()).isEqualTo("incomplete");
             assertThat(incomplete.at("/incomplete_details/reason").asText()).isEqualTo("max_output_tokens");
             assertResponsesUsage(streamed.response().usage().orElseThrow(), expectedUsage(upstream(provider, true)));
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void relaysARefusalAsFarAsTheProvidersDialectSaysIt(String provider, boolean streamed)
+        {
+            ResponseCreateParams params = ask(model(provider, MockModels.REFUSAL)).build();
+            Streamed events = streamed ? stream(params) : null;
+            Response response = streamed ? events.response() : openai.responses().create(params);
+
+            assertThat(response).as("the stream ended abnormally: %s", streamed ? events.failure() : null).isNotNull();
+            response.validate();
+            upstream(provider, streamed);
+            switch (provider)
+            {
+                case "openai-responses" ->
+                {
+                    // Same dialect: the refusal part, as the provider sent it.
+                    List<ResponseOutputMessage.Content> content = response.output().get(0).asMessage().content();
+                    assertThat(content).hasSize(1);
+                    assertThat(content.get(0).refusal().map(ResponseOutputRefusal::refusal))
+                        .hasValue(MockModels.REFUSAL_TEXT);
+                    assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
+                    if (streamed)
+                        assertThat(String.join("", events.deltas("response.refusal.delta")))
+                            .isEqualTo(MockModels.REFUSAL_TEXT);
+                }
+                case "openai" ->
+                {
+                    // A Chat Completions refusal is text in the canonical model: what the user is to read.
+                    assertThat(text(response)).isEqualTo(MockModels.REFUSAL_TEXT);
+                    assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
+                }
+                default ->
+                {
+                    // Anthropic's stop_reason refusal and Gemini's SAFETY: the answer was filtered.
+                    assertThat(text(response)).isEqualTo(MockModels.REFUSAL_TEXT);
+                    assertThat(response.status()).hasValue(ResponseStatus.INCOMPLETE);
+                    assertThat(response.incompleteDetails().flatMap(Response.IncompleteDetails::reason))
+                        .hasValue(Response.IncompleteDetails.Reason.CONTENT_FILTER);
+                    if (streamed)
+                        assertThat(events.collapsedTypes()).last().isEqualTo("response.incomplete");
+                }
+            }
         }
 
         @ParameterizedTest(name = "responses client -> {0} provider")

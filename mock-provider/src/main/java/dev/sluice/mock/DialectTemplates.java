@@ -150,6 +150,8 @@ abstract class DialectTemplates
         CACHED,
         /** The text, ended by the output token cap. */
         MAX_TOKENS,
+        /** The model declines: {@link MockModels#REFUSAL_TEXT}, the way the dialect says so. */
+        REFUSAL,
         /** Not JSON. */
         GARBAGE
     }

@@ -373,6 +373,7 @@ final class MockExchange implements Consumer<Throwable>
             case THINKING -> Answer.THINKING;
             case USAGE_CACHED -> Answer.CACHED;
             case MAX_TOKENS -> Answer.MAX_TOKENS;
+            case REFUSAL -> Answer.REFUSAL;
             case GARBAGE -> Answer.GARBAGE;
             default -> Answer.TEXT;
         };

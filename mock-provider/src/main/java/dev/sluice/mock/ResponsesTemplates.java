@@ -23,7 +23,8 @@ import static dev.sluice.mock.Template.quote;
  * {@code response.reasoning_summary_text.delta}s for reasoning, {@code response.function_call_arguments.delta}s for a
  * call), their {@code .done} events and {@code response.output_item.done}, then {@code response.completed} with the
  * whole response and its usage ({@code response.incomplete} for an answer the token cap ended, its message item and
- * the response {@code incomplete}, {@code incomplete_details.reason: max_output_tokens}). A thinking answer is a
+ * the response {@code incomplete}, {@code incomplete_details.reason: max_output_tokens}). A refusal is a message whose
+ * part is a {@code refusal}, streamed as {@code response.refusal.delta}s. A thinking answer is a
  * reasoning item (its summary the thinking text, its {@code encrypted_content} the thinking signature) followed by
  * the text.</p>
  */
@@ -56,6 +57,13 @@ final class ResponsesTemplates extends OpenAiTemplates
         shape(Answer.TEXT, textShape);
         // The cached tokens are a slot of the usage: the same templates report them when the values have them.
         shape(Answer.CACHED, textShape);
+
+        String refusal = refusalMessage(MockModels.REFUSAL_TEXT);
+        StreamScript refusalStream = new Events().start()
+            .refusal(Template.split(MockModels.REFUSAL_TEXT, events), MockModels.REFUSAL_TEXT)
+            .completed(List.of(refusal));
+        shape(Answer.REFUSAL, new Shape(response("completed", "[" + refusal + "]"), refusalStream, refusalStream,
+            events, 0));
 
         // The token cap ends the message mid-way: the item and the response are incomplete.
         String capped = message(text, "incomplete");
@@ -129,6 +137,18 @@ final class ResponsesTemplates extends OpenAiTemplates
             "\"content\":[" + (text == null ? "" : outputText(text)) + "]}";
     }
 
+    /** @return a completed message whose one part is a refusal */
+    private static String refusalMessage(String refusal)
+    {
+        return "{\"id\":\"" + MESSAGE_ID + "\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\"," +
+            "\"content\":[" + refusalPart(refusal) + "]}";
+    }
+
+    private static String refusalPart(String refusal)
+    {
+        return "{\"type\":\"refusal\",\"refusal\":\"" + quote(refusal) + "\"}";
+    }
+
     private static String reasoning(String summary)
     {
         return "{\"id\":\"" + REASONING_ID + "\",\"type\":\"reasoning\",\"summary\":[" +
@@ -188,6 +208,22 @@ final class ResponsesTemplates extends OpenAiTemplates
             script.event(event("response.content_part.done", item + ",\"part\":" + outputText(text)));
             script.event(event("response.output_item.done", "\"output_index\":" + output + ",\"item\":" +
                 ResponsesTemplates.message(text, status)));
+            return this;
+        }
+
+        /** A message whose one part is the refusal {@code text}, streamed as refusal deltas. */
+        Events refusal(String[] pieces, String text)
+        {
+            String item = "\"item_id\":\"" + MESSAGE_ID + "\",\"output_index\":0,\"content_index\":0";
+            script.event(event("response.output_item.added", "\"output_index\":0,\"item\":" +
+                ResponsesTemplates.message(null, "in_progress")));
+            script.event(event("response.content_part.added", item + ",\"part\":" + refusalPart("")));
+            for (String piece : pieces)
+                script.content(event("response.refusal.delta", item + ",\"delta\":\"" + quote(piece) + "\""));
+            script.terminal();
+            script.event(event("response.refusal.done", item + ",\"refusal\":\"" + quote(text) + "\""));
+            script.event(event("response.content_part.done", item + ",\"part\":" + refusalPart(text)));
+            script.event(event("response.output_item.done", "\"output_index\":0,\"item\":" + refusalMessage(text)));
             return this;
         }
 
