@@ -574,19 +574,11 @@ class DialectMatrixTest
         {
             return params
                 .addFunctionTool(FunctionDefinition.builder().name("get_weather").description("The current weather")
-                    .parameters(FunctionParameters.builder()
-                        .putAdditionalProperty("type", JsonValue.from("object"))
-                        .putAdditionalProperty("properties", JsonValue.from(Map.of(
-                            "location", Map.of("type", "string"), "unit", Map.of("type", "string"))))
-                        .putAdditionalProperty("required", JsonValue.from(List.of("location")))
+                    .parameters(FunctionParameters.builder().putAllAdditionalProperties(openAiSchema(WEATHER_SCHEMA))
                         .build())
                     .build())
                 .addFunctionTool(FunctionDefinition.builder().name("get_time").description("The current time")
-                    .parameters(FunctionParameters.builder()
-                        .putAdditionalProperty("type", JsonValue.from("object"))
-                        .putAdditionalProperty("properties",
-                            JsonValue.from(Map.of("timezone", Map.of("type", "string"))))
-                        .putAdditionalProperty("required", JsonValue.from(List.of("timezone")))
+                    .parameters(FunctionParameters.builder().putAllAdditionalProperties(openAiSchema(TIME_SCHEMA))
                         .build())
                     .build());
         }
@@ -1811,19 +1803,11 @@ class DialectMatrixTest
         {
             return params
                 .addTool(FunctionTool.builder().name("get_weather").description("The current weather").strict(false)
-                    .parameters(FunctionTool.Parameters.builder()
-                        .putAdditionalProperty("type", JsonValue.from("object"))
-                        .putAdditionalProperty("properties", JsonValue.from(Map.of(
-                            "location", Map.of("type", "string"), "unit", Map.of("type", "string"))))
-                        .putAdditionalProperty("required", JsonValue.from(List.of("location")))
+                    .parameters(FunctionTool.Parameters.builder().putAllAdditionalProperties(openAiSchema(WEATHER_SCHEMA))
                         .build())
                     .build())
                 .addTool(FunctionTool.builder().name("get_time").description("The current time").strict(false)
-                    .parameters(FunctionTool.Parameters.builder()
-                        .putAdditionalProperty("type", JsonValue.from("object"))
-                        .putAdditionalProperty("properties",
-                            JsonValue.from(Map.of("timezone", Map.of("type", "string"))))
-                        .putAdditionalProperty("required", JsonValue.from(List.of("timezone")))
+                    .parameters(FunctionTool.Parameters.builder().putAllAdditionalProperties(openAiSchema(TIME_SCHEMA))
                         .build())
                     .build());
         }
@@ -1966,6 +1950,14 @@ class DialectMatrixTest
     // ---------------------------------------------------------------------------------------------------------------
     // What reached the provider, read in the provider's dialect
     // ---------------------------------------------------------------------------------------------------------------
+
+    /** @return a JSON schema as the members of the openai-java SDK's parameters object */
+    private static Map<String, JsonValue> openAiSchema(JsonNode schema)
+    {
+        Map<String, JsonValue> members = new LinkedHashMap<>();
+        schema.fields().forEachRemaining(member -> members.put(member.getKey(), JsonValue.fromJsonNode(member.getValue())));
+        return members;
+    }
 
     private static String model(String provider, String mockModel)
     {
