@@ -34,11 +34,13 @@ import com.google.genai.types.Schema;
 import com.google.genai.types.Type;
 import com.openai.client.OpenAIClient;
 import com.openai.core.JsonValue;
+import com.openai.core.ObjectMappers;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.InternalServerException;
 import com.openai.errors.RateLimitException;
 import com.openai.errors.SseException;
 import com.openai.helpers.ChatCompletionAccumulator;
+import com.openai.helpers.ResponseAccumulator;
 import com.openai.models.FunctionDefinition;
 import com.openai.models.FunctionParameters;
 import com.openai.models.chat.completions.ChatCompletion;
@@ -53,6 +55,19 @@ import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
 import com.openai.models.completions.CompletionUsage;
+import com.openai.models.responses.EasyInputMessage;
+import com.openai.models.responses.FunctionTool;
+import com.openai.models.responses.Response;
+import com.openai.models.responses.ResponseCreateParams;
+import com.openai.models.responses.ResponseFunctionToolCall;
+import com.openai.models.responses.ResponseInputItem;
+import com.openai.models.responses.ResponseOutputItem;
+import com.openai.models.responses.ResponseOutputMessage;
+import com.openai.models.responses.ResponseOutputRefusal;
+import com.openai.models.responses.ResponseReasoningItem;
+import com.openai.models.responses.ResponseStatus;
+import com.openai.models.responses.ResponseStreamEvent;
+import com.openai.models.responses.ResponseUsage;
 import dev.sluice.support.json.Json;
 import dev.sluice.mock.MockDialect;
 import dev.sluice.mock.MockModels;
@@ -84,15 +99,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Every client dialect against every provider dialect through one gateway: the official openai-java, anthropic-java
- * and google-genai SDKs (and a raw Gemini client where a case needs the exact bytes) talk to the {@code openai}, {@code anthropic} and {@code gemini} server
- * bindings, a router sends {@code openai/*}, {@code anthropic/*} and {@code gemini/*} models to the client binding of
- * that dialect, and all three point at one {@link MockProvider}, which speaks each dialect on its own path and ignores
- * the model's prefix up to the last {@code /}.
+ * Every client dialect against every provider dialect through one gateway: the official openai-java (Chat Completions
+ * and Responses), anthropic-java and google-genai SDKs (and a raw Gemini client where a case needs the exact bytes)
+ * talk to the {@code openai}, {@code openai-responses}, {@code anthropic} and {@code gemini} server bindings, a router
+ * sends {@code openai/*}, {@code openai-responses/*}, {@code anthropic/*} and {@code gemini/*} models to the client
+ * binding of that dialect, and all four point at one {@link MockProvider}, which speaks each dialect on its own path
+ * and ignores the model's prefix up to the last {@code /}.
  *
- * <p>Each scenario runs for the nine client × provider pairs: the answer is asserted as the client's SDK sees it,
+ * <p>Each scenario runs for the client × provider pairs: the answer is asserted as the client's SDK sees it,
  * and what reached the provider is asserted from the mock's recording in the provider's own dialect. The
  * same-dialect pairs take the fast path (raw bytes), the others translate; both must give the same results.
+ * A Responses stream is asserted event by event: the typed events in order, numbered from 0 without a gap.
  *
  * <p>One gateway and one mock serve the whole class; every test starts with an empty recording.
  */
@@ -122,6 +139,10 @@ class DialectMatrixTest
     private static final String SYSTEM = "You answer in one short sentence.";
     private static final String TOOL_RESULT = "22 C, sunny";
     private static final String CALL_ARGUMENTS = "{\"location\":\"Paris\"}";
+    /** What the mock's thinking answer thinks (Anthropic thinking, Gemini thought, Responses reasoning summary). */
+    private static final String THINKING = "The user greets me. I should greet them back briefly.";
+    /** The signature of that thinking, which a client sends back unchanged. */
+    private static final String THINKING_SIGNATURE = "EqQBCkgIARABGAIiQG1vY2stc2lnbmF0dXJlLW5vdC1hLXJlYWwtb25l";
 
     private static final String CLIENT_KEY_OPENAI = "sk-client-openai";
     private static final String CLIENT_KEY_ANTHROPIC = "sk-ant-client";
@@ -151,10 +172,13 @@ class DialectMatrixTest
               north_openai: { type: openai, kind: server, exit: router }
               north_anthropic: { type: anthropic, kind: server, exit: router }
               north_gemini: { type: gemini, kind: server, exit: router }
+              north_responses: { type: openai-responses, kind: server, exit: router }
               router:
                 type: router
                 kind: proxy
                 routes:
+                  - when: [ { model: "openai-responses/*" } ]
+                    exit: south_responses
                   - when: [ { model: "openai/*" } ]
                     exit: south_openai
                   - when: [ { model: "anthropic/*" } ]
@@ -173,6 +197,10 @@ class DialectMatrixTest
                 type: gemini
                 kind: client
                 options: { url: "%1$s/v1beta", api_key: "${{env.GEMINI_KEY}}", http: %2$s }
+              south_responses:
+                type: openai-responses
+                kind: client
+                options: { url: "%1$s/v1", api_key: "${{env.OPENAI_KEY}}", http: %2$s }
             """.formatted(mockRoot, http);
     }
 
@@ -254,7 +282,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void answersWithExactlyTheProviderText(String provider)
         {
             String model = model(provider, MockModels.DEFAULT);
@@ -270,7 +298,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void carriesTheSystemPromptToItsPlaceInTheProviderDialect(String provider)
         {
             openai.chat().completions().create(ChatCompletionCreateParams.builder()
@@ -283,7 +311,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void carriesAMultiTurnConversationInOrder(String provider)
         {
             ChatCompletion completion = openai.chat().completions().create(ChatCompletionCreateParams.builder()
@@ -298,7 +326,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void streamsTheSameTextAsTheCompletion(String provider)
         {
             StringBuilder text = new StringBuilder();
@@ -320,7 +348,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void reportsUsageAtTheEndOfAStreamWhenAskedTo(String provider)
         {
             List<CompletionUsage> usages = new ArrayList<>();
@@ -354,7 +382,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void returnsBothParallelToolCallsWithExactArguments(String provider)
         {
             ChatCompletion completion = openai.chat().completions()
@@ -368,7 +396,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void streamsBothToolCallsSoTheAccumulatorRebuildsThem(String provider)
         {
             ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
@@ -385,7 +413,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void carriesAToolResultRoundTrip(String provider)
         {
             ChatCompletion completion = openai.chat().completions().create(withTools(
@@ -444,7 +472,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void sendsTheMaxTokensTheClientSetOrTheAnthropicDefault(String provider)
         {
             openai.chat().completions().create(ask(model(provider, MockModels.DEFAULT)).build());
@@ -453,6 +481,31 @@ class DialectMatrixTest
             openai.chat().completions()
                 .create(ask(model(provider, MockModels.DEFAULT)).maxCompletionTokens(77L).build());
             assertMaxTokens(provider, json(upstream(provider, false)), 77L);
+        }
+
+        @ParameterizedTest(name = "openai client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void reportsAnAnswerTheTokenCapEndedAsLength(String provider, boolean streamed)
+        {
+            ChatCompletionCreateParams params = ask(model(provider, MockModels.MAX_TOKENS)).build();
+            ChatCompletion completion;
+            if (streamed)
+            {
+                ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
+                try (StreamResponse<ChatCompletionChunk> stream = openai.chat().completions().createStreaming(params))
+                {
+                    stream.stream().forEach(accumulator::accumulate);
+                }
+                completion = accumulator.chatCompletion();
+            }
+            else
+            {
+                completion = openai.chat().completions().create(params);
+            }
+            assertThat(completion.choices().get(0).message().content()).hasValue(TEXT);
+            assertThat(completion.choices().get(0).finishReason()).isEqualTo(ChatCompletion.Choice.FinishReason.LENGTH);
+            upstream(provider, streamed);
         }
 
         @ParameterizedTest(name = "openai client -> {0} provider")
@@ -521,19 +574,11 @@ class DialectMatrixTest
         {
             return params
                 .addFunctionTool(FunctionDefinition.builder().name("get_weather").description("The current weather")
-                    .parameters(FunctionParameters.builder()
-                        .putAdditionalProperty("type", JsonValue.from("object"))
-                        .putAdditionalProperty("properties", JsonValue.from(Map.of(
-                            "location", Map.of("type", "string"), "unit", Map.of("type", "string"))))
-                        .putAdditionalProperty("required", JsonValue.from(List.of("location")))
+                    .parameters(FunctionParameters.builder().putAllAdditionalProperties(openAiSchema(WEATHER_SCHEMA))
                         .build())
                     .build())
                 .addFunctionTool(FunctionDefinition.builder().name("get_time").description("The current time")
-                    .parameters(FunctionParameters.builder()
-                        .putAdditionalProperty("type", JsonValue.from("object"))
-                        .putAdditionalProperty("properties",
-                            JsonValue.from(Map.of("timezone", Map.of("type", "string"))))
-                        .putAdditionalProperty("required", JsonValue.from(List.of("timezone")))
+                    .parameters(FunctionParameters.builder().putAllAdditionalProperties(openAiSchema(TIME_SCHEMA))
                         .build())
                     .build());
         }
@@ -571,7 +616,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void answersWithExactlyTheProviderText(String provider)
         {
             String model = model(provider, MockModels.DEFAULT);
@@ -586,7 +631,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void carriesTheSystemPromptToItsPlaceInTheProviderDialect(String provider)
         {
             anthropic.messages().create(ask(model(provider, MockModels.DEFAULT)).system(SYSTEM).build());
@@ -597,7 +642,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void carriesAMultiTurnConversationInOrder(String provider)
         {
             Message message = anthropic.messages().create(MessageCreateParams.builder()
@@ -612,7 +657,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void streamsTheSameTextAsTheMessage(String provider)
         {
             StringBuilder text = new StringBuilder();
@@ -676,7 +721,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void returnsBothParallelToolCallsWithExactArguments(String provider)
         {
             Message message = anthropic.messages().create(withTools(ask(model(provider, MockModels.TOOLS))).build());
@@ -687,7 +732,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void streamsBothToolCallsSoTheAccumulatorRebuildsThem(String provider)
         {
             MessageAccumulator accumulator = MessageAccumulator.create();
@@ -703,7 +748,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void carriesAToolResultRoundTrip(String provider)
         {
             Message message = anthropic.messages().create(withTools(MessageCreateParams.builder()
@@ -809,11 +854,37 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void sendsTheClientsMaxTokens(String provider)
         {
             anthropic.messages().create(ask(model(provider, MockModels.DEFAULT)).build());
             assertMaxTokens(provider, json(upstream(provider, false)), MAX_TOKENS);
+        }
+
+        @ParameterizedTest(name = "anthropic client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void reportsAnAnswerTheTokenCapEndedAsMaxTokens(String provider, boolean streamed)
+        {
+            MessageCreateParams params = ask(model(provider, MockModels.MAX_TOKENS)).build();
+            Message message;
+            if (streamed)
+            {
+                MessageAccumulator accumulator = MessageAccumulator.create();
+                try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream =
+                         anthropic.messages().createStreaming(params))
+                {
+                    stream.stream().forEach(accumulator::accumulate);
+                }
+                message = accumulator.message();
+            }
+            else
+            {
+                message = anthropic.messages().create(params);
+            }
+            assertThat(texts(message)).containsExactly(TEXT);
+            assertThat(message.stopReason()).hasValue(com.anthropic.models.messages.StopReason.MAX_TOKENS);
+            upstream(provider, streamed);
         }
 
         @ParameterizedTest(name = "anthropic client -> {0} provider")
@@ -968,7 +1039,7 @@ class DialectMatrixTest
                "properties":{"name":{"type":"string"},"rating":{"type":["integer","null"]}},"required":["name"]}}""");
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void answersWithExactlyTheProviderText(String provider)
         {
             GenerateContentResponse answer = genai.models.generateContent(model(provider, MockModels.DEFAULT),
@@ -983,7 +1054,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void carriesTheSystemPromptToItsPlaceInTheProviderDialect(String provider)
         {
             GenerateContentResponse answer = genai.models.generateContent(model(provider, MockModels.DEFAULT),
@@ -1050,7 +1121,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void streamsTheSameTextAsTheAnswer(String provider)
         {
             StringBuilder text = new StringBuilder();
@@ -1109,7 +1180,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void returnsBothParallelFunctionCallsToToolsDeclaredWithTheSdksSchema(String provider)
         {
             GenerateContentResponse answer = genai.models.generateContent(model(provider, MockModels.TOOLS),
@@ -1121,7 +1192,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void streamsBothFunctionCallsWhole(String provider)
         {
             List<FunctionCall> calls = new ArrayList<>();
@@ -1142,7 +1213,8 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider, streamed: {1}")
-        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai,true", "anthropic,true", "gemini,true"})
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true", "anthropic,true",
+            "gemini,true", "openai-responses,true"})
         void carriesAFunctionResponseRoundTrip(String provider, boolean streamed)
         {
             List<Content> contents = List.of(
@@ -1258,7 +1330,7 @@ class DialectMatrixTest
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
-        @ValueSource(strings = {"openai", "anthropic", "gemini"})
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
         void sendsTheMaxOutputTokensTheClientSetOrTheAnthropicDefault(String provider)
         {
             genai.models.generateContent(model(provider, MockModels.DEFAULT), "Say hello", null);
@@ -1268,6 +1340,36 @@ class DialectMatrixTest
             genai.models.generateContent(model(provider, MockModels.DEFAULT), "Say hello",
                 GenerateContentConfig.builder().maxOutputTokens(77).build());
             assertMaxTokens(provider, json(upstream(provider, false)), 77L);
+        }
+
+        @ParameterizedTest(name = "gemini client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void reportsAnAnswerTheTokenCapEndedAsMaxTokens(String provider, boolean streamed)
+        {
+            String model = model(provider, MockModels.MAX_TOKENS);
+            StringBuilder text = new StringBuilder();
+            GenerateContentResponse last = null;
+            if (streamed)
+            {
+                try (ResponseStream<GenerateContentResponse> stream =
+                         genai.models.generateContentStream(model, "Say hello", null))
+                {
+                    for (GenerateContentResponse chunk : stream)
+                    {
+                        appendText(chunk, text);
+                        last = chunk;
+                    }
+                }
+            }
+            else
+            {
+                last = genai.models.generateContent(model, "Say hello", null);
+                text.append(last.text());
+            }
+            assertThat(text.toString()).isEqualTo(TEXT);
+            assertThat(last.finishReason().knownEnum()).isEqualTo(FinishReason.Known.MAX_TOKENS);
+            upstream(provider, streamed);
         }
 
         @ParameterizedTest(name = "gemini client -> {0} provider")
@@ -1367,6 +1469,11 @@ class DialectMatrixTest
                     names.add(t.path("name").asText());
                     schemas.add(t.path("input_schema"));
                 });
+                case "openai-responses" -> body.path("tools").forEach(t ->
+                {
+                    names.add(t.path("name").asText());
+                    schemas.add(t.path("parameters"));
+                });
                 case "gemini" ->
                 {
                     body.at("/tools/0/functionDeclarations").forEach(f -> names.add(f.path("name").asText()));
@@ -1394,8 +1501,463 @@ class DialectMatrixTest
     }
 
     // ---------------------------------------------------------------------------------------------------------------
+    // openai-java SDK, Responses API
+    // ---------------------------------------------------------------------------------------------------------------
+
+    @Nested
+    class FromResponsesClient
+    {
+        private static ResponseCreateParams.Builder ask(String model)
+        {
+            return ResponseCreateParams.builder().model(model).input("Say hello");
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void answersWithExactlyTheProviderTextStatusAndUsage(String provider)
+        {
+            String model = model(provider, MockModels.DEFAULT);
+            Response response = openai.responses().create(ask(model).build());
+
+            response.validate();
+            assertThat(outputTypes(response)).containsExactly("message");
+            assertThat(text(response)).isEqualTo(TEXT);
+            assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
+            assertThat(response.incompleteDetails()).isEmpty();
+            assertThat(response.model().asString()).isEqualTo(model);
+            RecordedRequest sent = upstream(provider, false);
+            assertResponsesUsage(response.usage().orElseThrow(), expectedUsage(sent));
+            assertThat(turnTexts(provider, json(sent))).containsExactly("Say hello");
+            assertCredentials(provider, sent, CLIENT_KEY_OPENAI);
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void streamsTheTypedTextEventsInOrder(String provider)
+        {
+            Streamed streamed = stream(ask(model(provider, MockModels.DEFAULT)).build());
+
+            assertThat(streamed.failure()).isNull();
+            assertThat(streamed.collapsedTypes()).containsExactly("response.created", "response.in_progress",
+                "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+                "response.output_text.done", "response.content_part.done", "response.output_item.done",
+                "response.completed");
+            assertThat(streamed.deltas("response.output_text.delta")).hasSize(EVENTS);
+            assertThat(String.join("", streamed.deltas("response.output_text.delta"))).isEqualTo(TEXT);
+            assertThat(streamed.last("response.output_text.done").path("text").asText()).isEqualTo(TEXT);
+            Response assembled = streamed.response();
+            assertThat(text(assembled)).isEqualTo(TEXT);
+            assertThat(assembled.status()).hasValue(ResponseStatus.COMPLETED);
+            assertResponsesUsage(assembled.usage().orElseThrow(), expectedUsage(upstream(provider, true)));
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void carriesInstructionsToTheSystemPromptsPlace(String provider)
+        {
+            openai.responses().create(ask(model(provider, MockModels.DEFAULT)).instructions(SYSTEM).build());
+
+            JsonNode sent = json(upstream(provider, false));
+            assertSystemPrompt(provider, sent, SYSTEM);
+            assertThat(turnTexts(provider, sent)).containsExactly("Say hello");
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void returnsBothFunctionCallsWithExactArguments(String provider)
+        {
+            Response response = openai.responses().create(withTools(ask(model(provider, MockModels.TOOLS))).build());
+
+            response.validate();
+            assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
+            assertResponsesCalls(provider, calls(response), false);
+            assertThat(toolNames(provider, json(upstream(provider, false)))).containsExactly("get_weather", "get_time");
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void streamsFunctionCallArgumentsAsDeltasThatConcatenateToTheProvidersArguments(String provider)
+        {
+            Streamed streamed = stream(withTools(ask(model(provider, MockModels.TOOLS))).build());
+
+            assertThat(streamed.failure()).isNull();
+            // Items one after the other, each closed before the next opens, as OpenAI streams them.
+            assertThat(streamed.collapsedTypes()).containsExactly("response.created", "response.in_progress",
+                "response.output_item.added", "response.function_call_arguments.delta",
+                "response.function_call_arguments.done", "response.output_item.done",
+                "response.output_item.added", "response.function_call_arguments.delta",
+                "response.function_call_arguments.done", "response.output_item.done", "response.completed");
+            List<ResponseFunctionToolCall> calls = calls(streamed.response());
+            assertResponsesCalls(provider, calls, true);
+            List<JsonNode> added = streamed.all("response.output_item.added");
+            for (int i = 0; i < 2; i++)
+            {
+                String itemId = added.get(i).path("item").path("id").asText();
+                String arguments = String.join("", streamed.deltas("response.function_call_arguments.delta", itemId));
+                assertThat(arguments).as("argument deltas of %s", itemId).isEqualTo(calls.get(i).arguments());
+                assertThat(streamed.all("response.function_call_arguments.done").get(i).path("arguments").asText())
+                    .isEqualTo(arguments);
+            }
+            upstream(provider, true);
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void carriesAFunctionCallOutputInTheSecondTurn(String provider, boolean streamed)
+        {
+            List<ResponseInputItem> input = List.of(
+                ResponseInputItem.ofEasyInputMessage(EasyInputMessage.builder().role(EasyInputMessage.Role.USER)
+                    .content("What is the weather in Paris?").build()),
+                ResponseInputItem.ofFunctionCall(ResponseFunctionToolCall.builder().callId("call_1").name("get_weather")
+                    .arguments(CALL_ARGUMENTS).build()),
+                ResponseInputItem.ofFunctionCallOutput(ResponseInputItem.FunctionCallOutput.builder().callId("call_1")
+                    .output(TOOL_RESULT).build()));
+            ResponseCreateParams params = withTools(ResponseCreateParams.builder()
+                .model(model(provider, MockModels.DEFAULT)).input(ResponseCreateParams.Input.ofResponse(input))).build();
+
+            Response response = streamed ? stream(params).response() : openai.responses().create(params);
+
+            assertThat(text(response)).isEqualTo(TEXT);
+            JsonNode sent = json(upstream(provider, streamed));
+            assertToolRoundTrip(provider, sent, "call_1");
+            assertThat(toolNames(provider, sent)).containsExactly("get_weather", "get_time");
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void returnsThinkingAsAReasoningItemBeforeTheText(String provider)
+        {
+            Response response = openai.responses().create(ask(model(provider, MockModels.THINKING)).build());
+
+            response.validate();
+            assertThat(text(response)).isEqualTo(TEXT);
+            upstream(provider, false);
+            if (provider.equals("openai"))
+            {
+                // Chat Completions shows no reasoning: there is none to give.
+                assertThat(outputTypes(response)).containsExactly("message");
+                return;
+            }
+            assertThat(outputTypes(response)).containsExactly("reasoning", "message");
+            assertReasoning(response.output().get(0).asReasoning());
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void streamsThinkingAsReasoningSummaryDeltas(String provider)
+        {
+            Streamed streamed = stream(ask(model(provider, MockModels.THINKING)).build());
+
+            assertThat(streamed.failure()).isNull();
+            upstream(provider, true);
+            List<String> message = List.of("response.output_item.added", "response.content_part.added",
+                "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+                "response.output_item.done");
+            List<String> expected = new ArrayList<>(List.of("response.created", "response.in_progress"));
+            if (!provider.equals("openai"))
+                expected.addAll(List.of("response.output_item.added", "response.reasoning_summary_part.added",
+                    "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+                    "response.reasoning_summary_part.done", "response.output_item.done"));
+            expected.addAll(message);
+            expected.add("response.completed");
+            assertThat(streamed.collapsedTypes()).containsExactlyElementsOf(expected);
+            assertThat(String.join("", streamed.deltas("response.output_text.delta"))).isEqualTo(TEXT);
+            Response assembled = streamed.response();
+            assertThat(text(assembled)).isEqualTo(TEXT);
+            if (provider.equals("openai"))
+                return;
+            assertThat(String.join("", streamed.deltas("response.reasoning_summary_text.delta"))).isEqualTo(THINKING);
+            assertThat(outputTypes(assembled)).containsExactly("reasoning", "message");
+            assertReasoning(assembled.output().get(0).asReasoning());
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void sendsMaxOutputTokensAsTheProvidersLimit(String provider)
+        {
+            openai.responses().create(ask(model(provider, MockModels.DEFAULT)).build());
+            assertMaxTokens(provider, json(upstream(provider, false)), null);
+            mock.clearRecords();
+            openai.responses().create(ask(model(provider, MockModels.DEFAULT)).maxOutputTokens(77L).build());
+            assertMaxTokens(provider, json(upstream(provider, false)), 77L);
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void reportsAnAnswerTheTokenCapEndedAsIncomplete(String provider)
+        {
+            Response response = openai.responses().create(ask(model(provider, MockModels.MAX_TOKENS)).build());
+
+            response.validate();
+            assertThat(text(response)).isEqualTo(TEXT);
+            assertThat(response.status()).hasValue(ResponseStatus.INCOMPLETE);
+            assertThat(response.incompleteDetails().flatMap(Response.IncompleteDetails::reason))
+                .hasValue(Response.IncompleteDetails.Reason.MAX_OUTPUT_TOKENS);
+            upstream(provider, false);
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void endsAStreamTheTokenCapEndedWithResponseIncomplete(String provider)
+        {
+            Streamed streamed = stream(ask(model(provider, MockModels.MAX_TOKENS)).build());
+
+            assertThat(streamed.failure()).isNull();
+            List<String> types = streamed.collapsedTypes();
+            assertThat(types.get(types.size() - 1)).as(types.toString()).isEqualTo("response.incomplete");
+            assertThat(types).doesNotContain("response.completed");
+            assertThat(String.join("", streamed.deltas("response.output_text.delta"))).isEqualTo(TEXT);
+            JsonNode incomplete = streamed.last("response.incomplete").path("response");
+            assertThat(incomplete.path("status").asText()).isEqualTo("incomplete");
+            assertThat(incomplete.at("/incomplete_details/reason").asText()).isEqualTo("max_output_tokens");
+            assertResponsesUsage(streamed.response().usage().orElseThrow(), expectedUsage(upstream(provider, true)));
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider, streamed: {1}")
+        @CsvSource({"openai,false", "anthropic,false", "gemini,false", "openai-responses,false", "openai,true",
+            "anthropic,true", "gemini,true", "openai-responses,true"})
+        void relaysARefusalAsFarAsTheProvidersDialectSaysIt(String provider, boolean streamed)
+        {
+            ResponseCreateParams params = ask(model(provider, MockModels.REFUSAL)).build();
+            Streamed events = streamed ? stream(params) : null;
+            Response response = streamed ? events.response() : openai.responses().create(params);
+
+            assertThat(response).as("the stream ended abnormally: %s", streamed ? events.failure() : null).isNotNull();
+            response.validate();
+            upstream(provider, streamed);
+            switch (provider)
+            {
+                case "openai-responses" ->
+                {
+                    // Same dialect: the refusal part, as the provider sent it.
+                    List<ResponseOutputMessage.Content> content = response.output().get(0).asMessage().content();
+                    assertThat(content).hasSize(1);
+                    assertThat(content.get(0).refusal().map(ResponseOutputRefusal::refusal))
+                        .hasValue(MockModels.REFUSAL_TEXT);
+                    assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
+                    if (streamed)
+                        assertThat(String.join("", events.deltas("response.refusal.delta")))
+                            .isEqualTo(MockModels.REFUSAL_TEXT);
+                }
+                case "openai" ->
+                {
+                    // A Chat Completions refusal is text in the canonical model: what the user is to read.
+                    assertThat(text(response)).isEqualTo(MockModels.REFUSAL_TEXT);
+                    assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
+                }
+                default ->
+                {
+                    // Anthropic's stop_reason refusal and Gemini's SAFETY: the answer was filtered.
+                    assertThat(text(response)).isEqualTo(MockModels.REFUSAL_TEXT);
+                    assertThat(response.status()).hasValue(ResponseStatus.INCOMPLETE);
+                    assertThat(response.incompleteDetails().flatMap(Response.IncompleteDetails::reason))
+                        .hasValue(Response.IncompleteDetails.Reason.CONTENT_FILTER);
+                    if (streamed)
+                        assertThat(events.collapsedTypes()).last().isEqualTo("response.incomplete");
+                }
+            }
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void surfacesUpstream429And500AsOpenAiErrors(String provider)
+        {
+            assertThatThrownBy(() -> openai.responses().create(ask(model(provider, MockModels.ERROR_429)).build()))
+                .isInstanceOfSatisfying(RateLimitException.class, e -> assertThat(e.statusCode()).isEqualTo(429));
+            assertThatThrownBy(() -> openai.responses().create(ask(model(provider, MockModels.ERROR_500)).build()))
+                .isInstanceOfSatisfying(InternalServerException.class, e -> assertThat(e.statusCode()).isEqualTo(500));
+            assertThatThrownBy(() -> stream(ask(model(provider, MockModels.ERROR_500)).build()))
+                .isInstanceOfSatisfying(InternalServerException.class, e -> assertThat(e.statusCode()).isEqualTo(500));
+        }
+
+        @ParameterizedTest(name = "responses client -> {0} provider")
+        @ValueSource(strings = {"openai", "anthropic", "gemini", "openai-responses"})
+        void endsAStreamWithAnErrorEventWhenTheProviderReportsOneMidStream(String provider)
+        {
+            Streamed streamed = stream(ask(model(provider, MockModels.streamError(2))).build());
+
+            assertThat(streamed.failure()).as("abnormal end after %s", streamed.events()).isNotNull();
+            List<String> types = streamed.collapsedTypes();
+            assertThat(types).doesNotContain("response.completed", "response.incomplete");
+            String text = String.join("", streamed.deltas("response.output_text.delta"));
+            assertThat(TEXT).startsWith(text);
+            assertThat(text).isNotEqualTo(TEXT);
+            if (provider.equals("openai-responses"))
+            {
+                // Relayed bytes: the gateway never held the response, so the error is an error event, numbered on.
+                assertThat(types.get(types.size() - 1)).as("%s, failure %s", types, streamed.failure()).isEqualTo("error");
+                JsonNode error = streamed.last("error");
+                assertThat(error.path("code").asText()).isEqualTo("server_error");
+                assertThat(error.path("message").asText()).isNotBlank();
+                return;
+            }
+            assertThat(types.get(types.size() - 1)).as("%s, failure %s", types, streamed.failure())
+                .isEqualTo("response.failed");
+            JsonNode failed = streamed.last("response.failed").path("response");
+            assertThat(failed.path("status").asText()).isEqualTo("failed");
+            assertThat(failed.path("error").path("message").asText()).isNotBlank();
+        }
+
+        private static ResponseCreateParams.Builder withTools(ResponseCreateParams.Builder params)
+        {
+            return params
+                .addTool(FunctionTool.builder().name("get_weather").description("The current weather").strict(false)
+                    .parameters(FunctionTool.Parameters.builder().putAllAdditionalProperties(openAiSchema(WEATHER_SCHEMA))
+                        .build())
+                    .build())
+                .addTool(FunctionTool.builder().name("get_time").description("The current time").strict(false)
+                    .parameters(FunctionTool.Parameters.builder().putAllAdditionalProperties(openAiSchema(TIME_SCHEMA))
+                        .build())
+                    .build());
+        }
+
+        /**
+         * Streams a response: every event validated against the SDK's model, kept as the JSON the SDK parsed, its
+         * {@code sequence_number} one more than the previous one's (from 0), and accumulated.
+         */
+        private static Streamed stream(ResponseCreateParams params)
+        {
+            List<JsonNode> events = new ArrayList<>();
+            ResponseAccumulator accumulator = ResponseAccumulator.create();
+            RuntimeException failure = null;
+            try (StreamResponse<ResponseStreamEvent> stream = openai.responses().createStreaming(params))
+            {
+                stream.stream().forEach(event ->
+                {
+                    event.validate();
+                    JsonNode json = ObjectMappers.jsonMapper().valueToTree(event);
+                    assertThat(json.path("sequence_number").asLong()).as("sequence_number of %s after %s", json, events)
+                        .isEqualTo(events.size());
+                    events.add(json);
+                    if (!event.isFailed() && !event.isError())
+                        accumulator.accumulate(event);
+                });
+            }
+            catch (com.openai.errors.OpenAIServiceException e)
+            {
+                if (events.isEmpty())
+                    throw e;
+                failure = e;
+            }
+            catch (RuntimeException e)
+            {
+                failure = e;
+            }
+            Response response = failure == null ? accumulator.response() : null;
+            return new Streamed(events, response, failure);
+        }
+
+        private static List<ResponseFunctionToolCall> calls(Response response)
+        {
+            return response.output().stream().filter(ResponseOutputItem::isFunctionCall)
+                .map(ResponseOutputItem::asFunctionCall).toList();
+        }
+
+        private static List<String> outputTypes(Response response)
+        {
+            return response.output().stream().map(item -> ObjectMappers.jsonMapper().valueToTree(item)
+                .path("type").asText()).toList();
+        }
+
+        private static String text(Response response)
+        {
+            StringBuilder text = new StringBuilder();
+            for (ResponseOutputItem item : response.output())
+            {
+                if (item.isMessage())
+                    item.asMessage().content().forEach(c -> c.outputText().ifPresent(t -> text.append(t.text())));
+            }
+            return text.toString();
+        }
+
+        private static void assertResponsesUsage(ResponseUsage usage, Usage expected)
+        {
+            assertThat(usage.inputTokens()).isEqualTo(expected.input());
+            assertThat(usage.inputTokensDetails().cachedTokens()).isEqualTo(expected.cached());
+            assertThat(usage.outputTokens()).isEqualTo(expected.output());
+            assertThat(usage.totalTokens()).isEqualTo(expected.input() + expected.output());
+        }
+
+        /** The arguments are exact text, as for the Chat Completions client. */
+        private static void assertResponsesCalls(String provider, List<ResponseFunctionToolCall> calls, boolean streamed)
+        {
+            boolean anthropicText = streamed && provider.equals("anthropic");
+            assertThat(calls).hasSize(2);
+            assertThat(calls.get(0).name()).isEqualTo("get_weather");
+            assertThat(calls.get(0).arguments())
+                .isEqualTo(anthropicText ? WEATHER_ARGUMENTS_ANTHROPIC_STREAM : WEATHER_ARGUMENTS);
+            assertThat(calls.get(1).name()).isEqualTo("get_time");
+            assertThat(calls.get(1).arguments()).isEqualTo(anthropicText ? TIME_ARGUMENTS_ANTHROPIC_STREAM : TIME_ARGUMENTS);
+            assertToolCallIds(provider, calls.get(0).callId(), calls.get(1).callId());
+        }
+
+        /** The provider's thinking as its summary, its signature as the {@code encrypted_content} to send back. */
+        private static void assertReasoning(ResponseReasoningItem reasoning)
+        {
+            assertThat(reasoning.summary()).hasSize(1);
+            assertThat(reasoning.summary().get(0).text()).isEqualTo(THINKING);
+            assertThat(reasoning.encryptedContent()).hasValue(THINKING_SIGNATURE);
+        }
+    }
+
+    /**
+     * A Responses stream as the SDK read it.
+     *
+     * @param events   every event, as the JSON the SDK parsed
+     * @param response what the SDK's accumulator made of them, or {@code null} when the stream failed
+     * @param failure  how the stream ended abnormally, or {@code null}
+     */
+    private record Streamed(List<JsonNode> events, Response response, RuntimeException failure)
+    {
+        /** @return the event types, a run of one delta type written once */
+        List<String> collapsedTypes()
+        {
+            List<String> types = new ArrayList<>();
+            for (JsonNode event : events)
+            {
+                String type = event.path("type").asText();
+                if (!(type.endsWith(".delta") && !types.isEmpty() && types.get(types.size() - 1).equals(type)))
+                    types.add(type);
+            }
+            return types;
+        }
+
+        List<JsonNode> all(String type)
+        {
+            return events.stream().filter(e -> e.path("type").asText().equals(type)).toList();
+        }
+
+        JsonNode last(String type)
+        {
+            List<JsonNode> all = all(type);
+            assertThat(all).as("%s events in %s", type, events).isNotEmpty();
+            return all.get(all.size() - 1);
+        }
+
+        List<String> deltas(String type)
+        {
+            return all(type).stream().map(e -> e.path("delta").asText()).toList();
+        }
+
+        List<String> deltas(String type, String itemId)
+        {
+            return all(type).stream().filter(e -> e.path("item_id").asText().equals(itemId))
+                .map(e -> e.path("delta").asText()).toList();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
     // What reached the provider, read in the provider's dialect
     // ---------------------------------------------------------------------------------------------------------------
+
+    /** @return a JSON schema as the members of the openai-java SDK's parameters object */
+    private static Map<String, JsonValue> openAiSchema(JsonNode schema)
+    {
+        Map<String, JsonValue> members = new LinkedHashMap<>();
+        schema.fields().forEachRemaining(member -> members.put(member.getKey(), JsonValue.fromJsonNode(member.getValue())));
+        return members;
+    }
 
     private static String model(String provider, String mockModel)
     {
@@ -1429,6 +1991,11 @@ class DialectMatrixTest
             case "anthropic" ->
             {
                 assertThat(sent.path()).isEqualTo("/v1/messages");
+                assertThat(body.path("model").asText()).isEqualTo(sent.model());
+            }
+            case "openai-responses" ->
+            {
+                assertThat(sent.path()).isEqualTo("/v1/responses");
                 assertThat(body.path("model").asText()).isEqualTo(sent.model());
             }
             case "gemini" ->
@@ -1467,7 +2034,7 @@ class DialectMatrixTest
     {
         switch (provider)
         {
-            case "openai" ->
+            case "openai", "openai-responses" ->
                 assertThat(sent.header("authorization")).isEqualTo("Bearer " + UPSTREAM_KEYS.get("OPENAI_KEY"));
             case "anthropic" ->
             {
@@ -1487,11 +2054,22 @@ class DialectMatrixTest
         assertThat(sent.query() == null ? "" : sent.query()).doesNotContain(clientKey);
     }
 
-    /** The conversation turns (no system turns) of a provider request. */
+    /**
+     * The conversation turns (no system turns) of a provider request. A Responses {@code input} string is one user
+     * turn; its items are turns, function calls and their outputs included.
+     */
     private static List<JsonNode> turns(String provider, JsonNode body)
     {
         List<JsonNode> turns = new ArrayList<>();
-        for (JsonNode turn : body.path(provider.equals("gemini") ? "contents" : "messages"))
+        if (provider.equals("openai-responses") && body.path("input").isTextual())
+            return List.of(Json.MAPPER.createObjectNode().put("role", "user").put("content", body.get("input").asText()));
+        String field = switch (provider)
+        {
+            case "gemini" -> "contents";
+            case "openai-responses" -> "input";
+            default -> "messages";
+        };
+        for (JsonNode turn : body.path(field))
         {
             String role = turn.path("role").asText();
             if (!role.equals("system") && !role.equals("developer"))
@@ -1538,6 +2116,17 @@ class DialectMatrixTest
     {
         switch (provider)
         {
+            case "openai-responses" ->
+            {
+                if (body.has("instructions"))
+                    assertThat(body.get("instructions").asText()).as(body.toString()).isEqualTo(system);
+                else
+                {
+                    JsonNode first = body.path("input").path(0);
+                    assertThat(first.path("role").asText()).as(body.toString()).isIn("system", "developer");
+                    assertThat(textOf(first.path("content"))).isEqualTo(system);
+                }
+            }
             case "openai" ->
             {
                 JsonNode first = body.path("messages").path(0);
@@ -1582,6 +2171,12 @@ class DialectMatrixTest
                 names.add(t.path("name").asText());
                 schemas.add(t.path("input_schema"));
             });
+            case "openai-responses" -> body.path("tools").forEach(t ->
+            {
+                assertThat(t.path("type").asText()).isEqualTo("function");
+                names.add(t.path("name").asText());
+                schemas.add(t.path("parameters"));
+            });
             case "gemini" ->
             {
                 assertThat(body.path("tools")).as(body.toString()).hasSize(1);
@@ -1606,7 +2201,7 @@ class DialectMatrixTest
     {
         switch (provider)
         {
-            case "openai" ->
+            case "openai", "openai-responses" ->
             {
                 assertThat(first).isEqualTo("call_mock_weather");
                 assertThat(second).isEqualTo("call_mock_time");
@@ -1671,6 +2266,21 @@ class DialectMatrixTest
                 assertThat(result.path("type").asText()).isEqualTo("tool_result");
                 assertThat(result.path("tool_use_id").asText()).isEqualTo(id);
                 assertThat(textOf(result.path("content"))).isEqualTo(TOOL_RESULT);
+            }
+            case "openai-responses" ->
+            {
+                JsonNode call = turns.get(1);
+                assertThat(call.path("type").asText()).as(body.toString()).isEqualTo("function_call");
+                assertThat(call.path("name").asText()).isEqualTo("get_weather");
+                assertThat(call.path("arguments").asText()).isEqualTo(CALL_ARGUMENTS);
+                String id = call.path("call_id").asText();
+                if (callId != null)
+                    assertThat(id).isEqualTo(callId);
+                assertThat(id).isNotBlank();
+                JsonNode output = turns.get(2);
+                assertThat(output.path("type").asText()).isEqualTo("function_call_output");
+                assertThat(output.path("call_id").asText()).isEqualTo(id);
+                assertThat(textOf(output.path("output"))).isEqualTo(TOOL_RESULT);
             }
             case "gemini" ->
             {
@@ -1759,6 +2369,14 @@ class DialectMatrixTest
             }
             case "anthropic" -> assertThat(body.path("max_tokens").asLong()).as(body.toString())
                 .isEqualTo(expected == null ? 4096 : expected);
+            case "openai-responses" ->
+            {
+                JsonNode max = body.get("max_output_tokens");
+                if (expected == null)
+                    assertThat(max).as(body.toString()).isNull();
+                else
+                    assertThat(max.asLong()).as(body.toString()).isEqualTo(expected);
+            }
             case "gemini" ->
             {
                 JsonNode max = body.path("generationConfig").get("maxOutputTokens");

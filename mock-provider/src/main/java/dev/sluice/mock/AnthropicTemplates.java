@@ -87,6 +87,13 @@ final class AnthropicTemplates extends DialectTemplates
         shape(Answer.TEXT, textShape);
         // The cached tokens are a slot of every usage: the same templates report them when the values have them.
         shape(Answer.CACHED, textShape);
+        String[] refusal = Template.split(MockModels.REFUSAL_TEXT, events);
+        StreamScript refusalStream = stream(null, refusal, "refusal");
+        shape(Answer.REFUSAL, new Shape(message("[{\"type\":\"text\",\"text\":\"" + quote(MockModels.REFUSAL_TEXT) +
+            "\"}]", "refusal"), refusalStream, refusalStream, events, 0));
+        StreamScript cappedStream = stream(null, pieces, "max_tokens");
+        shape(Answer.MAX_TOKENS, new Shape(message("[" + textBlock + "]", "max_tokens"), cappedStream, cappedStream,
+            events, 0));
 
         String thinkingBlock = "{\"type\":\"thinking\",\"thinking\":\"" + quote(THINKING_TEXT) + "\",\"signature\":\"" +
             THINKING_SIGNATURE + "\"}";

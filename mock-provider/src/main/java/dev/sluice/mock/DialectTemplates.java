@@ -148,6 +148,10 @@ abstract class DialectTemplates
         THINKING,
         /** The text, with usage reporting cached prompt tokens. */
         CACHED,
+        /** The text, ended by the output token cap. */
+        MAX_TOKENS,
+        /** The model declines: {@link MockModels#REFUSAL_TEXT}, the way the dialect says so. */
+        REFUSAL,
         /** Not JSON. */
         GARBAGE
     }

@@ -82,6 +82,9 @@ final class GeminiTemplates extends DialectTemplates
 
         shape(Answer.TEXT, shape(new String[]{textPart}, textChunks(pieces), USAGE, events, 0));
         shape(Answer.CACHED, shape(new String[]{textPart}, textChunks(pieces), USAGE_CACHED, events, 0));
+        shape(Answer.REFUSAL, shape(new String[]{textPart(MockModels.REFUSAL_TEXT)},
+            textChunks(Template.split(MockModels.REFUSAL_TEXT, events)), USAGE, events, 0, "SAFETY"));
+        shape(Answer.MAX_TOKENS, shape(new String[]{textPart}, textChunks(pieces), USAGE, events, 0, "MAX_TOKENS"));
 
         String thought = "{\"text\":\"" + quote(THINKING_TEXT) + "\",\"thought\":true,\"thoughtSignature\":\"" +
             THINKING_SIGNATURE + "\"}";
@@ -113,12 +116,19 @@ final class GeminiTemplates extends DialectTemplates
 
     private static Shape shape(String[] parts, List<String[]> chunks, String usage, long completion, long thoughts)
     {
-        Template body = Template.of(candidate(parts, true) + usage + TAIL);
-        return new Shape(body, stream(chunks, usage, false), stream(chunks, usage, true), completion, thoughts);
+        return shape(parts, chunks, usage, completion, thoughts, "STOP");
+    }
+
+    private static Shape shape(String[] parts, List<String[]> chunks, String usage, long completion, long thoughts,
+                               String finishReason)
+    {
+        Template body = Template.of(candidate(parts, finishReason) + usage + TAIL);
+        return new Shape(body, stream(chunks, usage, false, finishReason), stream(chunks, usage, true, finishReason),
+            completion, thoughts);
     }
 
     /** Every chunk is content; the last one carries the finish reason and the usage, and ends the stream. */
-    private static StreamScript stream(List<String[]> chunks, String usage, boolean array)
+    private static StreamScript stream(List<String[]> chunks, String usage, boolean array, String finishReason)
     {
         StreamScript.Builder stream = StreamScript.builder();
         for (int i = 0; i < chunks.size(); i++)
@@ -126,7 +136,7 @@ final class GeminiTemplates extends DialectTemplates
             boolean last = i == chunks.size() - 1;
             if (last)
                 stream.terminal();
-            String json = candidate(chunks.get(i), last) + (last ? usage : "") + TAIL;
+            String json = candidate(chunks.get(i), last ? finishReason : null) + (last ? usage : "") + TAIL;
             stream.content(frame(json, i == 0, last, array));
         }
         return stream.build();
@@ -163,8 +173,14 @@ final class GeminiTemplates extends DialectTemplates
 
     private static String candidate(String[] parts, boolean finished)
     {
+        return candidate(parts, finished ? "STOP" : null);
+    }
+
+    /** @param finishReason the reason the candidate finished, or {@code null} while it goes on */
+    private static String candidate(String[] parts, String finishReason)
+    {
         return "{\"candidates\":[{\"content\":{\"parts\":[" + String.join(",", parts) + "],\"role\":\"model\"}" +
-            (finished ? ",\"finishReason\":\"STOP\"" : "") + ",\"index\":0}]";
+            (finishReason != null ? ",\"finishReason\":\"" + finishReason + "\"" : "") + ",\"index\":0}]";
     }
 
     private static String textPart(String text)

@@ -372,6 +372,8 @@ final class MockExchange implements Consumer<Throwable>
             case TOOLS -> Answer.TOOLS;
             case THINKING -> Answer.THINKING;
             case USAGE_CACHED -> Answer.CACHED;
+            case MAX_TOKENS -> Answer.MAX_TOKENS;
+            case REFUSAL -> Answer.REFUSAL;
             case GARBAGE -> Answer.GARBAGE;
             default -> Answer.TEXT;
         };

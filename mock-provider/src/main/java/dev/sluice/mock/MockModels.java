@@ -62,6 +62,15 @@ package dev.sluice.mock;
  *       streamed as {@code thinking_delta}s then a {@code signature_delta}) before the text; Gemini: a part with
  *       {@code thought: true} and a {@code thoughtSignature} before the text, {@code thoughtsTokenCount} in the
  *       usage; OpenAI: the plain text (Chat Completions shows no reasoning)</td></tr>
+ *   <tr><td>{@code mock-max-tokens}</td><td colspan="2">the normal text, ended as the output token cap ends an
+ *       answer: OpenAI {@code finish_reason: length}, Anthropic {@code stop_reason: max_tokens}, Gemini
+ *       {@code finishReason: MAX_TOKENS}, Responses {@code status: incomplete} with {@code incomplete_details.reason:
+ *       max_output_tokens} (streamed: {@code response.incomplete})</td></tr>
+ *   <tr><td>{@code mock-refusal}</td><td colspan="2">the model declines with {@link #REFUSAL_TEXT}, as each
+ *       provider says so: OpenAI {@code message.refusal} (streamed as {@code delta.refusal}) with
+ *       {@code finish_reason: stop}; Anthropic the text with {@code stop_reason: refusal}; Gemini the text with
+ *       {@code finishReason: SAFETY}; Responses a {@code refusal} content part (streamed as
+ *       {@code response.refusal.delta}s)</td></tr>
  *   <tr><td>{@code mock-usage-cached}</td><td colspan="2">the normal answer whose usage reports half the prompt
  *       tokens as read from a cache: OpenAI {@code prompt_tokens_details.cached_tokens}, Anthropic
  *       {@code cache_read_input_tokens} ({@code input_tokens} is the rest), Gemini
@@ -109,6 +118,12 @@ public final class MockModels
     public static final String TOOLS = "mock-tools";
     /** Answers with thinking before the text. */
     public static final String THINKING = "mock-thinking";
+    /** Answers with a refusal, {@link #REFUSAL_TEXT}. */
+    public static final String REFUSAL = "mock-refusal";
+    /** What {@link #REFUSAL} answers, in every dialect. */
+    public static final String REFUSAL_TEXT = "I'm sorry, but I can't help with that.";
+    /** Answers the text, ended by the output token cap. */
+    public static final String MAX_TOKENS = "mock-max-tokens";
     /** Answers normally, with usage that reports cached prompt tokens. */
     public static final String USAGE_CACHED = "mock-usage-cached";
     /** Prefix of {@link #slow(long)} names. */
@@ -220,6 +235,8 @@ public final class MockModels
         private static final Behavior E529 = new Behavior(Kind.ERROR_529, 0);
         private static final Behavior THINKS = new Behavior(Kind.THINKING, 0);
         private static final Behavior CACHED = new Behavior(Kind.USAGE_CACHED, 0);
+        private static final Behavior CAPPED = new Behavior(Kind.MAX_TOKENS, 0);
+        private static final Behavior REFUSES = new Behavior(Kind.REFUSAL, 0);
         private static final Behavior TRICKLES = new Behavior(Kind.TRICKLE, 0);
         private static final Behavior HUGE = new Behavior(Kind.HUGE_HEADER, 0);
         private static final Behavior ECHOES_KEY = new Behavior(Kind.ECHO_KEY, 0);
@@ -258,6 +275,10 @@ public final class MockModels
                     return THINKS;
                 case USAGE_CACHED:
                     return CACHED;
+                case MAX_TOKENS:
+                    return CAPPED;
+                case REFUSAL:
+                    return REFUSES;
                 case TRICKLE:
                     return TRICKLES;
                 case HUGE_HEADER:
@@ -299,6 +320,6 @@ public final class MockModels
     enum Kind
     {
         NORMAL, ERROR_429, ERROR_500, ERROR_503, ERROR_529, SLOW, HANG, CUT, STREAM_ERROR, GARBAGE, TOOLS, THINKING,
-        USAGE_CACHED, STREAM_HTML, STREAM_BINARY, TRICKLE, SHORT_LENGTH, HUGE_HEADER, ECHO_KEY
+        USAGE_CACHED, MAX_TOKENS, REFUSAL, STREAM_HTML, STREAM_BINARY, TRICKLE, SHORT_LENGTH, HUGE_HEADER, ECHO_KEY
     }
 }

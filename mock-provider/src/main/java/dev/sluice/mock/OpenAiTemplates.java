@@ -95,6 +95,17 @@ class OpenAiTemplates extends DialectTemplates
         shape(Answer.THINKING, textShape);
         shape(Answer.CACHED, new Shape(Template.of(COMPLETION_HEAD + textChoices + USAGE_CACHED + COMPLETION_TAIL),
             textStream(pieces, false, USAGE_CACHED), textStream(pieces, true, USAGE_CACHED), events, 0));
+        String refusalChoices = "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null," +
+            "\"refusal\":\"" + quote(MockModels.REFUSAL_TEXT) + "\",\"annotations\":[]},\"logprobs\":null," +
+            "\"finish_reason\":\"stop\"}],";
+        String[] refusal = Template.split(MockModels.REFUSAL_TEXT, events);
+        shape(Answer.REFUSAL, new Shape(Template.of(COMPLETION_HEAD + refusalChoices + USAGE + COMPLETION_TAIL),
+            textStream(refusal, false, USAGE, "stop", "refusal"), textStream(refusal, true, USAGE, "stop", "refusal"),
+            events, 0));
+        String cappedChoices = textChoices.replace("\"finish_reason\":\"stop\"", "\"finish_reason\":\"length\"");
+        shape(Answer.MAX_TOKENS, new Shape(Template.of(COMPLETION_HEAD + cappedChoices + USAGE + COMPLETION_TAIL),
+            textStream(pieces, false, USAGE, "length", "content"),
+            textStream(pieces, true, USAGE, "length", "content"), events, 0));
 
         Template toolsBody = Template.of(COMPLETION_HEAD + "\",\"choices\":[{\"index\":0,\"message\":" +
             "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" +
@@ -111,12 +122,20 @@ class OpenAiTemplates extends DialectTemplates
 
     private static StreamScript textStream(String[] pieces, boolean includeUsage, String usage)
     {
+        return textStream(pieces, includeUsage, usage, "stop", "content");
+    }
+
+    /** @param field the delta's field the pieces go in: {@code content}, or {@code refusal} */
+    private static StreamScript textStream(String[] pieces, boolean includeUsage, String usage, String finishReason,
+                                           String field)
+    {
         StreamScript.Builder stream = StreamScript.builder();
         stream.event(chunk(ROLE, includeUsage));
         for (String piece : pieces)
-            stream.content(chunk(delta("{\"content\":\"" + quote(piece) + "\"}"), includeUsage));
+            stream.content(chunk(delta("{\"" + field + "\":\"" + quote(piece) + "\"}"), includeUsage));
         stream.terminal();
-        stream.event(chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\"}]", includeUsage));
+        stream.event(chunk("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"" + finishReason + "\"}]",
+            includeUsage));
         if (includeUsage)
             stream.event(CHUNK_HEAD + "]," + usage + "}\n\n");
         return stream.event(DONE).build();

@@ -22,8 +22,11 @@ import static dev.sluice.mock.Template.quote;
  * {@code response.output_text.delta}s for a message, {@code response.reasoning_summary_part.added} and
  * {@code response.reasoning_summary_text.delta}s for reasoning, {@code response.function_call_arguments.delta}s for a
  * call), their {@code .done} events and {@code response.output_item.done}, then {@code response.completed} with the
- * whole response and its usage. A thinking answer is a reasoning item (its summary the thinking text, its
- * {@code encrypted_content} the thinking signature) followed by the text.</p>
+ * whole response and its usage ({@code response.incomplete} for an answer the token cap ended, its message item and
+ * the response {@code incomplete}, {@code incomplete_details.reason: max_output_tokens}). A refusal is a message whose
+ * part is a {@code refusal}, streamed as {@code response.refusal.delta}s. A thinking answer is a
+ * reasoning item (its summary the thinking text, its {@code encrypted_content} the thinking signature) followed by
+ * the text.</p>
  */
 final class ResponsesTemplates extends OpenAiTemplates
 {
@@ -34,6 +37,7 @@ final class ResponsesTemplates extends OpenAiTemplates
     private static final String USAGE = "{\"input_tokens\":" + PROMPT + ",\"input_tokens_details\":{\"cached_tokens\":" +
         CACHED + ",\"cache_write_tokens\":0},\"output_tokens\":" + OUTPUT + ",\"output_tokens_details\":" +
         "{\"reasoning_tokens\":" + THOUGHTS + "},\"total_tokens\":" + TOTAL + "}";
+    private static final String INCOMPLETE_MAX_OUTPUT_TOKENS = "{\"reason\":\"max_output_tokens\"}";
     private static final Template STREAM_ERROR = Template.of("event: error\ndata: {\"type\":\"error\",\"code\":" +
         "\"server_error\",\"message\":\"The server had an error while processing your request. Sorry about that!\"," +
         "\"param\":null,\"sequence_number\":0}\n\n");
@@ -53,6 +57,20 @@ final class ResponsesTemplates extends OpenAiTemplates
         shape(Answer.TEXT, textShape);
         // The cached tokens are a slot of the usage: the same templates report them when the values have them.
         shape(Answer.CACHED, textShape);
+
+        String refusal = refusalMessage(MockModels.REFUSAL_TEXT);
+        StreamScript refusalStream = new Events().start()
+            .refusal(Template.split(MockModels.REFUSAL_TEXT, events), MockModels.REFUSAL_TEXT)
+            .completed(List.of(refusal));
+        shape(Answer.REFUSAL, new Shape(response("completed", "[" + refusal + "]"), refusalStream, refusalStream,
+            events, 0));
+
+        // The token cap ends the message mid-way: the item and the response are incomplete.
+        String capped = message(text, "incomplete");
+        StreamScript cappedStream = new Events().start().message(0, pieces, text, "incomplete")
+            .incomplete(List.of(capped));
+        shape(Answer.MAX_TOKENS, new Shape(Template.of(responseJson("incomplete", INCOMPLETE_MAX_OUTPUT_TOKENS,
+            "[" + capped + "]", USAGE)), cappedStream, cappedStream, events, 0));
 
         String reasoning = reasoning(THINKING_TEXT);
         StreamScript thinkingStream = new Events().start().reasoning(Template.split(THINKING_TEXT, THINKING_EVENTS))
@@ -93,8 +111,15 @@ final class ResponsesTemplates extends OpenAiTemplates
 
     private static String responseJson(String status, String output, String usage)
     {
+        return responseJson(status, "null", output, usage);
+    }
+
+    /** @param incompleteDetails the {@code incomplete_details} object, or {@code null} as JSON */
+    private static String responseJson(String status, String incompleteDetails, String output, String usage)
+    {
         return "{\"id\":\"" + RESPONSE_ID + "\",\"object\":\"response\",\"created_at\":" + CREATED + ",\"status\":\"" +
-            status + "\",\"error\":null,\"incomplete_details\":null,\"instructions\":null,\"max_output_tokens\":null," +
+            status + "\",\"error\":null,\"incomplete_details\":" + incompleteDetails + ",\"instructions\":null," +
+            "\"max_output_tokens\":null," +
             "\"model\":\"" + MODEL + "\",\"output\":" + output + ",\"parallel_tool_calls\":true," +
             "\"previous_response_id\":null,\"reasoning\":{\"effort\":null,\"summary\":null},\"store\":true," +
             "\"temperature\":1.0,\"text\":{\"format\":{\"type\":\"text\"}},\"tool_choice\":\"auto\",\"tools\":[]," +
@@ -110,6 +135,18 @@ final class ResponsesTemplates extends OpenAiTemplates
     {
         return "{\"id\":\"" + MESSAGE_ID + "\",\"type\":\"message\",\"status\":\"" + status + "\",\"role\":\"assistant\"," +
             "\"content\":[" + (text == null ? "" : outputText(text)) + "]}";
+    }
+
+    /** @return a completed message whose one part is a refusal */
+    private static String refusalMessage(String refusal)
+    {
+        return "{\"id\":\"" + MESSAGE_ID + "\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\"," +
+            "\"content\":[" + refusalPart(refusal) + "]}";
+    }
+
+    private static String refusalPart(String refusal)
+    {
+        return "{\"type\":\"refusal\",\"refusal\":\"" + quote(refusal) + "\"}";
     }
 
     private static String reasoning(String summary)
@@ -153,6 +190,12 @@ final class ResponsesTemplates extends OpenAiTemplates
 
         Events message(int output, String[] pieces, String text)
         {
+            return message(output, pieces, text, "completed");
+        }
+
+        /** @param status the message item's status when done */
+        Events message(int output, String[] pieces, String text, String status)
+        {
             String item = "\"item_id\":\"" + MESSAGE_ID + "\",\"output_index\":" + output + ",\"content_index\":0";
             script.event(event("response.output_item.added", "\"output_index\":" + output + ",\"item\":" +
                 ResponsesTemplates.message(null, "in_progress")));
@@ -164,7 +207,23 @@ final class ResponsesTemplates extends OpenAiTemplates
             script.event(event("response.output_text.done", item + ",\"text\":\"" + quote(text) + "\",\"logprobs\":[]"));
             script.event(event("response.content_part.done", item + ",\"part\":" + outputText(text)));
             script.event(event("response.output_item.done", "\"output_index\":" + output + ",\"item\":" +
-                ResponsesTemplates.message(text, "completed")));
+                ResponsesTemplates.message(text, status)));
+            return this;
+        }
+
+        /** A message whose one part is the refusal {@code text}, streamed as refusal deltas. */
+        Events refusal(String[] pieces, String text)
+        {
+            String item = "\"item_id\":\"" + MESSAGE_ID + "\",\"output_index\":0,\"content_index\":0";
+            script.event(event("response.output_item.added", "\"output_index\":0,\"item\":" +
+                ResponsesTemplates.message(null, "in_progress")));
+            script.event(event("response.content_part.added", item + ",\"part\":" + refusalPart("")));
+            for (String piece : pieces)
+                script.content(event("response.refusal.delta", item + ",\"delta\":\"" + quote(piece) + "\""));
+            script.terminal();
+            script.event(event("response.refusal.done", item + ",\"refusal\":\"" + quote(text) + "\""));
+            script.event(event("response.content_part.done", item + ",\"part\":" + refusalPart(text)));
+            script.event(event("response.output_item.done", "\"output_index\":0,\"item\":" + refusalMessage(text)));
             return this;
         }
 
@@ -200,6 +259,14 @@ final class ResponsesTemplates extends OpenAiTemplates
             script.event(event("response.output_item.done", "\"output_index\":" + output + ",\"item\":" +
                 ResponsesTemplates.call(output, callId, name, arguments, "completed")));
             return this;
+        }
+
+        /** Ends the stream as the token cap ends it: {@code response.incomplete}. */
+        StreamScript incomplete(List<String> output)
+        {
+            script.event(event("response.incomplete", "\"response\":" + responseJson("incomplete",
+                INCOMPLETE_MAX_OUTPUT_TOKENS, "[" + String.join(",", output) + "]", USAGE)));
+            return script.build();
         }
 
         StreamScript completed(List<String> output)

@@ -145,6 +145,47 @@ class MockDialectsTest
 
     @ParameterizedTest
     @EnumSource(MockDialect.class)
+    void maxTokensEndsTheTextWithEachDialectsReasonForTheTokenCap(MockDialect dialect) throws Exception
+    {
+        start(MockProvider.builder());
+        Reply reply = http.send(streamed(dialect, Transport.HTTP_1_1, MockModels.MAX_TOKENS)).ok();
+        String body = reply.body();
+        switch (dialect)
+        {
+            case OPENAI -> assertThat(body).contains("\"finish_reason\":\"length\"").doesNotContain("\"stop\"");
+            case ANTHROPIC -> assertThat(body).contains("\"stop_reason\":\"max_tokens\"").doesNotContain("end_turn");
+            case GEMINI -> assertThat(body).contains("\"finishReason\":\"MAX_TOKENS\"").doesNotContain("STOP");
+            case OPENAI_RESPONSES -> assertThat(body).contains("event: response.incomplete\n")
+                .contains("\"incomplete_details\":{\"reason\":\"max_output_tokens\"}")
+                .doesNotContain("response.completed");
+            default -> throw new IllegalArgumentException(dialect.toString());
+        }
+        assertThat(chat(Transport.HTTP_1_1, "{\"model\":\"" + MockModels.MAX_TOKENS + "\"}").ok().body())
+            .contains("\"finish_reason\":\"length\"");
+    }
+
+    @ParameterizedTest
+    @EnumSource(MockDialect.class)
+    void refusalIsSaidTheWayEachDialectSaysIt(MockDialect dialect) throws Exception
+    {
+        start(MockProvider.builder());
+        String body = http.send(streamed(dialect, Transport.HTTP_1_1, MockModels.REFUSAL)).ok().body();
+        switch (dialect)
+        {
+            case OPENAI -> assertThat(body).contains("\"delta\":{\"refusal\":\"").contains("\"finish_reason\":\"stop\"");
+            case ANTHROPIC -> assertThat(body).contains("\"stop_reason\":\"refusal\"");
+            case GEMINI -> assertThat(body).contains("\"finishReason\":\"SAFETY\"");
+            case OPENAI_RESPONSES -> assertThat(body).contains("event: response.refusal.delta\n")
+                .contains("\"type\":\"refusal\",\"refusal\":\"" + MockModels.REFUSAL_TEXT + "\"")
+                .doesNotContain("output_text");
+            default -> throw new IllegalArgumentException(dialect.toString());
+        }
+        assertThat(chat(Transport.HTTP_1_1, "{\"model\":\"" + MockModels.REFUSAL + "\"}").ok().body())
+            .contains("\"content\":null,\"refusal\":\"" + MockModels.REFUSAL_TEXT + "\"");
+    }
+
+    @ParameterizedTest
+    @EnumSource(MockDialect.class)
     void everyDialectStreamsWithTheSamePacing(MockDialect dialect) throws Exception
     {
         start(MockProvider.builder().streamProfile(Duration.ofMillis(100), Duration.ofMillis(20), 5));

@@ -459,7 +459,7 @@ final class ResponseBodies
         else
         {
             g.writeObjectFieldStart("error");
-            g.writeStringField("code", ResponsesErrors.code(error));
+            g.writeStringField("code", ResponsesErrors.responseCode(error));
             g.writeStringField("message", error.getMessage());
             g.writeEndObject();
         }

@@ -26,7 +26,8 @@ import java.util.function.Consumer;
  *       {@code response.usage} is recorded.</li>
  *   <li>{@code response.failed} and {@code error} are not relayed raw: the events before them go out, and the failure
  *       becomes the terminal {@code StreamEvent.Error}, rendered by the client's codec, then an abnormal end (its usage
- *       is recorded first).</li>
+ *       is recorded first). The error carries how many events were relayed ({@link RelayedStreamFailure}), so that
+ *       the client's error event is numbered after them.</li>
  *   <li>Content, for committing a held stream: text, refusal, reasoning and argument deltas, and a function call's
  *       {@code output_item.added}; the lifecycle events are not.</li>
  * </ul>
@@ -38,6 +39,8 @@ final class ResponsesRawStream extends SseRelayStream
     private static final byte[] FUNCTION_CALL = "\"function_call\"".getBytes(StandardCharsets.US_ASCII);
 
     private boolean done;
+    /** The events seen so far: the {@code sequence_number} of the next one, as OpenAI numbers them from 0. */
+    private long relayed;
 
     ResponsesRawStream(BodySource body, Consumer<Usage> usage)
     {
@@ -49,6 +52,7 @@ final class ResponsesRawStream extends SseRelayStream
     {
         if (done)
             return;
+        long sequence = relayed++;
         String type = event != null ? event : type(data, offset, length);
         if (type == null)
             return;
@@ -62,9 +66,9 @@ final class ResponsesRawStream extends SseRelayStream
             case "response.failed" ->
             {
                 record(data, offset, length);
-                fail(failure(data, offset, length, true));
+                fail(new RelayedStreamFailure(failure(data, offset, length, true), sequence));
             }
-            case "error" -> fail(failure(data, offset, length, false));
+            case "error" -> fail(new RelayedStreamFailure(failure(data, offset, length, false), sequence));
             default ->
             {
                 // Every other event passes untouched and unparsed (already validated).

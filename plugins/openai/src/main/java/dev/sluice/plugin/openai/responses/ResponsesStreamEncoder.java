@@ -38,7 +38,8 @@ import java.util.Map;
  *       {@code incomplete_details.reason} {@code max_output_tokens} or {@code content_filter}, carrying every item and
  *       the usage of {@code Stop} or the later {@code UsageReport}.</li>
  *   <li>An error: {@code response.failed} (status {@code failed}, {@code error.code} and {@code message}) once the
- *       response was created, else an {@code error} event.</li>
+ *       response was created, else an {@code error} event (numbered after the provider's events when they were
+ *       relayed: {@link RelayedStreamFailure}).</li>
  * </ul>
  *
  * Item ids are derived from the response id and the item's {@code output_index}. Not thread-safe: one per stream.
@@ -205,6 +206,9 @@ final class ResponsesStreamEncoder implements StreamEncoder
         }
         else
         {
+            // A relayed stream's events were the provider's: this one comes after them.
+            if (error instanceof RelayedStreamFailure relayed)
+                sequence = relayed.nextSequence();
             event("error", g ->
             {
                 g.writeStringField("code", ResponsesErrors.code(error));
