@@ -6,6 +6,7 @@ import dev.sluice.api.binding.BodyLimits;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.dialect.QueryParameters;
 import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -163,10 +164,10 @@ class GeminiServerTest
     @Test
     void findsQueryParametersExactly()
     {
-        assertThat(GeminiServer.queryParameter("alt=sse", "alt")).isEqualTo("sse");
-        assertThat(GeminiServer.queryParameter("salt=sse&alt=json", "alt")).isEqualTo("json");
-        assertThat(GeminiServer.queryParameter("alt", "alt")).isEmpty();
-        assertThat(GeminiServer.queryParameter("a=1&&b=2", "b")).isEqualTo("2");
-        assertThat(GeminiServer.queryParameter("x=%zz&key=k", "x")).isNull();
+        assertThat(QueryParameters.first("alt=sse", "alt")).isEqualTo("sse");
+        assertThat(QueryParameters.first("salt=sse&alt=json", "alt")).isEqualTo("json");
+        assertThat(QueryParameters.first("alt", "alt")).isEmpty();
+        assertThat(QueryParameters.first("a=1&&b=2", "b")).isEqualTo("2");
+        assertThat(QueryParameters.first("x=%zz&key=k", "x")).isNull();
     }
 }
