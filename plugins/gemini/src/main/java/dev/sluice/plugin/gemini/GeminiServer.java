@@ -142,7 +142,7 @@ final class GeminiServer extends DialectServer
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model (expected: "
                 + base + "{model}:" + action + ")", "model", null, null);
         GeminiCodec.INSTANCE.peek(body, limits());
-        return new RequestPeek(tuned ? tunedModel(path, model) : model, stream, -1, -1);
+        return new RequestPeek(tuned ? tunedModel(model) : model, stream, -1, -1);
     }
 
     /** @return whether {@code path} is below the tuned models' prefix */
@@ -155,12 +155,13 @@ final class GeminiServer extends DialectServer
      * @return the name of the tuned model whose id is {@code id}
      * @throws GatewayException {@code NOT_FOUND} for an id with a {@code /}: a tuned model's name has two segments
      */
-    private String tunedModel(String path, String id)
+    private String tunedModel(String id)
     {
+        String model = GeminiModelNames.TUNED + id;
         if (id.indexOf('/') >= 0)
-            throw new GatewayException(ErrorKind.NOT_FOUND, 404, "path: " + JsonInput.shortString(path)
-                + " names no tuned model (expected: " + tunedPrefix + "{id}, an id without '/')", null, null, null);
-        return GeminiModelNames.TUNED + id;
+            throw new GatewayException(ErrorKind.NOT_FOUND, 404, "model: " + JsonInput.shortString(model)
+                + " names no tuned model (expected: " + tunedPrefix + "{id}, an id without '/')", "model", null, null);
+        return model;
     }
 
     /**
@@ -185,7 +186,7 @@ final class GeminiServer extends DialectServer
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model", "model", null,
                 null);
         if (endpoint.model() == ModelIn.PATH && isTuned(path))
-            model = tunedModel(path, model);
+            model = tunedModel(model);
         // A count may be forwarded as it is: its shape is checked here, so a bad one never reaches the provider.
         if (endpoint.operation() == Operation.COUNT_TOKENS)
         {
