@@ -128,9 +128,7 @@ class ModelListingsTest
         AnthropicClient gpt = SdkClients.anthropic(gateway.url(""), GPT_KEY);
         try
         {
-            List<String> ids = new ArrayList<>();
-            all.models().list().autoPager().forEach(m -> ids.add(m.id()));
-            assertThat(ids).containsExactlyElementsOf(ALL);
+            assertThat(autoPaged(all, ModelListParams.none())).containsExactlyElementsOf(ALL);
             assertThat(gpt.models().list().data()).extracting(ModelInfo::id).containsExactly("gpt-4o", "gpt-4o-mini");
             ModelInfo claude = all.models().retrieve("claude-sonnet-4-5");
             assertThat(claude.id()).isEqualTo("claude-sonnet-4-5");
@@ -208,13 +206,9 @@ class ModelListingsTest
         AnthropicClient gpt = SdkClients.anthropic(gateway.url(""), GPT_KEY);
         try
         {
-            List<String> ids = new ArrayList<>();
-            all.models().list(ModelListParams.builder().limit(2).build()).autoPager().forEach(m -> ids.add(m.id()));
-            assertThat(ids).containsExactlyElementsOf(ALL);
+            assertThat(autoPaged(all, ModelListParams.builder().limit(2).build())).containsExactlyElementsOf(ALL);
             // The key's filter applies before paging: its pages and cursors hold only its models.
-            List<String> gptIds = new ArrayList<>();
-            gpt.models().list(ModelListParams.builder().limit(1).build()).autoPager().forEach(m -> gptIds.add(m.id()));
-            assertThat(gptIds).containsExactly("gpt-4o", "gpt-4o-mini");
+            assertThat(autoPaged(gpt, ModelListParams.builder().limit(1).build())).containsExactly("gpt-4o", "gpt-4o-mini");
         }
         finally
         {
@@ -242,11 +236,9 @@ class ModelListingsTest
         AnthropicClient all = SdkClients.anthropic(gateway.url(""), ALL_KEY);
         try
         {
-            List<String> ids = new ArrayList<>();
-            all.models().list(ModelListParams.builder().limit(2).beforeId("gemini-2.0-flash").build()).autoPager()
-                .forEach(m -> ids.add(m.id()));
             // Each page keeps the listing's order; the pager walks back through first_id.
-            assertThat(ids).containsExactly("claude-sonnet-4-5", "claude-haiku-4-5", "gpt-4o", "gpt-4o-mini");
+            assertThat(autoPaged(all, ModelListParams.builder().limit(2).beforeId("gemini-2.0-flash").build()))
+                .containsExactly("claude-sonnet-4-5", "claude-haiku-4-5", "gpt-4o", "gpt-4o-mini");
         }
         finally
         {
@@ -375,6 +367,14 @@ class ModelListingsTest
         HttpResponse<String> r = get("/v1/models?limit=1&after=gpt-4o", Map.of("Authorization", "Bearer " + ALL_KEY));
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(r.body()).get("data")).extracting(m -> m.get("id").asText()).containsExactlyElementsOf(ALL);
+    }
+
+    /** @return the ids the Anthropic SDK's auto-pager walks through, page after page */
+    private static List<String> autoPaged(AnthropicClient client, ModelListParams params)
+    {
+        List<String> ids = new ArrayList<>();
+        client.models().list(params).autoPager().forEach(m -> ids.add(m.id()));
+        return ids;
     }
 
     private static HttpResponse<String> get(String path, Map<String, String> headers) throws Exception
