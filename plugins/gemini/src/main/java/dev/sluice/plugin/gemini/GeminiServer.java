@@ -97,9 +97,10 @@ final class GeminiServer extends DialectServer
      * Reads {@code {model}:{action}} from the path and checks the body.
      *
      * @return the model and stream flag, without model offsets (the model is not in the body)
-     * @throws GatewayException {@code NOT_FOUND} for a path without a served action, {@code INVALID_REQUEST} for a
-     *                          missing model, a stream without {@code alt=sse}, a body that is not a JSON object or a
-     *                          count for a model with a {@code /} (its endpoint takes one path segment)
+     * @throws GatewayException {@code NOT_FOUND} for a path without a served action or a tuned model's id with a
+     *                          {@code /}, {@code INVALID_REQUEST} for a missing model, a stream without {@code alt=sse},
+     *                          a body that is not a JSON object or a count for a model with a {@code /} (its endpoint
+     *                          takes one path segment)
      */
     @Override
     public RequestPeek peek(String path, String query, byte[] body)
@@ -166,7 +167,8 @@ final class GeminiServer extends DialectServer
 
     /**
      * A chat request's model and stream flag come from {@link #peek(String, String, byte[])}; another operation's
-     * model is the path's, percent-decoded, and never streams. A count request's body is checked to have a count's
+     * model is the path's, percent-decoded ({@code tunedModels/{id}} below the tuned models' prefix), and never
+     * streams. A count request's body is checked to have a count's
      * shape ({@link GeminiTokenCounts#counted}) and its {@code contents} counted against {@code max_messages}.
      */
     @Override
@@ -180,12 +182,13 @@ final class GeminiServer extends DialectServer
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 405, "method GET is not allowed on "
                 + (path.length() > 200 ? path.substring(0, 200) + "..." : path), null, null, null);
         String model = percentDecode(matched);
-        if (model.startsWith(GeminiModelNames.MODELS))
+        boolean tuned = endpoint.model() == ModelIn.PATH && isTuned(path);
+        if (!tuned && model.startsWith(GeminiModelNames.MODELS))
             model = model.substring(GeminiModelNames.MODELS.length());
         if (endpoint.model() == ModelIn.PATH && model.isBlank())
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model", "model", null,
                 null);
-        if (endpoint.model() == ModelIn.PATH && isTuned(path))
+        if (tuned)
             model = tunedModel(model);
         // A count may be forwarded as it is: its shape is checked here, so a bad one never reaches the provider.
         if (endpoint.operation() == Operation.COUNT_TOKENS)
