@@ -384,6 +384,29 @@ public interface DialectCodec
         /** Encodes a listing of {@code models}, in order, as one complete page. */
         byte[] encodeList(java.util.List<String> models);
 
+        /**
+         * Encodes the page of a listing of {@code models} that a listing request's query asks for, by this dialect's
+         * paging parameters (a page size, a cursor). The page keeps the order of {@code models}, and a cursor this
+         * method writes into a page finds its place in the same list on the next request. The default ignores the
+         * query and answers {@link #encodeList}: one complete page, for a dialect whose listings are not paged.
+         * Called on a request thread: it must not block.
+         *
+         * <pre>{@code
+         * byte[] page = codec.modelLists().encodePage(models, exchange.query()); // "limit=2&after_id=gpt-4o"
+         * }</pre>
+         *
+         * @param models every model of the listing the caller may see, in listing order
+         * @param query  the request's raw query string, or {@code null}
+         * @return the page's body
+         * @throws GatewayException {@code INVALID_REQUEST} (400) for a paging parameter that is not acceptable (a page
+         *                          size out of range or not a number, a cursor that names no place in {@code models}),
+         *                          with a message naming the parameter
+         */
+        default byte[] encodePage(java.util.List<String> models, String query)
+        {
+            return encodeList(models);
+        }
+
         /** Encodes the description of one model. */
         byte[] encodeModel(String model);
     }

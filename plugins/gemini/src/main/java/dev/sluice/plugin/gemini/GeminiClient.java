@@ -16,7 +16,6 @@ import dev.sluice.support.upstream.UpstreamReplies;
 
 import dev.sluice.api.upstream.UpstreamRequest;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +26,8 @@ import java.util.concurrent.CompletionStage;
 /**
  * Speaks the Gemini API to one upstream: {@code POST <url>/models/{model}:generateContent}, or
  * {@code :streamGenerateContent?alt=sse} for streams, with the target model percent-encoded into the path (a
- * leading {@code models/} is dropped, since the path already says it) and the binding's key in
+ * leading {@code models/} is dropped, since the path already says it; a tuned model {@code tunedModels/{id}} goes to
+ * {@code <url>/tunedModels/{id}:…}, {@link GeminiModelNames#path}) and the binding's key in
  * {@code x-goog-api-key} (never in the query, where it would reach access logs).
  *
  * <p>Request: an unmodified exchange from a Gemini client is forwarded as its raw bytes; the model lives in the
@@ -54,9 +54,6 @@ import java.util.concurrent.CompletionStage;
  */
 final class GeminiClient implements ClientBinding
 {
-
-    private static final String MODELS = "/models/";
-
     private final GeminiCodec codec = GeminiCodec.INSTANCE;
     private final Upstream upstream;
     /** The request headers of each key (one set with one key or none), and the pool that picks among them. */
@@ -154,41 +151,16 @@ final class GeminiClient implements ClientBinding
             credentials.report(key, 429, null, error.headers().get("retry-after"));
     }
 
-    /** @return the request path below the base URL for {@code model} */
+    /** @return the request path below the base URL for {@code model} ({@link GeminiModelNames#path}) */
     static String path(String model, boolean stream)
     {
-        String name = model.startsWith("models/") ? model.substring("models/".length()) : model;
         String action = stream ? ":" + GeminiServer.STREAM + "?alt=sse" : ":" + GeminiServer.GENERATE;
-        return MODELS + encodeSegment(name) + action;
+        return GeminiModelNames.path(model) + action;
     }
 
     /** @return the count request path below the base URL for {@code model} */
     static String countPath(String model)
     {
-        String name = model.startsWith("models/") ? model.substring("models/".length()) : model;
-        return MODELS + encodeSegment(name) + ":" + GeminiServer.COUNT;
-    }
-
-    /** Percent-encodes everything but RFC 3986 unreserved characters, so a model name is one path segment. */
-    static String encodeSegment(String segment)
-    {
-        StringBuilder b = null;
-        byte[] bytes = segment.getBytes(StandardCharsets.UTF_8);
-        for (int i = 0; i < bytes.length; i++)
-        {
-            int c = bytes[i] & 0xFF;
-            boolean unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
-                || c == '.' || c == '_' || c == '~';
-            if (unreserved && b == null)
-                continue;
-            if (b == null)
-                b = new StringBuilder(bytes.length + 8).append(segment, 0, i);
-            if (unreserved)
-                b.append((char)c);
-            else
-                b.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                    .append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
-        }
-        return b == null ? segment : b.toString();
+        return GeminiModelNames.path(model) + ":" + GeminiServer.COUNT;
     }
 }

@@ -27,8 +27,6 @@ import java.util.concurrent.CompletionStage;
  */
 final class GeminiEmbeddingClient
 {
-    private static final String MODELS = "models/";
-
     private final Upstream upstream;
     private final KeyPool.Keyed<UpstreamHeaders> credentials;
 
@@ -62,9 +60,8 @@ final class GeminiEmbeddingClient
         {
             return CompletableFuture.failedFuture(e);
         }
-        String name = target.startsWith(MODELS) ? target.substring(MODELS.length()) : target;
         int key = credentials.pick();
-        UpstreamRequest request = new UpstreamRequest("POST", "/" + MODELS + GeminiClient.encodeSegment(name) + ":" + action,
+        UpstreamRequest request = new UpstreamRequest("POST", GeminiModelNames.path(target) + ":" + action,
             credentials.get(key).of(false, exchange), out.body(), "application/json");
         return upstream.send(request, exchange).thenCompose(response ->
         {
@@ -76,7 +73,7 @@ final class GeminiEmbeddingClient
     /** @return {@code body} with every request's {@code model} (the top-level one, or each of a batch's) set to the alias */
     private static byte[] aliased(byte[] body, String target)
     {
-        String model = target.startsWith(MODELS) ? target : MODELS + target;
+        String model = GeminiModelNames.resourceName(target);
         JsonNode root = JsonInput.REQUEST.parse(body);
         if (!(root instanceof ObjectNode object))
             return body;

@@ -45,7 +45,6 @@ final class GeminiEmbeddings implements EmbeddingCodec
     private static final Set<String> GEMINI_ONLY = Set.of("taskType", "title");
     /** The fields of one embedContent request. */
     private static final Set<String> FIELDS = Set.of("model", "content", "outputDimensionality", "taskType", "title");
-    private static final String MODELS = "models/";
 
     private GeminiEmbeddings()
     {
@@ -115,10 +114,11 @@ final class GeminiEmbeddings implements EmbeddingCodec
             }
         }
         String named = IN.optText(request, "model", prefix + "model");
-        if (named != null && !named.equals(MODELS + model) && !named.equals(model))
+        String resource = GeminiModelNames.resourceName(model);
+        if (named != null && !named.equals(resource) && !named.equals(model))
         {
             throw IN.fail(prefix + "model", "value: " + JsonInput.shortString(named) + " (expected: "
-                + JsonInput.shortString(MODELS + model) + ", the model of the path)");
+                + JsonInput.shortString(resource) + ", the model of the path)");
         }
         Integer wanted = IN.optInt(request, "outputDimensionality", prefix + "outputDimensionality");
         if (wanted != null && wanted <= 0)
@@ -149,7 +149,7 @@ final class GeminiEmbeddings implements EmbeddingCodec
     @Override
     public byte[] encodeRequest(Embeddings.Request request)
     {
-        String model = request.model().startsWith(MODELS) ? request.model() : MODELS + request.model();
+        String model = GeminiModelNames.resourceName(request.model());
         return JsonOutput.write(g ->
         {
             g.writeStartObject();

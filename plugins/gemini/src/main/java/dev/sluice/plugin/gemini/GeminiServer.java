@@ -13,13 +13,14 @@ import dev.sluice.support.json.JsonInput;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.support.dialect.DialectServer;
+import dev.sluice.support.dialect.QueryParameters;
 import dev.sluice.api.exchange.Exchange;
 import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 
 import java.io.ByteArrayOutputStream;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 
@@ -27,10 +28,13 @@ import java.util.concurrent.CompletionStage;
  * Accepts Gemini API requests below one path prefix: {@code POST <prefix>{model}:generateContent} and
  * {@code POST <prefix>{model}:streamGenerateContent?alt=sse}, with {@code :embedContent}, {@code :batchEmbedContents}
  * and {@code :countTokens} beside them and the model listings {@code GET <prefix without its last />} and
- * {@code GET <prefix>{model}}. The model (and the stream flag) come from the path, so this binding overrides
- * {@link #peek(Endpoint, String, String, byte[])}; the model is percent-decoded (a model name with {@code /} arrives
- * as {@code %2F}). Other actions are 404s naming the action; a stream without {@code alt=sse} (Gemini's JSON-array stream) is a 400. The client's key is read from
- * {@code x-goog-api-key} or the {@code key} query parameter, as Gemini's clients send it. Immutable and thread-safe.
+ * {@code GET <prefix>{model}}. When the prefix ends in {@code /models/}, the same actions and the retrieval of tuned
+ * models are served beside it, below {@code tunedModels/} ({@code POST /v1beta/tunedModels/{id}:generateContent},
+ * {@code GET /v1beta/tunedModels/{id}}), for the model named {@code tunedModels/{id}}. The model (and the stream
+ * flag) come from the path, so this binding overrides {@link #peek(Endpoint, String, String, byte[])}; the model is
+ * percent-decoded. Other actions are 404s naming the action; a stream without {@code alt=sse} (Gemini's JSON-array
+ * stream) is a 400. The client's key is read from {@code x-goog-api-key} or the {@code key} query parameter, as
+ * Gemini's clients send it. Immutable and thread-safe.
  */
 final class GeminiServer extends DialectServer
 {
@@ -40,7 +44,11 @@ final class GeminiServer extends DialectServer
     static final String BATCH_EMBED = "batchEmbedContents";
     static final String COUNT = "countTokens";
 
+    private static final String BASE_MODELS = "/" + GeminiModelNames.MODELS;
+
     private final String prefix;
+    /** Where tuned models' actions are served, or {@code null} when the prefix does not end in {@code /models/}. */
+    private final String tunedPrefix;
 
     /**
      * @param prefix the path before the model, starting and ending with {@code /}
@@ -49,34 +57,61 @@ final class GeminiServer extends DialectServer
      */
     GeminiServer(String prefix, BodyLimits limits)
     {
-        super(GeminiCodec.INSTANCE, List.of(
+        super(GeminiCodec.INSTANCE, endpoints(prefix, tunedPrefix(prefix)), limits, "contents", null);
+        this.prefix = prefix;
+        this.tunedPrefix = tunedPrefix(prefix);
+    }
+
+    /** @return the tuned models' sibling of {@code prefix} ({@code /v1beta/tunedModels/}), or {@code null} */
+    private static String tunedPrefix(String prefix)
+    {
+        return prefix.endsWith(BASE_MODELS)
+            ? prefix.substring(0, prefix.length() - GeminiModelNames.MODELS.length()) + GeminiModelNames.TUNED : null;
+    }
+
+    private static List<Endpoint> endpoints(String prefix, String tunedPrefix)
+    {
+        List<Endpoint> endpoints = new ArrayList<>(actions(prefix));
+        endpoints.add(new Endpoint("GET", prefix.substring(0, prefix.length() - 1), Operation.LIST_MODELS, ModelIn.NONE));
+        endpoints.add(new Endpoint("GET", prefix + "*", Operation.GET_MODEL, ModelIn.PATH));
+        if (tunedPrefix != null)
+        {
+            endpoints.addAll(actions(tunedPrefix));
+            endpoints.add(new Endpoint("GET", tunedPrefix + "*", Operation.GET_MODEL, ModelIn.PATH));
+        }
+        return endpoints;
+    }
+
+    /** @return the {@code POST {model}:{action}} endpoints below {@code prefix} */
+    private static List<Endpoint> actions(String prefix)
+    {
+        return List.of(
             new Endpoint("POST", prefix + "*:" + EMBED, Operation.EMBEDDINGS, ModelIn.PATH),
             new Endpoint("POST", prefix + "*:" + BATCH_EMBED, Operation.EMBEDDINGS, ModelIn.PATH),
             new Endpoint("POST", prefix + "*:" + COUNT, Operation.COUNT_TOKENS, ModelIn.PATH),
             // generateContent and streamGenerateContent, and any other action, refused by name in peek
-            new Endpoint("POST", prefix + "*"),
-            new Endpoint("GET", prefix.substring(0, prefix.length() - 1), Operation.LIST_MODELS, ModelIn.NONE),
-            new Endpoint("GET", prefix + "*", Operation.GET_MODEL, ModelIn.PATH)),
-            limits, "contents", null);
-        this.prefix = prefix;
+            new Endpoint("POST", prefix + "*"));
     }
 
     /**
      * Reads {@code {model}:{action}} from the path and checks the body.
      *
      * @return the model and stream flag, without model offsets (the model is not in the body)
-     * @throws GatewayException {@code NOT_FOUND} for a path without a served action, {@code INVALID_REQUEST} for a
-     *                          missing model, a stream without {@code alt=sse}, a body that is not a JSON object or a
-     *                          count for a model with a {@code /} (its endpoint takes one path segment)
+     * @throws GatewayException {@code NOT_FOUND} for a path without a served action or a tuned model's id with a
+     *                          {@code /}, {@code INVALID_REQUEST} for a missing model, a stream without {@code alt=sse},
+     *                          a body that is not a JSON object or a count for a model with a {@code /} (its endpoint
+     *                          takes one path segment)
      */
     @Override
     public RequestPeek peek(String path, String query, byte[] body)
     {
-        String rest = path.startsWith(prefix) ? path.substring(prefix.length()) : path;
+        boolean tuned = isTuned(path);
+        String base = tuned ? tunedPrefix : prefix;
+        String rest = path.startsWith(base) ? path.substring(base.length()) : path;
         int colon = rest.lastIndexOf(':');
         if (colon < 0)
             throw new GatewayException(ErrorKind.NOT_FOUND, 404, "path: " + JsonInput.shortString(path)
-                + " names no action (expected: " + prefix + "{model}:" + GENERATE + " or :" + STREAM + ")", null, null,
+                + " names no action (expected: " + base + "{model}:" + GENERATE + " or :" + STREAM + ")", null, null,
                 null);
         String action = rest.substring(colon + 1);
         boolean stream;
@@ -86,7 +121,7 @@ final class GeminiServer extends DialectServer
         }
         else if (action.equals(STREAM))
         {
-            if (!"sse".equals(queryParameter(query, "alt")))
+            if (!"sse".equals(QueryParameters.first(query, "alt")))
                 throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "alt: " + STREAM + " requires alt=sse (the"
                     + " gateway streams server-sent events only)", "alt", null, null);
             stream = true;
@@ -106,14 +141,34 @@ final class GeminiServer extends DialectServer
         String model = percentDecode(rest.substring(0, colon));
         if (model.isBlank())
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model (expected: "
-                + prefix + "{model}:" + action + ")", "model", null, null);
+                + base + "{model}:" + action + ")", "model", null, null);
         GeminiCodec.INSTANCE.peek(body, limits());
-        return new RequestPeek(model, stream, -1, -1);
+        return new RequestPeek(tuned ? tunedModel(model) : model, stream, -1, -1);
+    }
+
+    /** @return whether {@code path} is below the tuned models' prefix */
+    private boolean isTuned(String path)
+    {
+        return tunedPrefix != null && path.startsWith(tunedPrefix);
+    }
+
+    /**
+     * @return the name of the tuned model whose id is {@code id}
+     * @throws GatewayException {@code NOT_FOUND} for an id with a {@code /}: a tuned model's name has two segments
+     */
+    private String tunedModel(String id)
+    {
+        String model = GeminiModelNames.TUNED + id;
+        if (id.indexOf('/') >= 0)
+            throw new GatewayException(ErrorKind.NOT_FOUND, 404, "model: " + JsonInput.shortString(model)
+                + " names no tuned model (expected: " + tunedPrefix + "{id}, an id without '/')", "model", null, null);
+        return model;
     }
 
     /**
      * A chat request's model and stream flag come from {@link #peek(String, String, byte[])}; another operation's
-     * model is the path's, percent-decoded, and never streams. A count request's body is checked to have a count's
+     * model is the path's, percent-decoded ({@code tunedModels/{id}} below the tuned models' prefix), and never
+     * streams. A count request's body is checked to have a count's
      * shape ({@link GeminiTokenCounts#counted}) and its {@code contents} counted against {@code max_messages}.
      */
     @Override
@@ -127,11 +182,14 @@ final class GeminiServer extends DialectServer
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 405, "method GET is not allowed on "
                 + (path.length() > 200 ? path.substring(0, 200) + "..." : path), null, null, null);
         String model = percentDecode(matched);
-        if (model.startsWith("models/"))
-            model = model.substring("models/".length());
+        boolean tuned = endpoint.model() == ModelIn.PATH && isTuned(path);
+        if (!tuned && model.startsWith(GeminiModelNames.MODELS))
+            model = model.substring(GeminiModelNames.MODELS.length());
         if (endpoint.model() == ModelIn.PATH && model.isBlank())
             throw new GatewayException(ErrorKind.INVALID_REQUEST, 400, "model: the path names no model", "model", null,
                 null);
+        if (tuned)
+            model = tunedModel(model);
         // A count may be forwarded as it is: its shape is checked here, so a bad one never reaches the provider.
         if (endpoint.operation() == Operation.COUNT_TOKENS)
         {
@@ -160,38 +218,8 @@ final class GeminiServer extends DialectServer
         String header = headers.get("x-goog-api-key");
         if (header != null && !header.isBlank())
             return header.strip();
-        String key = queryParameter(query, "key");
+        String key = QueryParameters.first(query, "key");
         return key == null || key.isBlank() ? null : key;
-    }
-
-    /** @return the first value of query parameter {@code name}, decoded, or {@code null} */
-    static String queryParameter(String query, String name)
-    {
-        if (query == null || query.isEmpty())
-            return null;
-        int start = 0;
-        while (start <= query.length())
-        {
-            int end = query.indexOf('&', start);
-            if (end < 0)
-                end = query.length();
-            int eq = query.indexOf('=', start);
-            String key = eq < 0 || eq > end ? query.substring(start, end) : query.substring(start, eq);
-            if (key.equals(name))
-            {
-                String value = eq < 0 || eq > end ? "" : query.substring(eq + 1, end);
-                try
-                {
-                    return URLDecoder.decode(value, StandardCharsets.UTF_8);
-                }
-                catch (IllegalArgumentException e)
-                {
-                    return null;
-                }
-            }
-            start = end + 1;
-        }
-        return null;
     }
 
     /** Decodes {@code %XX} escapes of a path segment as UTF-8 ({@code +} stays {@code +} in a path). */

@@ -121,7 +121,7 @@ final class GeminiTokenCounts implements DialectCodec.TokenCountCodec
         }
         if (body.size() == 1 && body.has(CONTENTS))
             return JsonOutput.write(g -> g.writeTree(body));
-        String name = request.model().startsWith("models/") ? request.model() : "models/" + request.model();
+        String name = GeminiModelNames.resourceName(request.model());
         return JsonOutput.write(g ->
         {
             g.writeStartObject();

@@ -204,9 +204,10 @@ class GeminiClientTest
     {
         assertThat(GeminiClient.path("gemini-2.5-flash", false)).isEqualTo("/models/gemini-2.5-flash:generateContent");
         assertThat(GeminiClient.path("tunedModels/x y", true))
-            .isEqualTo("/models/tunedModels%2Fx%20y:streamGenerateContent?alt=sse");
-        assertThat(GeminiClient.encodeSegment("café:1@2?")).isEqualTo("caf%C3%A9%3A1%402%3F");
-        assertThat(GeminiClient.encodeSegment("a-b.c_d~e")).isEqualTo("a-b.c_d~e");
+            .isEqualTo("/tunedModels/x%20y:streamGenerateContent?alt=sse");
+        assertThat(GeminiClient.path("models/a/b", false)).isEqualTo("/models/a%2Fb:generateContent");
+        assertThat(GeminiModelNames.encodeSegment("café:1@2?")).isEqualTo("caf%C3%A9%3A1%402%3F");
+        assertThat(GeminiModelNames.encodeSegment("a-b.c_d~e")).isEqualTo("a-b.c_d~e");
     }
 
     @Test

@@ -3,9 +3,12 @@ package dev.sluice.plugin.gemini;
 import dev.sluice.api.ErrorKind;
 import dev.sluice.api.GatewayException;
 import dev.sluice.api.binding.BodyLimits;
+import dev.sluice.api.binding.ServerBinding.Endpoint;
+import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.exchange.Headers;
 import dev.sluice.api.testing.TestExchange;
+import dev.sluice.support.dialect.QueryParameters;
 import dev.sluice.support.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -49,6 +52,27 @@ class GeminiServerTest
         assertThat(server.peek("/v1beta/models/caf%C3%A9%3Abeta:generateContent", null, BODY).model())
             .isEqualTo("café:beta");
         assertThat(server.peek("/v1beta/models/a+b@001:generateContent", null, BODY).model()).isEqualTo("a+b@001");
+    }
+
+    @Test
+    void servesTunedModelsBesideAModelsPrefixAndNamesThemTunedModelsId()
+    {
+        assertThat(server.peek("/v1beta/tunedModels/my-model:streamGenerateContent", "alt=sse", BODY))
+            .isEqualTo(new RequestPeek("tunedModels/my-model", true, -1, -1));
+        Endpoint count = server.endpoints().stream()
+            .filter(e -> e.matches("POST", "/v1beta/tunedModels/my-model:countTokens")).findFirst().orElseThrow();
+        assertThat(count.operation()).isEqualTo(Operation.COUNT_TOKENS);
+        Endpoint get = server.endpoints().stream()
+            .filter(e -> e.matches("GET", "/v1beta/tunedModels/my%20model")).findFirst().orElseThrow();
+        assertThat(server.peek(get, "/v1beta/tunedModels/my%20model", null, new byte[0]).model())
+            .isEqualTo("tunedModels/my model");
+        assertThat(server.endpoints()).noneMatch(e -> e.matches("GET", "/v1beta/tunedModels"));
+
+        // A prefix that is not Gemini's models collection has no tuned sibling.
+        GeminiServer custom = new GeminiServer("/gemini/", BodyLimits.NONE);
+        assertThat(custom.endpoints()).noneMatch(e -> e.path().contains("tunedModels"));
+        assertThat(new GeminiServer("/proxy/v1beta/models/", BodyLimits.NONE).endpoints())
+            .anyMatch(e -> e.matches("POST", "/proxy/v1beta/tunedModels/x:generateContent"));
     }
 
     @Test
@@ -163,10 +187,10 @@ class GeminiServerTest
     @Test
     void findsQueryParametersExactly()
     {
-        assertThat(GeminiServer.queryParameter("alt=sse", "alt")).isEqualTo("sse");
-        assertThat(GeminiServer.queryParameter("salt=sse&alt=json", "alt")).isEqualTo("json");
-        assertThat(GeminiServer.queryParameter("alt", "alt")).isEmpty();
-        assertThat(GeminiServer.queryParameter("a=1&&b=2", "b")).isEqualTo("2");
-        assertThat(GeminiServer.queryParameter("x=%zz&key=k", "x")).isNull();
+        assertThat(QueryParameters.first("alt=sse", "alt")).isEqualTo("sse");
+        assertThat(QueryParameters.first("salt=sse&alt=json", "alt")).isEqualTo("json");
+        assertThat(QueryParameters.first("alt", "alt")).isEmpty();
+        assertThat(QueryParameters.first("a=1&&b=2", "b")).isEqualTo("2");
+        assertThat(QueryParameters.first("x=%zz&key=k", "x")).isNull();
     }
 }

@@ -189,8 +189,10 @@ final class RouterBinding implements ProxyBinding
     }
 
     /**
-     * Answers a model listing in the client's dialect: the advertised models the caller's key may use, or one model a
-     * route serves and the key may use. Answered here, where the routes are known; nothing goes upstream.
+     * Answers a model listing in the client's dialect: the advertised models the caller's key may use, in route order,
+     * paged by the request's query as the dialect pages ({@link DialectCodec.ModelListCodec#encodePage}: the key's
+     * filter applies first, so a page and its cursors hold only models the key may use), or one model a route serves
+     * and the key may use. Answered here, where the routes are known; nothing goes upstream.
      */
     private CompletionStage<Reply> listing(Exchange exchange, Operation operation)
     {
@@ -204,7 +206,16 @@ final class RouterBinding implements ProxyBinding
         {
             List<String> shown = allowed.isEmpty() ? advertisedModels
                 : advertisedModels.stream().filter(m -> allows(allowed, m)).toList();
-            return CompletableFuture.completedFuture(new Reply.Bytes(200, JSON, lists.encodeList(shown), null));
+            byte[] page;
+            try
+            {
+                page = lists.encodePage(shown, exchange.query());
+            }
+            catch (GatewayException e)
+            {
+                return CompletableFuture.failedFuture(e);
+            }
+            return CompletableFuture.completedFuture(new Reply.Bytes(200, JSON, page, null));
         }
         String model = exchange.model();
         if (!allows(allowed, model) || !routes(model))
