@@ -18,14 +18,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
-import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import static dev.sluice.runtime.EmbeddingVectors.floats;
+import static dev.sluice.runtime.EmbeddingVectors.fromBase64;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -278,21 +276,21 @@ class GuardEmbeddingsTest
     @Test
     void reportModeCountsAFlaggedInputAndForwardsItUnchanged() throws Exception
     {
-        Map<String, Long> before = hits("guard_report");
+        Map<String, Long> before = GuardPluginTest.hits(gateway, "guard_report");
         String raw = "{\"model\":\"report-emb\",\"input\":[\"a cat\",\"mail " + EMAIL + " or pay " + CARD + "\"]}";
 
         HttpResponse<String> reply = post("/v1/embeddings", raw);
 
         assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
         assertThat(mock.lastRequest().bodyAsString()).isEqualTo(raw);
-        Map<String, Long> after = hits("guard_report");
+        Map<String, Long> after = GuardPluginTest.hits(gateway, "guard_report");
         assertThat(after.get("request/email/redact") - before.get("request/email/redact")).isEqualTo(1);
         assertThat(after.get("request/card/block") - before.get("request/card/block")).isEqualTo(1);
 
         // Enforced, the same hits are counted on the enforcing binding.
-        Map<String, Long> enforcedBefore = hits("guard_openai");
+        Map<String, Long> enforcedBefore = GuardPluginTest.hits(gateway, "guard_openai");
         post("/v1/embeddings", "{\"model\":\"oa-emb\",\"input\":[\"mail " + EMAIL + "\",\"a@b.io\"]}");
-        Map<String, Long> enforcedAfter = hits("guard_openai");
+        Map<String, Long> enforcedAfter = GuardPluginTest.hits(gateway, "guard_openai");
         assertThat(enforcedAfter.get("request/email/redact") - enforcedBefore.get("request/email/redact")).isEqualTo(2);
     }
 
@@ -327,48 +325,10 @@ class GuardEmbeddingsTest
         return RAW.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
-    /** @return {@code direction/rule/action} → hits of one binding, from the admin endpoint */
-    private static Map<String, Long> hits(String binding) throws Exception
-    {
-        var response = gateway.http.GET(gateway.adminUrl("/guard/stats?binding=" + binding));
-        assertThat(response.getStatus()).isEqualTo(200);
-        Map<String, Long> hits = new HashMap<>();
-        for (JsonNode rule : json(response.getContentAsString()).path("bindings").path(0).path("rules"))
-        {
-            hits.put(rule.path("direction").asText() + "/" + rule.path("rule").asText() + "/" + rule.path("action").asText(),
-                rule.path("hits").asLong());
-        }
-        return hits;
-    }
-
     private static List<String> texts(JsonNode array)
     {
         return array.isTextual() ? List.of(array.asText())
             : java.util.stream.StreamSupport.stream(array.spliterator(), false).map(JsonNode::asText).toList();
-    }
-
-    private static float[] floats(List<Float> values)
-    {
-        float[] v = new float[values.size()];
-        for (int i = 0; i < v.length; i++)
-            v[i] = values.get(i);
-        return v;
-    }
-
-    private static float[] floats(JsonNode array)
-    {
-        float[] v = new float[array.size()];
-        for (int i = 0; i < v.length; i++)
-            v[i] = array.get(i).floatValue();
-        return v;
-    }
-
-    private static float[] fromBase64(String text)
-    {
-        byte[] bytes = Base64.getDecoder().decode(text);
-        float[] v = new float[bytes.length / 4];
-        ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(v);
-        return v;
     }
 
     private static JsonNode json(String body) throws Exception
