@@ -3,14 +3,11 @@ package dev.sluice.runtime;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +30,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import static dev.sluice.runtime.EmbeddingVectors.floats;
+import static dev.sluice.runtime.EmbeddingVectors.fromBase64;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -165,30 +164,6 @@ class EmbeddingsTest
                 throw new AssertionError("no request-log line for " + id + " in " + logFile());
             Thread.sleep(20);
         }
-    }
-
-    private static float[] floats(List<Float> values)
-    {
-        float[] v = new float[values.size()];
-        for (int i = 0; i < v.length; i++)
-            v[i] = values.get(i);
-        return v;
-    }
-
-    private static float[] floats(JsonNode array)
-    {
-        float[] v = new float[array.size()];
-        for (int i = 0; i < v.length; i++)
-            v[i] = array.get(i).floatValue();
-        return v;
-    }
-
-    private static float[] fromBase64(String text)
-    {
-        byte[] bytes = Base64.getDecoder().decode(text);
-        float[] v = new float[bytes.length / 4];
-        ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(v);
-        return v;
     }
 
     private static JsonNode json(String body) throws Exception

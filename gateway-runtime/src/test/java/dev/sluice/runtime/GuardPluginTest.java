@@ -545,6 +545,12 @@ class GuardPluginTest
     /** @return {@code direction/rule/action} → hits of one binding, from the admin endpoint */
     private static Map<String, Long> hits(String binding) throws Exception
     {
+        return hits(gateway, binding);
+    }
+
+    /** @return {@code direction/rule/action} → hits of guard binding {@code binding} of {@code gateway} */
+    static Map<String, Long> hits(GatewayHarness gateway, String binding) throws Exception
+    {
         var response = gateway.http.GET(gateway.adminUrl("/guard/stats?binding=" + binding));
         assertThat(response.getStatus()).isEqualTo(200);
         JsonNode bindings = json(response.getContentAsString()).path("bindings");

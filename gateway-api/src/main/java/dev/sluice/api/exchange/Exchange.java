@@ -28,6 +28,8 @@ import java.util.function.Consumer;
  *       to pass facts to later bindings and listeners, {@link #onComplete} to release what it took;</li>
  *   <li>an authentication binding: {@link #clientKey()} in, {@link #identity(Identity)} out;</li>
  *   <li>a router: {@link #targetModel(String)} for an alias, {@link #startAttempt} before each try;</li>
+ *   <li>a binding that rewrites requests (a guardrail): {@link #request(ChatRequest)} for chat turns and token
+ *       counts, {@link #embeddingRequest(dev.sluice.api.model.Embeddings.Request)} for embeddings;</li>
  *   <li>a binding that inspects answers: {@link #requireCanonicalReply()} on the way in;</li>
  *   <li>a client binding: {@link #body()}, {@link #peek()} and {@link #modified()} for the fast path,
  *       {@link #usage(Usage)} when it learns the usage, {@link #onAbort} to abort its upstream request.</li>
@@ -134,6 +136,26 @@ public interface Exchange
     }
 
     /**
+     * Replaces the canonical embeddings request of an {@code EMBEDDINGS} exchange (a guardrail's redaction of its
+     * inputs). Call it on the way in, before {@code next}. From then on {@link #embeddingRequest()} returns
+     * {@code request} and {@link #modified()} is true, so the client's raw body is no longer forwarded: every client
+     * binding encodes {@code request} for {@link #targetModel()} in its provider's dialect, the client's own dialect
+     * included (that pair loses its byte-for-byte pass-through and anything of the body the canonical request does not
+     * carry), and decodes the provider's answer to encode it for the client. The answer is encoded in the shape
+     * {@code request} asks for ({@link dev.sluice.api.model.Embeddings.Request#format()}) with one vector per input,
+     * so a replacement keeps the number and order of the inputs and changes their text only.
+     *
+     * @throws NullPointerException for {@code null}
+     * @throws GatewayException     {@code INVALID_REQUEST} if this is not an embeddings exchange
+     * @throws UnsupportedOperationException on an exchange that cannot replace it (a test double's default)
+     * @since 0.8.0
+     */
+    default void embeddingRequest(dev.sluice.api.model.Embeddings.Request request)
+    {
+        throw new UnsupportedOperationException("this exchange cannot replace its embeddings request");
+    }
+
+    /**
      * Decodes the body into the canonical request on first call, and returns the current request: the chat request
      * of a {@code CHAT} exchange, the request whose tokens are counted of a {@code COUNT_TOKENS} one.
      *
@@ -149,7 +171,11 @@ public interface Exchange
      */
     void request(ChatRequest request);
 
-    /** @return whether a binding replaced the request, which rules out forwarding the raw body */
+    /**
+     * @return whether a binding replaced the request ({@link #request(ChatRequest)}, or
+     *         {@link #embeddingRequest(dev.sluice.api.model.Embeddings.Request)} for embeddings), which rules out
+     *         forwarding the raw body
+     */
     boolean modified();
 
     /**

@@ -14,6 +14,16 @@ import java.util.Objects;
  */
 public final class Embeddings
 {
+    /**
+     * The {@link dev.sluice.api.GatewayException#code() code} of a codec's refusal to decode an embeddings request whose
+     * inputs are token ids (arrays of integers) rather than texts: a {@link Request} carries texts only. Such a request
+     * can still reach a provider of the client's dialect as the client's bytes; a binding that reads the inputs as
+     * text (a content guard) tells it by this code and passes it on unread.
+     *
+     * @since 0.8.0
+     */
+    public static final String TOKEN_IDS = "token_ids_unsupported";
+
     private Embeddings()
     {
     }

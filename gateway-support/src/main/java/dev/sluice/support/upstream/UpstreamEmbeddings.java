@@ -24,8 +24,10 @@ import java.util.function.Consumer;
  * turning of the provider's answer into a reply in the client's dialect.
  *
  * <p>A client of the provider's dialect has its bytes forwarded (the target model spliced in, as for a chat request)
- * and gets the provider's bytes back, scanned for usage ({@link EmbeddingCodec#scanUsage}). Any other client's request
- * is decoded ({@link Exchange#embeddingRequest()}: what the canonical request cannot carry, token-id inputs say, is
+ * and gets the provider's bytes back, scanned for usage ({@link EmbeddingCodec#scanUsage}), unless a binding replaced
+ * the request ({@link Exchange#embeddingRequest(Embeddings.Request)}, a guard's redaction): that request is encoded
+ * and the answer decoded and encoded again, as across dialects. Any other client's request is decoded
+ * ({@link Exchange#embeddingRequest()}: what the canonical request cannot carry, token-id inputs say, is
  * refused there by name), encoded in the provider's dialect, and the answer decoded and encoded again with the
  * client's codec ({@link Exchange#codec()}), so the reply is always a {@link Reply.Bytes} in the client's dialect.
  *
@@ -89,21 +91,32 @@ public final class UpstreamEmbeddings
 
     /**
      * @param provider the client binding's codec
-     * @return the client's bytes (with the target model spliced in) when it speaks {@code provider}'s dialect, else
-     *         the canonical request for the target model encoded by {@code provider}
+     * @return the client's bytes (with the target model spliced in) when they go as they are ({@link #forwardsBytes}),
+     *         else the canonical request for the target model encoded by {@code provider}
      * @throws GatewayException {@code INVALID_REQUEST} or {@code UNSUPPORTED} for a request that does not translate;
      *                          {@code UNSUPPORTED} if {@code provider}'s dialect has no embeddings
      */
     public static Outgoing prepare(Exchange exchange, DialectCodec provider)
     {
-        if (provider.dialect().equals(exchange.dialect()))
+        if (forwardsBytes(exchange, provider))
             return new Outgoing(UpstreamReplies.sameDialectBody(exchange, provider), null);
         Embeddings.Request request = translated(exchange, provider);
         return new Outgoing(provider.embeddings().encodeRequest(request), request);
     }
 
     /**
-     * @return the client's request, decoded, for the target model; to be encoded in {@code provider}'s dialect
+     * @param provider the client binding's codec
+     * @return whether the client's own bytes go to {@code provider}: it speaks the client's dialect and no binding
+     *         replaced the request ({@link Exchange#modified()}); otherwise the request is encoded
+     */
+    public static boolean forwardsBytes(Exchange exchange, DialectCodec provider)
+    {
+        return provider.dialect().equals(exchange.dialect()) && !exchange.modified();
+    }
+
+    /**
+     * @return the client's request, decoded (or as a binding replaced it), for the target model; to be encoded in
+     *         {@code provider}'s dialect
      * @throws GatewayException as {@link #prepare} does
      */
     public static Embeddings.Request translated(Exchange exchange, DialectCodec provider)

@@ -131,6 +131,16 @@ public final class DefaultExchange implements Exchange
         return embeddingRequest;
     }
 
+    @Override
+    public void embeddingRequest(Embeddings.Request request)
+    {
+        java.util.Objects.requireNonNull(request, "request");
+        if (operation != Operation.EMBEDDINGS)
+            throw new GatewayException(ErrorKind.INVALID_REQUEST, "this request is not an embeddings request");
+        this.embeddingRequest = request;
+        this.modified = true;
+    }
+
     /** Marks this exchange as the gateway's own warm-up ({@link Exchange#warmup()}); call before the chain sees it. */
     public void markWarmup()
     {

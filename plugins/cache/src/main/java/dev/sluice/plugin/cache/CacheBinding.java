@@ -32,7 +32,8 @@ import dev.sluice.support.config.ModelGlob;
  * The {@code cache} binding: answers an exact repeat of a request from memory (docs/plugins/cache.md).
  *
  * <p>Per exchange: the key is computed from the decoded request of a chat turn, from the bytes of an embeddings request
- * ({@link CacheKeys}); other operations pass through. A stored answer is a hit, replayed
+ * (those of the request a binding replaced, if one did: {@link #sentBody}) ({@link CacheKeys}); other operations pass
+ * through. A stored answer is a hit, replayed
  * as a body or a stream ({@link ReplayStream}) in the client's dialect, whichever dialect and form filled it (the
  * provider's bytes as they are to a client of their dialect); otherwise the exchange is a miss: it relays the answer
  * and stores it when it completed normally — a body as the bytes the client got, a stream (asked for in canonical form,
@@ -109,6 +110,15 @@ final class CacheBinding implements ProxyBinding
         this.maxChars = Math.max(1024, options.maxBytes() / 8);
     }
 
+    /**
+     * @return the bytes an embeddings request is keyed by: the client's, or, when a binding before this one replaced
+     *         the request (a guard's redaction), that request encoded in the client's dialect, which is what goes on
+     */
+    private static byte[] sentBody(Exchange exchange)
+    {
+        return exchange.modified() ? exchange.codec().embeddings().encodeRequest(exchange.embeddingRequest()) : exchange.body();
+    }
+
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
@@ -134,7 +144,7 @@ final class CacheBinding implements ProxyBinding
             return next.handle(exchange).thenApply(reply -> tagged(reply, BYPASS));
         }
         CacheKeys.Key key = operation == Operation.EMBEDDINGS
-            ? keys.embeddings(tenant(exchange), exchange.targetModel(), exchange.dialect(), exchange.path(), exchange.body())
+            ? keys.embeddings(tenant(exchange), exchange.targetModel(), exchange.dialect(), exchange.path(), sentBody(exchange))
             : keys.key(tenant(exchange), exchange.targetModel(), exchange.request());
         if (noCache || !options.singleFlight())
         {

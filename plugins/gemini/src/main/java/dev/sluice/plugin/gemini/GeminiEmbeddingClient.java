@@ -23,7 +23,8 @@ import java.util.concurrent.CompletionStage;
  * ({@code :embedContent} or {@code :batchEmbedContents}) of the target model, as its bytes (with a route alias written
  * into the requests' own {@code model} fields, which Gemini checks against the path), and the answer is relayed; any
  * other client's request is translated into {@code POST <url>/models/{model}:batchEmbedContents} and the answer back
- * ({@link UpstreamEmbeddings}). Same credentials and key pool as the chat requests. Never blocks; thread-safe.
+ * ({@link UpstreamEmbeddings}), as is a Gemini client's request that a binding replaced (a guard's redaction). Same
+ * credentials and key pool as the chat requests. Never blocks; thread-safe.
  */
 final class GeminiEmbeddingClient
 {
@@ -43,7 +44,7 @@ final class GeminiEmbeddingClient
         String action;
         try
         {
-            if (GeminiCodec.DIALECT.equals(exchange.dialect()))
+            if (UpstreamEmbeddings.forwardsBytes(exchange, GeminiCodec.INSTANCE))
             {
                 action = exchange.path().endsWith(":" + GeminiServer.EMBED) ? GeminiServer.EMBED : GeminiServer.BATCH_EMBED;
                 byte[] body = target.equals(exchange.model()) ? exchange.body() : aliased(exchange.body(), target);

@@ -9,6 +9,7 @@ import dev.sluice.api.exchange.Next;
 import dev.sluice.api.exchange.Reply;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
+import dev.sluice.api.model.Embeddings;
 import dev.sluice.support.config.ModelGlob;
 
 import java.util.List;
@@ -34,9 +35,16 @@ import java.util.concurrent.CompletionStage;
  * <p><b>Token counts</b> ({@code COUNT_TOKENS}): the request rules apply (the prompt reaches the provider that
  * counts it, and a redaction changes what is counted); the response rules do not, since the answer is a count.
  *
+ * <p><b>Embeddings</b> ({@code EMBEDDINGS}): the request rules apply to every input
+ * ({@link Exchange#embeddingRequest()}, decoded once per exchange): a block refuses the request as for a chat turn, a
+ * redaction replaces it ({@link Exchange#embeddingRequest(Embeddings.Request)}, the inputs' number and order kept), so
+ * the provider embeds the redacted text: a same-dialect provider then gets the request encoded again, not the client's
+ * bytes; a clean request keeps them. Token-id inputs ({@link Embeddings#TOKEN_IDS}) are no text and go on unread. A
+ * request that does not decode to the canonical form (a dialect's own field, such as Gemini's {@code taskType}) is
+ * refused: what the canonical form lacks might hold text. The response rules do not apply: the answer is vectors.
+ *
  * <p><b>Scope.</b> With {@code models}, only exchanges whose target model matches a glob are checked; others go on
- * untouched, with no decode. Only chat turns and token counts are checked: embeddings and model listings go on
- * untouched (an embeddings answer is vectors, with no text a rule could read).
+ * untouched, with no decode. Model listings go on untouched.
  *
  * <p>Thread-safe: immutable apart from the rules' lock-free counters; never blocks.
  */
@@ -71,8 +79,13 @@ final class GuardBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
-        // Rules read chat messages (a count's too) and answers: embeddings and listings have neither, and pass.
+        // Rules read chat messages (a count's too), embeddings inputs and chat answers: listings have none, and pass.
         Operation operation = exchange.operation();
+        if (operation == Operation.EMBEDDINGS)
+        {
+            return requestRules == null || !applies(exchange.targetModel()) ? next.handle(exchange)
+                : checkEmbeddings(exchange, next);
+        }
         if (operation != Operation.CHAT && operation != Operation.COUNT_TOKENS || !applies(exchange.targetModel()))
             return next.handle(exchange);
         if (requestRules != null)
@@ -94,6 +107,44 @@ final class GuardBinding implements ProxyBinding
             return next.handle(exchange);
         exchange.requireCanonicalReply();
         return next.handle(exchange).thenApply(this::checkReply);
+    }
+
+    /** The request rules on every input of an embeddings request; its answer is vectors, which no rule reads. */
+    private CompletionStage<Reply> checkEmbeddings(Exchange exchange, Next next)
+    {
+        Embeddings.Request request;
+        try
+        {
+            request = exchange.embeddingRequest();
+        }
+        catch (GatewayException e)
+        {
+            // Token ids are no text a rule could read: they go on unread (as the client's bytes to its own dialect).
+            if (Embeddings.TOKEN_IDS.equals(e.code()))
+                return next.handle(exchange);
+            return CompletableFuture.failedFuture(e.kind() == ErrorKind.UNSUPPORTED ? unreadable(e) : e);
+        }
+        try
+        {
+            Embeddings.Request redacted = requestRules.apply(request);
+            if (redacted != null)
+                exchange.embeddingRequest(redacted);
+        }
+        catch (GatewayException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
+        return next.handle(exchange);
+    }
+
+    /**
+     * @return the refusal of a request the rules cannot read whole: what the canonical request does not carry (a
+     *         dialect's own field) could hold text, so it does not pass unchecked
+     */
+    private static GatewayException unreadable(GatewayException e)
+    {
+        return new GatewayException(e.kind(), e.status(), e.getMessage() + " (the guard on this route checks embeddings"
+            + " requests in their canonical form only)", e.param(), e.code(), null);
     }
 
     private Reply checkReply(Reply reply)

@@ -4,6 +4,7 @@ import dev.sluice.api.GatewayException;
 import dev.sluice.api.model.ChatRequest;
 import dev.sluice.api.model.ChatResponse;
 import dev.sluice.api.model.ContentPart;
+import dev.sluice.api.model.Embeddings;
 import dev.sluice.api.model.Message;
 
 import java.util.ArrayList;
@@ -16,8 +17,8 @@ import java.util.regex.Matcher;
  * count it, then block (the first blocking rule in config order wins), redact, or — in report mode — change nothing.
  *
  * <p>What is scanned: text parts, tool-call arguments and tool results (their text parts), in the system prompt and in
- * every message. Images and reasoning ({@link ContentPart.Thinking}, whose provider signature a change would break)
- * are not.
+ * every message; every input of an embeddings request. Images and reasoning ({@link ContentPart.Thinking}, whose
+ * provider signature a change would break) are not.
  *
  * <p>Cost of a miss: per text and rule, a pre-test that reads the text once without allocating (an e-mail needs an
  * {@code @}, numbers need a digit) and, when it passes, one {@link Matcher} and its scan. Nothing else is allocated:
@@ -219,6 +220,29 @@ final class RuleSet
             messages == null ? original : messages, request.tools(), request.toolChoice(), request.parallelToolCalls(),
             request.sampling(), request.responseFormat(), request.stream(), request.includeUsage(), request.user(),
             request.metadata(), request.extensions());
+    }
+
+    /**
+     * Applies the rules to every input of an embeddings request, each a whole text.
+     *
+     * @return the request with its inputs redacted (their number and order kept), or {@code null} if it stays as it is
+     * @throws GatewayException the refusal of a blocking rule that matched
+     */
+    Embeddings.Request apply(Embeddings.Request request)
+    {
+        List<String> original = request.inputs();
+        List<String> inputs = null;
+        for (int i = 0; i < original.size(); i++)
+        {
+            String redacted = apply(original.get(i));
+            if (redacted == null)
+                continue;
+            if (inputs == null)
+                inputs = new ArrayList<>(original);
+            inputs.set(i, redacted);
+        }
+        return inputs == null ? null
+            : new Embeddings.Request(request.model(), inputs, request.dimensions(), request.format(), request.user());
     }
 
     /**

@@ -3,6 +3,8 @@ package dev.sluice.plugin.openai;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.api.ErrorKind;
+import dev.sluice.api.GatewayException;
 import dev.sluice.api.codec.DialectCodec.EmbeddingCodec;
 import dev.sluice.api.codec.RequestPeek;
 import dev.sluice.api.model.Embeddings;
@@ -21,8 +23,9 @@ import java.util.Set;
  * <p>Request: {@code model}, {@code input} (a string, or an array of 1 to {@value #MAX_INPUTS} strings, none empty),
  * {@code dimensions} (positive), {@code encoding_format} ({@code "float"}, the default, or {@code "base64"}) and
  * {@code user}. Token-id inputs (an array of integers, or of such arrays) cannot be carried by the canonical request:
- * they reach an OpenAI provider as the client's bytes, and are refused by name ({@code UNSUPPORTED}) when the request
- * must be translated. Any other field is refused by name too. An encoded request asks for floats: the gateway reads
+ * they reach an OpenAI provider as the client's bytes, and are refused by name ({@code UNSUPPORTED}, with the code
+ * {@link Embeddings#TOKEN_IDS}) when the request must be decoded; an array that mixes token ids and texts is refused as
+ * a wrong type. Any other field is refused by name too. An encoded request asks for floats: the gateway reads
  * the answer and writes it in the client's format.
  *
  * <p>Answer: {@code {"object":"list","data":[{"object":"embedding","index":0,"embedding":[…]}],"model":…,
@@ -83,21 +86,34 @@ final class OpenAiEmbeddings implements EmbeddingCodec
             throw IN.fail("input", "must not be empty (expected: 1 to " + MAX_INPUTS + " strings)");
         if (array.size() > MAX_INPUTS)
             throw IN.fail("input", "has " + array.size() + " items (expected: at most " + MAX_INPUTS + ")");
+        if (tokenIds(array.get(0)))
+        {
+            // Token ids only, or the refusal names the first item that is not: a text among them is read as text.
+            for (int i = 1; i < array.size(); i++)
+            {
+                if (!tokenIds(array.get(i)))
+                    throw IN.wrongType("input[" + i + "]", array.get(i), "token ids like input[0]");
+            }
+            throw new GatewayException(ErrorKind.UNSUPPORTED, ErrorKind.UNSUPPORTED.defaultStatus(), "input: token-id"
+                + " arrays can only be sent to an OpenAI provider as they are; send the text to embed instead", "input",
+                Embeddings.TOKEN_IDS, null);
+        }
         List<String> inputs = new ArrayList<>(array.size());
         for (int i = 0; i < array.size(); i++)
         {
             JsonNode item = array.get(i);
             String path = "input[" + i + "]";
-            if (item.isIntegralNumber() || item.isArray() && !item.isEmpty() && item.get(0).isIntegralNumber())
-            {
-                throw JsonInput.unsupported("input", "token-id arrays can only be sent to an OpenAI provider as they"
-                    + " are; send the text to embed instead");
-            }
             if (!item.isTextual())
                 throw IN.wrongType(path, item, "a string");
             inputs.add(text(item, path));
         }
         return inputs;
+    }
+
+    /** @return whether {@code item} of an {@code input} array is a token id or an array of them */
+    private static boolean tokenIds(JsonNode item)
+    {
+        return item.isIntegralNumber() || item.isArray() && !item.isEmpty() && item.get(0).isIntegralNumber();
     }
 
     private static String text(JsonNode value, String path)

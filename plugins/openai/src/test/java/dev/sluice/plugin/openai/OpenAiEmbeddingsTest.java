@@ -111,7 +111,12 @@ class OpenAiEmbeddingsTest
         assertThat(tokens.param()).isEqualTo("input");
         assertThat(tokens.getMessage()).isEqualTo("input: token-id arrays can only be sent to an OpenAI provider as they are;"
             + " send the text to embed instead");
+        assertThat(tokens.code()).isEqualTo(Embeddings.TOKEN_IDS);
         assertThat(tokenArrays.getMessage()).isEqualTo(tokens.getMessage());
+        assertThat(tokenArrays.code()).isEqualTo(Embeddings.TOKEN_IDS);
+        GatewayException mixed = refusal("{\"model\":\"m\",\"input\":[[1,2],\"a text\"]}");
+        assertThat(mixed.kind()).isEqualTo(ErrorKind.INVALID_REQUEST);
+        assertThat(mixed.getMessage()).isEqualTo("input[1]: value: \"a text\" (expected: token ids like input[0])");
         assertThat(unknown.kind()).isEqualTo(ErrorKind.UNSUPPORTED);
         assertThat(unknown.getMessage()).isEqualTo("truncate: is not supported in an embeddings request that is translated");
     }
