@@ -401,6 +401,7 @@ public interface DialectCodec
          * @throws GatewayException {@code INVALID_REQUEST} (400) for a paging parameter that is not acceptable (a page
          *                          size out of range or not a number, a cursor that names no place in {@code models}),
          *                          with a message naming the parameter
+         * @since 0.9.0
          */
         default byte[] encodePage(java.util.List<String> models, String query)
         {

@@ -148,7 +148,7 @@ public interface Exchange
      * @throws NullPointerException for {@code null}
      * @throws GatewayException     {@code INVALID_REQUEST} if this is not an embeddings exchange
      * @throws UnsupportedOperationException on an exchange that cannot replace it (a test double's default)
-     * @since 0.8.0
+     * @since 0.9.0
      */
     default void embeddingRequest(dev.sluice.api.model.Embeddings.Request request)
     {
