@@ -87,7 +87,7 @@ final class AnthropicTemplates extends DialectTemplates
         shape(Answer.TEXT, textShape);
         // The cached tokens are a slot of every usage: the same templates report them when the values have them.
         shape(Answer.CACHED, textShape);
-        String[] refusal = Template.split(MockModels.REFUSAL_TEXT, events);
+        String[] refusal = Template.splitAtMost(MockModels.REFUSAL_TEXT, events);
         StreamScript refusalStream = stream(null, refusal, "refusal");
         shape(Answer.REFUSAL, new Shape(message("[{\"type\":\"text\",\"text\":\"" + quote(MockModels.REFUSAL_TEXT) +
             "\"}]", "refusal"), refusalStream, refusalStream, events, 0));

@@ -83,7 +83,7 @@ final class GeminiTemplates extends DialectTemplates
         shape(Answer.TEXT, shape(new String[]{textPart}, textChunks(pieces), USAGE, events, 0));
         shape(Answer.CACHED, shape(new String[]{textPart}, textChunks(pieces), USAGE_CACHED, events, 0));
         shape(Answer.REFUSAL, shape(new String[]{textPart(MockModels.REFUSAL_TEXT)},
-            textChunks(Template.split(MockModels.REFUSAL_TEXT, events)), USAGE, events, 0, "SAFETY"));
+            textChunks(Template.splitAtMost(MockModels.REFUSAL_TEXT, events)), USAGE, events, 0, "SAFETY"));
         shape(Answer.MAX_TOKENS, shape(new String[]{textPart}, textChunks(pieces), USAGE, events, 0, "MAX_TOKENS"));
 
         String thought = "{\"text\":\"" + quote(THINKING_TEXT) + "\",\"thought\":true,\"thoughtSignature\":\"" +

@@ -98,7 +98,7 @@ class OpenAiTemplates extends DialectTemplates
         String refusalChoices = "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null," +
             "\"refusal\":\"" + quote(MockModels.REFUSAL_TEXT) + "\",\"annotations\":[]},\"logprobs\":null," +
             "\"finish_reason\":\"stop\"}],";
-        String[] refusal = Template.split(MockModels.REFUSAL_TEXT, events);
+        String[] refusal = Template.splitAtMost(MockModels.REFUSAL_TEXT, events);
         shape(Answer.REFUSAL, new Shape(Template.of(COMPLETION_HEAD + refusalChoices + USAGE + COMPLETION_TAIL),
             textStream(refusal, false, USAGE, "stop", "refusal"), textStream(refusal, true, USAGE, "stop", "refusal"),
             events, 0));

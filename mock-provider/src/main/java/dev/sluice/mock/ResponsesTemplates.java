@@ -60,7 +60,7 @@ final class ResponsesTemplates extends OpenAiTemplates
 
         String refusal = refusalMessage(MockModels.REFUSAL_TEXT);
         StreamScript refusalStream = new Events().start()
-            .refusal(Template.split(MockModels.REFUSAL_TEXT, events), MockModels.REFUSAL_TEXT)
+            .refusal(Template.splitAtMost(MockModels.REFUSAL_TEXT, events), MockModels.REFUSAL_TEXT)
             .completed(List.of(refusal));
         shape(Answer.REFUSAL, new Shape(response("completed", "[" + refusal + "]"), refusalStream, refusalStream,
             events, 0));

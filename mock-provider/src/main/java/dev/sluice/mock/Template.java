@@ -183,6 +183,15 @@ final class Template
         return s.isEmpty() ? EMPTY : s.getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * Splits a fixed text (the refusal) into {@code n} pieces as {@link #split}, or into one piece per character when
+     * it has fewer than {@code n}: a provider configured for many events streams a short fixed text as it can.
+     */
+    static String[] splitAtMost(String text, int n)
+    {
+        return split(text, Math.min(n, text.codePointCount(0, text.length())));
+    }
+
     /** Splits {@code text} into {@code n} non-empty pieces of nearly equal length, never inside a code point. */
     static String[] split(String text, int n)
     {

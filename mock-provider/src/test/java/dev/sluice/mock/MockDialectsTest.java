@@ -186,6 +186,16 @@ class MockDialectsTest
 
     @ParameterizedTest
     @EnumSource(MockDialect.class)
+    void aProviderOfMoreEventsThanTheRefusalHasCharactersStillStartsAndRefuses(MockDialect dialect) throws Exception
+    {
+        start(MockProvider.builder().text("tick ".repeat(200)).streamProfile(Duration.ZERO, Duration.ZERO, 200));
+        String body = http.send(streamed(dialect, Transport.HTTP_1_1, MockModels.REFUSAL)).ok().body();
+        assertThat(body).contains(MockModels.REFUSAL_TEXT.substring(MockModels.REFUSAL_TEXT.length() - 1));
+        assertThat(http.send(streamed(dialect, Transport.HTTP_1_1, "any-model")).ok().body()).contains("tick");
+    }
+
+    @ParameterizedTest
+    @EnumSource(MockDialect.class)
     void everyDialectStreamsWithTheSamePacing(MockDialect dialect) throws Exception
     {
         start(MockProvider.builder().streamProfile(Duration.ofMillis(100), Duration.ofMillis(20), 5));
