@@ -242,8 +242,9 @@ final class CellRunner implements AutoCloseable
 
     /**
      * Logs what Redis did during the repetition (warm-up and priming included), per request the gateway sent it. The
-     * requests are counted as half the scripts run ({@code cmdstat_evalsha}): one reserve and one settle each, which
-     * RedisLimitStoreTest checks.
+     * requests are counted as the scripts run ({@code cmdstat_evalsha}): under load each request's reserve carries the
+     * settles of those that finished before it, one script per request, which RedisLimitStoreTest checks (the few
+     * settles a lull flushes alone count as requests too, so the figures per request are a little low).
      */
     private void logRedis(Cell cell, int rep, BenchRedis.Sample before)
     {
@@ -255,7 +256,7 @@ final class CellRunner implements AutoCloseable
             long scripts = after.scripts() - before.scripts();
             log(cell, "rep " + rep + " redis: " + (after.commands() - before.commands() - 2) + " commands (" + scripts
                 + " EVALSHA), " + String.format(java.util.Locale.ROOT, "%.1f", (after.cpuNanos() - before.cpuNanos()) / 1e6)
-                + " ms CPU (commands counted inside scripts too); " + after.perRequest(before, scripts / 2));
+                + " ms CPU (commands counted inside scripts too); " + after.perRequest(before, scripts));
         }
         catch (IOException x)
         {

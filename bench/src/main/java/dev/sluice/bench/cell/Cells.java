@@ -40,6 +40,10 @@ final class Cells
             false, 256, 0, 512, true, null));
         add(new Cell("S1-5k", Cell.Kind.OPEN, "OpenAI chat, 5,000 req/s, L0, HTTP/1.1", 5000, l0, SMALL_BODY, false,
             false, 512, 0, 512, true, null));
+        // The paired method's control: S1-5k paired with S1-5k. Its paired cost is what the method reads when there is
+        // nothing to measure (the order of the two schedules, the two processes' placement), to set a cell's against.
+        add(new Cell("S1-5k-aa", Cell.Kind.OPEN, "S1-5k paired with itself (--pair): the paired method's control, whose "
+            + "cost should read 0", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
         // S1-5k through keys, limits and guard (target: overhead p50 at most 10 µs above S1-5k in the same run).
         add(new Cell("S1-5k-guard", Cell.Kind.OPEN, "S1-5k with one key checked, a per-key limit and a guard rule on "
             + "every request", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, true, null));
@@ -48,7 +52,7 @@ final class Cells
         add(new Cell("S1-5k-limits", Cell.Kind.OPEN, "S1-5k with one key checked and a per-key rate and concurrency "
             + "limit (in memory) on every request", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
         add(new Cell("S1-5k-limits-redis", Cell.Kind.OPEN, "S1-5k-limits with the counters in Redis (a local "
-            + "redis-server): a reserve and a settle script per request", 5000, l0, SMALL_BODY, false, false, 512, 0,
+            + "redis-server): one script per request, the reserve carrying the settles before it", 5000, l0, SMALL_BODY, false, false, 512, 0,
             512, false, null));
         // The same pair at a rate one core carries with room: the Redis store's latency apart from its CPU.
         add(new Cell("S1-1k-limits", Cell.Kind.OPEN, "S1-5k-limits at 1,000 req/s", 1000, l0, SMALL_BODY, false, false,
@@ -195,7 +199,8 @@ final class Cells
     {
         return switch (cell.name())
         {
-            case "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard", "S1-5k-targets", "S1-5k-ejected" ->
+            case "S1-5k-aa", "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard", "S1-5k-targets",
+                 "S1-5k-ejected" ->
                 ALL.get("S1-5k");
             case "S3-stream-targets" -> ALL.get("S3-stream");
             case "S1-5k-limits" -> ALL.get("S1-5k");

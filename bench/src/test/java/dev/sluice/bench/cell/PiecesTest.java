@@ -153,6 +153,10 @@ class PiecesTest
                 baseline.connections(), baseline.bodyBytes(), baseline.upstreamMaxConnections(), baseline.h2c(),
                 baseline.stream(), baseline.mock(), baseline.client(), baseline.provider()));
         }
+        // The control pairs S1-5k with itself: the two processes' configs are the same.
+        Cell control = Fixtures.cell("S1-5k-aa");
+        assertThat(Cells.baseline(control)).isEqualTo(s15k);
+        assertThat(GatewayConfigs.yaml(control, 8081, 9001, true, -1, "/tmp/requests.jsonl")).isEqualTo(s15kYaml);
         // The cell-to-config mapping is the one the runner used before: S1-5k-obs logs to the file it is given.
         assertThat(GatewayConfigs.yaml(Fixtures.cell("S1-5k-obs"), 8081, 9001, true, -1, "/tmp/requests.jsonl"))
             .isEqualTo(GatewayConfigs.yaml(8081, 9001, false, 512, true, -1, Dialects.OPENAI, Dialects.OPENAI, null, false,
