@@ -66,7 +66,7 @@ class NginxMockTest
             .filter(c -> MockProcess.usesNginx(c, MockProcess.AUTO, true))
             .map(Cell::name)
             .toList();
-        assertThat(nginxCells).containsExactly("S1-1k", "S1-5k", "S1-5k-guard", "S1-5k-limits",
+        assertThat(nginxCells).containsExactly("S1-1k", "S1-5k", "S1-5k-aa", "S1-5k-guard", "S1-5k-limits",
             "S1-5k-limits-redis", "S1-1k-limits", "S1-1k-limits-redis", "S1-5k-obs", "S1-5k-cache-miss",
             "S1-5k-cache-hit", "S1-5k-targets", "S1-5k-ejected", "S1-5k-responses", "S1-h2c", "X1-cross", "X1-cross-rev", "R404", "R401", "C64",
             "SAT", "STEP", "HICCUP", "COLD-1k", "COLD-3k", "OVERLOAD");
