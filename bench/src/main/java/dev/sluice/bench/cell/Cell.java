@@ -109,6 +109,7 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
         {
             case "S1-5k-targets", "S3-stream-targets" -> Route.WEIGHTED_TARGETS;
             case "S1-5k-ejected" -> Route.EJECTED_PRIMARY;
+            case "S1-5k-targets-one" -> Route.WEIGHTED_ONE_CLIENT;
             default -> Route.EXIT;
         };
     }
@@ -129,6 +130,11 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
          * options, both to the mock; a stream is held until its first content (the default).
          */
         WEIGHTED_TARGETS,
+        /**
+         * {@code targets}: {@code south} twice (weights 3 and 1), one client binding and its one upstream pool: the
+         * route's pick and attempt bookkeeping without a second pool.
+         */
+        WEIGHTED_ONE_CLIENT,
         /**
          * {@code targets}: {@code south_down} at priority 0, a client binding to {@link Ports#refused()}, and
          * {@code south} at priority 1; {@code eject: { consecutive: 1, base: 5m, max: 5m }} and

@@ -87,6 +87,8 @@ final class CellNotes
                 "bindings with the same options to the mock, each with its own upstream pool of " +
                 cell.upstreamMaxConnections() + " connections" + (cell.stream() ? "; each stream held until its first " +
                 "content (`stream: { commit: first_content }`)" : ""));
+            case WEIGHTED_ONE_CLIENT -> notes.add("route: two targets on one client binding, `south` (weights 3 and 1), "
+                + "one upstream pool of " + cell.upstreamMaxConnections() + " connections");
             case EJECTED_PRIMARY -> notes.add("route: `south_down` (priority 0) to 127.0.0.1:" + Ports.refused() +
                 ", a port the bench holds bound and never listens on (every connection refused), and `south` " +
                 "(priority 1) to the mock; `eject: { consecutive: 1, base: 5m, max: 5m }`, `retry: { attempts: 2 }`: " +

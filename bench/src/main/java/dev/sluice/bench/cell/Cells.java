@@ -76,6 +76,9 @@ final class Cells
         // and a primary ejected for the whole run, skipped on every request for its priority-1 fallback.
         add(new Cell("S1-5k-targets", Cell.Kind.OPEN, "S1-5k through a route with two weighted targets (3:1), both to the "
             + "mock", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
+        // S1-5k-targets without its second pool: what the route's pick and bookkeeping cost apart from a second client.
+        add(new Cell("S1-5k-targets-one", Cell.Kind.OPEN, "S1-5k through a route with two weighted targets (3:1) on one "
+            + "client binding (one upstream pool)", 5000, l0, SMALL_BODY, false, false, 512, 0, 512, false, null));
         add(new Cell("S1-5k-ejected", Cell.Kind.OPEN, "S1-5k through a route whose primary (a refused port) is ejected "
             + "after the first request: every request skips it for the fallback, the mock", 5000, l0, SMALL_BODY, false,
             false, 512, 0, 512, false, null));
@@ -200,7 +203,7 @@ final class Cells
         return switch (cell.name())
         {
             case "S1-5k-aa", "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard", "S1-5k-targets",
-                 "S1-5k-ejected" ->
+                 "S1-5k-targets-one", "S1-5k-ejected" ->
                 ALL.get("S1-5k");
             case "S3-stream-targets" -> ALL.get("S3-stream");
             case "S1-5k-limits" -> ALL.get("S1-5k");

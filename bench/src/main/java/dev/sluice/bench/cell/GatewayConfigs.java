@@ -189,6 +189,10 @@ final class GatewayConfigs
                 "          - { exit: south, weight: 3 }\n" +
                 "          - { exit: south_b, weight: 1 }\n" +
                 hold;
+            case WEIGHTED_ONE_CLIENT -> "        targets:\n" +
+                "          - { exit: south, weight: 3 }\n" +
+                "          - { exit: south, weight: 1 }\n" +
+                hold;
             // One refused connection ejects the primary for 5 minutes, longer than a repetition's gateway lives with
             // the default --jvm-warmup; the second attempt carries that first request to the fallback.
             case EJECTED_PRIMARY -> "        targets:\n" +
@@ -210,7 +214,7 @@ final class GatewayConfigs
         String south = client("south", provider, mockPort, h2c, maxConnections);
         return switch (route)
         {
-            case EXIT -> south;
+            case EXIT, WEIGHTED_ONE_CLIENT -> south;
             case WEIGHTED_TARGETS -> south + client("south_b", provider, mockPort, h2c, maxConnections);
             case EJECTED_PRIMARY -> south + client("south_down", provider, Ports.refused(), h2c, maxConnections);
         };

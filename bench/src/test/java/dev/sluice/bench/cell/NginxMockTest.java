@@ -68,7 +68,7 @@ class NginxMockTest
             .toList();
         assertThat(nginxCells).containsExactly("S1-1k", "S1-5k", "S1-5k-aa", "S1-5k-guard", "S1-5k-limits",
             "S1-5k-limits-redis", "S1-1k-limits", "S1-1k-limits-redis", "S1-5k-obs", "S1-5k-cache-miss",
-            "S1-5k-cache-hit", "S1-5k-targets", "S1-5k-ejected", "S1-5k-responses", "S1-h2c", "X1-cross", "X1-cross-rev", "R404", "R401", "C64",
+            "S1-5k-cache-hit", "S1-5k-targets", "S1-5k-targets-one", "S1-5k-ejected", "S1-5k-responses", "S1-h2c", "X1-cross", "X1-cross-rev", "R404", "R401", "C64",
             "SAT", "STEP", "HICCUP", "COLD-1k", "COLD-3k", "OVERLOAD");
         assertThat(MockProcess.needsJava(Cells.select(List.of("S3-stream")).get(0))).isEqualTo("streamed answers");
         assertThat(MockProcess.needsJava(Cells.select(List.of("L1500-inflight")).get(0))).contains("L1500");
