@@ -258,8 +258,10 @@ class SharedLimitsTest
     {
         int port = freePort();
         Path config = dir.resolve("killed.yaml");
-        // The distribution as users run it: no test plugin, so no identity step.
-        Files.writeString(config, config(mock.port(), slowMock.port(), "fail_open")
+        // The distribution as users run it: no test plugin, so no identity step; a short warm-up (what this test
+        // needs is a replica that holds slots, not a warm one).
+        Files.writeString(config, "warmup: { requests: 100, max_time: 2s }\n"
+            + config(mock.port(), slowMock.port(), "fail_open")
             .replace("  identity: { type: test-identity, kind: proxy, exit: metrics }\n", "")
             .replace("exit: identity", "exit: metrics"));
         Path processLog = dir.resolve("killed.log");
