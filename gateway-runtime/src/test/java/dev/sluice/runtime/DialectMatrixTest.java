@@ -1521,7 +1521,7 @@ class DialectMatrixTest
 
             response.validate();
             assertThat(outputTypes(response)).containsExactly("message");
-            assertThat(text(response)).isEqualTo(TEXT);
+            assertThat(SdkClients.responseText(response)).isEqualTo(TEXT);
             assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
             assertThat(response.incompleteDetails()).isEmpty();
             assertThat(response.model().asString()).isEqualTo(model);
@@ -1546,7 +1546,7 @@ class DialectMatrixTest
             assertThat(String.join("", streamed.deltas("response.output_text.delta"))).isEqualTo(TEXT);
             assertThat(streamed.last("response.output_text.done").path("text").asText()).isEqualTo(TEXT);
             Response assembled = streamed.response();
-            assertThat(text(assembled)).isEqualTo(TEXT);
+            assertThat(SdkClients.responseText(assembled)).isEqualTo(TEXT);
             assertThat(assembled.status()).hasValue(ResponseStatus.COMPLETED);
             assertResponsesUsage(assembled.usage().orElseThrow(), expectedUsage(upstream(provider, true)));
         }
@@ -1618,7 +1618,7 @@ class DialectMatrixTest
 
             Response response = streamed ? stream(params).response() : openai.responses().create(params);
 
-            assertThat(text(response)).isEqualTo(TEXT);
+            assertThat(SdkClients.responseText(response)).isEqualTo(TEXT);
             JsonNode sent = json(upstream(provider, streamed));
             assertToolRoundTrip(provider, sent, "call_1");
             assertThat(toolNames(provider, sent)).containsExactly("get_weather", "get_time");
@@ -1631,7 +1631,7 @@ class DialectMatrixTest
             Response response = openai.responses().create(ask(model(provider, MockModels.THINKING)).build());
 
             response.validate();
-            assertThat(text(response)).isEqualTo(TEXT);
+            assertThat(SdkClients.responseText(response)).isEqualTo(TEXT);
             upstream(provider, false);
             if (provider.equals("openai"))
             {
@@ -1664,7 +1664,7 @@ class DialectMatrixTest
             assertThat(streamed.collapsedTypes()).containsExactlyElementsOf(expected);
             assertThat(String.join("", streamed.deltas("response.output_text.delta"))).isEqualTo(TEXT);
             Response assembled = streamed.response();
-            assertThat(text(assembled)).isEqualTo(TEXT);
+            assertThat(SdkClients.responseText(assembled)).isEqualTo(TEXT);
             if (provider.equals("openai"))
                 return;
             assertThat(String.join("", streamed.deltas("response.reasoning_summary_text.delta"))).isEqualTo(THINKING);
@@ -1690,7 +1690,7 @@ class DialectMatrixTest
             Response response = openai.responses().create(ask(model(provider, MockModels.MAX_TOKENS)).build());
 
             response.validate();
-            assertThat(text(response)).isEqualTo(TEXT);
+            assertThat(SdkClients.responseText(response)).isEqualTo(TEXT);
             assertThat(response.status()).hasValue(ResponseStatus.INCOMPLETE);
             assertThat(response.incompleteDetails().flatMap(Response.IncompleteDetails::reason))
                 .hasValue(Response.IncompleteDetails.Reason.MAX_OUTPUT_TOKENS);
@@ -1743,13 +1743,13 @@ class DialectMatrixTest
                 case "openai" ->
                 {
                     // A Chat Completions refusal is text in the canonical model: what the user is to read.
-                    assertThat(text(response)).isEqualTo(MockModels.REFUSAL_TEXT);
+                    assertThat(SdkClients.responseText(response)).isEqualTo(MockModels.REFUSAL_TEXT);
                     assertThat(response.status()).hasValue(ResponseStatus.COMPLETED);
                 }
                 default ->
                 {
                     // Anthropic's stop_reason refusal and Gemini's SAFETY: the answer was filtered.
-                    assertThat(text(response)).isEqualTo(MockModels.REFUSAL_TEXT);
+                    assertThat(SdkClients.responseText(response)).isEqualTo(MockModels.REFUSAL_TEXT);
                     assertThat(response.status()).hasValue(ResponseStatus.INCOMPLETE);
                     assertThat(response.incompleteDetails().flatMap(Response.IncompleteDetails::reason))
                         .hasValue(Response.IncompleteDetails.Reason.CONTENT_FILTER);
@@ -1858,17 +1858,6 @@ class DialectMatrixTest
         {
             return response.output().stream().map(item -> ObjectMappers.jsonMapper().valueToTree(item)
                 .path("type").asText()).toList();
-        }
-
-        private static String text(Response response)
-        {
-            StringBuilder text = new StringBuilder();
-            for (ResponseOutputItem item : response.output())
-            {
-                if (item.isMessage())
-                    item.asMessage().content().forEach(c -> c.outputText().ifPresent(t -> text.append(t.text())));
-            }
-            return text.toString();
         }
 
         private static void assertResponsesUsage(ResponseUsage usage, Usage expected)

@@ -101,17 +101,6 @@ class ResponsesApiTest
         return prefix.equals("anthropic") ? MockDialect.ANTHROPIC : MockDialect.OPENAI_RESPONSES;
     }
 
-    private static String text(Response response)
-    {
-        StringBuilder text = new StringBuilder();
-        for (ResponseOutputItem item : response.output())
-        {
-            if (item.isMessage())
-                item.asMessage().content().forEach(c -> c.outputText().ifPresent(t -> text.append(t.text())));
-        }
-        return text.toString();
-    }
-
     private static List<ResponseFunctionToolCall> calls(Response response)
     {
         return response.output().stream().filter(ResponseOutputItem::isFunctionCall).map(ResponseOutputItem::asFunctionCall)
@@ -157,7 +146,7 @@ class ResponsesApiTest
             .instructions("Be brief").input("Say hello").maxOutputTokens(200).build());
 
         response.validate();
-        assertThat(text(response)).isEqualTo(MockProvider.DEFAULT_TEXT);
+        assertThat(SdkClients.responseText(response)).isEqualTo(MockProvider.DEFAULT_TEXT);
         assertThat(response.model().asString()).isEqualTo(provider + "/gpt-4.1");
         assertThat(response.usage()).hasValueSatisfying(u -> assertThat(u.outputTokens()).isPositive());
         RecordedRequest sent = mock.lastRequest();
@@ -184,7 +173,7 @@ class ResponsesApiTest
             .build(), deltas);
 
         assertThat(deltas.toString()).isEqualTo(MockProvider.DEFAULT_TEXT);
-        assertThat(text(response)).isEqualTo(MockProvider.DEFAULT_TEXT);
+        assertThat(SdkClients.responseText(response)).isEqualTo(MockProvider.DEFAULT_TEXT);
         assertThat(response.status()).hasValueSatisfying(s -> assertThat(s.asString()).isEqualTo("completed"));
         assertThat(response.usage()).hasValueSatisfying(u -> assertThat(u.totalTokens()).isPositive());
         assertThat(mock.lastRequest().dialect()).isEqualTo(providerOf(provider));
@@ -224,7 +213,7 @@ class ResponsesApiTest
         Response answer = sdk.responses().create(ResponseCreateParams.builder().model(provider + "/gpt-4.1")
             .input(ResponseCreateParams.Input.ofResponse(input)).addTool(weatherTool()).build());
 
-        assertThat(text(answer)).isEqualTo(MockProvider.DEFAULT_TEXT);
+        assertThat(SdkClients.responseText(answer)).isEqualTo(MockProvider.DEFAULT_TEXT);
         String sent = mock.lastRequest().bodyAsString();
         if (provider.equals("anthropic"))
             assertThat(sent).contains("\"tool_result\"").contains("\"tool_use_id\":\"" + calls.get(0).callId() + "\"")
@@ -279,7 +268,7 @@ class ResponsesApiTest
         Response response = sdk.responses().create(ResponseCreateParams.builder().model("responses/gpt-4.1")
             .input("News today?").addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build())
             .previousResponseId("resp_123").build());
-        assertThat(text(response)).isEqualTo(MockProvider.DEFAULT_TEXT);
+        assertThat(SdkClients.responseText(response)).isEqualTo(MockProvider.DEFAULT_TEXT);
         assertThat(mock.requestCount()).isEqualTo(1);
         assertThat(mock.lastRequest().bodyAsString()).contains("\"web_search\"").contains("\"previous_response_id\"");
     }
@@ -296,7 +285,7 @@ class ResponsesApiTest
                 ResponseCreateParams params = ResponseCreateParams.builder().model("demo").input("Hi").build();
                 Response response = client.responses().create(params);
                 response.validate();
-                assertThat(text(response)).isEqualTo("Hello from Sluice's built-in mock provider.");
+                assertThat(SdkClients.responseText(response)).isEqualTo("Hello from Sluice's built-in mock provider.");
                 StringBuilder deltas = new StringBuilder();
                 try (StreamResponse<ResponseStreamEvent> stream = client.responses().createStreaming(params))
                 {

@@ -8,7 +8,6 @@ import com.openai.helpers.ResponseAccumulator;
 import com.openai.models.responses.Response;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.ResponseItem;
-import com.openai.models.responses.ResponseOutputItem;
 import com.openai.models.responses.ResponseStreamEvent;
 import com.openai.models.responses.inputitems.InputItemListPage;
 import dev.sluice.mock.MockProvider;
@@ -74,17 +73,6 @@ class ResponsesConversationTest
         SdkClients.stop(mock, sdk, other, gateway);
     }
 
-    private static String text(Response response)
-    {
-        StringBuilder text = new StringBuilder();
-        for (ResponseOutputItem item : response.output())
-        {
-            if (item.isMessage())
-                item.asMessage().content().forEach(c -> c.outputText().ifPresent(t -> text.append(t.text())));
-        }
-        return text.toString();
-    }
-
     /** @return the messages the provider was last sent, as (role, text) pairs */
     private List<String> sentMessages() throws Exception
     {
@@ -111,7 +99,7 @@ class ResponsesConversationTest
         Response second = sdk.responses().create(ResponseCreateParams.builder().model("anthropic/claude-sonnet-4-5")
             .previousResponseId(first.id()).input("What is my name?").build());
 
-        assertThat(text(second)).isEqualTo(MockProvider.DEFAULT_TEXT);
+        assertThat(SdkClients.responseText(second)).isEqualTo(MockProvider.DEFAULT_TEXT);
         assertThat(sentMessages()).containsExactly("user: My name is Ada.", "assistant: " + MockProvider.DEFAULT_TEXT,
             "user: What is my name?");
         // Instructions are not carried over from the previous turn, as OpenAI does.
@@ -150,7 +138,7 @@ class ResponsesConversationTest
 
         Response read = sdk.responses().retrieve(first.id());
         assertThat(read.id()).isEqualTo(first.id());
-        assertThat(text(read)).isEqualTo(MockProvider.DEFAULT_TEXT);
+        assertThat(SdkClients.responseText(read)).isEqualTo(MockProvider.DEFAULT_TEXT);
 
         InputItemListPage items = sdk.responses().inputItems().list(first.id());
         assertThat(items.data()).hasSize(1);

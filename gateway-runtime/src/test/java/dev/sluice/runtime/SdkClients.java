@@ -7,6 +7,8 @@ import com.google.genai.types.HttpOptions;
 import com.google.genai.types.HttpRetryOptions;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.models.responses.Response;
+import com.openai.models.responses.ResponseOutputItem;
 import dev.sluice.runtime.internal.http.OnceCallback;
 
 import java.time.Duration;
@@ -53,6 +55,18 @@ final class SdkClients
      * @param started SDK clients ({@link OpenAIClient}, {@link AnthropicClient}) and {@link AutoCloseable}s; nulls
      *                (never started) are skipped
      */
+    /** @return the output text of a Responses API answer: its messages' text parts, in order */
+    static String responseText(Response response)
+    {
+        StringBuilder text = new StringBuilder();
+        for (ResponseOutputItem item : response.output())
+        {
+            if (item.isMessage())
+                item.asMessage().content().forEach(c -> c.outputText().ifPresent(t -> text.append(t.text())));
+        }
+        return text.toString();
+    }
+
     static void stop(AutoCloseable mock, Object... started) throws Exception
     {
         try
