@@ -228,8 +228,10 @@ public final class Sluice implements AutoCloseable
         warmup = w;
         Thread thread = new Thread(() ->
         {
+            java.net.URI echo = Warmup.echo(config.host(), http.port());
             try
             {
+                upstreams.warmupsThrough(echo, w.token());
                 Warmup.Report report = w.run(config.host(), http.port());
                 warmupReport = report;
                 if (report.failed() > 0)
@@ -237,8 +239,9 @@ public final class Sluice implements AutoCloseable
                     LOG.warn("warm-up: {} of {} exchanges failed (first: {}); ready all the same", report.failed(),
                         report.sent(), report.firstFailure());
                 }
-                LOG.info("warm-up done in {} ms: {} exchanges through the gateway's own port, answered in the process{}",
-                    report.millis(), report.sent(), report.skippedEndpoints() > 0
+                LOG.info("warm-up done in {} ms: {} exchanges through the gateway's own port, answered without a provider"
+                        + " ({} of them round through the upstreams' HTTP clients){}",
+                    report.millis(), report.sent(), report.echoed(), report.skippedEndpoints() > 0
                         ? " (" + report.skippedEndpoints() + " endpoints with a path pattern not exercised)" : "");
             }
             catch (Throwable t)
@@ -247,6 +250,7 @@ public final class Sluice implements AutoCloseable
             }
             finally
             {
+                upstreams.warmedUp(echo);
                 warmup = null;
                 becomeReady();
             }

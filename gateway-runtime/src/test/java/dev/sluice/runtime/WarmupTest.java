@@ -176,6 +176,7 @@ class WarmupTest
         var report = gateway.warmupReport();
         assertThat(report.sent()).isGreaterThan(0);
         assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
+        assertThat(report.echoed()).isEqualTo(report.sent());
         assertThat(mock.requestCount()).isZero();
         assertThat(requestsCounted()).isZero();
 
@@ -191,6 +192,73 @@ class WarmupTest
         gateway.close();
         gateway = null;
         assertThat(Files.readAllLines(log)).hasSize(4);
+    }
+
+    @Test
+    void theUpstreamsAnswersGoRoundThroughTheirHttpClientsAndLeaveNoConnectionBehind() throws Exception
+    {
+        // An HTTP/1.1 and an h2c upstream: each answer goes through the upstream's own HTTP client to the gateway's
+        // echo and back, so that the client's code warms with the rest; nothing reaches the provider.
+        start("""
+            listen: { host: 127.0.0.1, port: 0 }
+            warmup: { requests: 200, max_time: 60s }
+            bindings:
+              north_openai: { type: openai, kind: server, exit: router }
+              north_anthropic: { type: anthropic, kind: server, exit: router }
+              router:
+                type: router
+                kind: proxy
+                routes:
+                  - when: [ { model: "claude-*" } ]
+                    exit: south_anthropic
+                  - when: [ { model: "*" } ]
+                    exit: south_openai
+              south_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+              south_anthropic:
+                type: anthropic
+                kind: client
+                options: { url: "http://127.0.0.1:%1$d/v1", http: { version: h2c } }
+            """.formatted(mock.port()));
+        assertThat(gateway.awaitReady(Duration.ofSeconds(90))).isTrue();
+        var report = gateway.warmupReport();
+        assertThat(report.sent()).isGreaterThan(0);
+        assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
+        // One upstream answer per exchange, each of them round through a client.
+        assertThat(report.echoed()).isEqualTo(report.sent());
+        assertThat(mock.requestCount()).isZero();
+        // The warm-up's own client and the upstreams' connections to the gateway's port are closed once it is ready.
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (!gateway.serverConnector().getConnectedEndPoints().isEmpty() && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        assertThat(gateway.serverConnector().getConnectedEndPoints()).isEmpty();
+
+        // Ready, the echo is gone: its path is no endpoint, whatever the request carries; and the provider is reached.
+        var echo = http.newRequest("http://127.0.0.1:" + gateway.port() + GatewayHandler.WARMUP_ECHO_PATH)
+            .method(HttpMethod.POST).headers(h -> h.put(GatewayHandler.WARMUP_HEADER, "guess"))
+            .body(new StringRequestContent("application/json", "{\"echo\":1}")).send();
+        assertThat(echo.getStatus()).isEqualTo(404);
+        assertThat(echo.getContentAsString()).doesNotContain("\"echo\":1");
+        assertThat(chat(null, null).getStatus()).isEqualTo(200);
+        assertThat(mock.requestCount()).isEqualTo(1);
+    }
+
+    @Test
+    void aClientCannotUseTheWarmupEchoWhileTheGatewayWarms() throws Exception
+    {
+        start(demoLike("warmup: { requests: 300, max_time: 60s }"));
+        assertThat(get("/readyz").getStatus()).isEqualTo(503);
+        // While the token is valid: a request without it, or with a guess, is no endpoint, and nothing is echoed.
+        for (String header : new String[] {null, "guess"})
+        {
+            var request = http.newRequest("http://127.0.0.1:" + gateway.port() + GatewayHandler.WARMUP_ECHO_PATH)
+                .method(HttpMethod.POST).body(new StringRequestContent("application/json", "{\"echo\":1}"));
+            if (header != null)
+                request.headers(h -> h.put(GatewayHandler.WARMUP_HEADER, header));
+            ContentResponse echo = request.send();
+            assertThat(echo.getStatus()).as(String.valueOf(header)).isEqualTo(404);
+            assertThat(echo.getContentAsString()).doesNotContain("\"echo\":1");
+        }
+        assertThat(gateway.awaitReady(Duration.ofSeconds(90))).isTrue();
     }
 
     @Test
@@ -226,6 +294,7 @@ class WarmupTest
         var report = gateway.warmupReport();
         assertThat(report.sent()).isGreaterThan(0);
         assertThat(report.failed()).isEqualTo(report.sent());
+        assertThat(report.echoed()).isZero();
         assertThat(report.firstFailure()).contains("503");
         assertThat(mock.requestCount()).isZero();
     }

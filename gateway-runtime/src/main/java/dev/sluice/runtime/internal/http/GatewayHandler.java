@@ -56,6 +56,10 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
      * sends it, with any value, is served as a client.
      */
     public static final String WARMUP_HEADER = "x-sluice-warmup";
+    /** The path the gateway echoes the upstreams' warm-up answers at, while it warms up ({@link #echoWarmup}). */
+    public static final String WARMUP_ECHO_PATH = "/_sluice/warmup/echo";
+    /** The media type an echoed warm-up answer is sent back with. */
+    public static final String WARMUP_TYPE_HEADER = "x-sluice-warmup-type";
     /**
      * The client's idle timeout never fails a chat request by itself. Jetty asks these listeners only when no read or
      * write of the request is pending, and a chat request then waits for the provider (its answer, or the next event
@@ -75,6 +79,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
     private ConnectionSweep clientSweep;
     // The warm-up's token while the gateway warms, null otherwise: a request carries it to be a warm-up exchange.
     private volatile byte[] warmupToken;
+    // The upstreams' warm-up answers echoed (echoWarmup).
+    private final java.util.concurrent.atomic.AtomicLong warmupsEchoed = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param stages whether to keep the per-stage breakdown and serve it at {@code GET /_sluice/stages}
@@ -168,6 +174,12 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
         warmupToken = token.getBytes(StandardCharsets.US_ASCII);
     }
 
+    /** @return how many upstream warm-up answers the gateway echoed ({@link #WARMUP_ECHO_PATH}) */
+    long warmupsEchoed()
+    {
+        return warmupsEchoed.get();
+    }
+
     /** Stops accepting warm-up requests: from now on the header marks nothing. */
     void warmed()
     {
@@ -177,6 +189,8 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
     @Override
     public boolean handle(Request request, Response response, Callback callback)
     {
+        if (warmupToken != null && echoWarmup(request, response, callback))
+            return true;
         if (builtIns.handle(request, response, callback))
             return true;
         String method = request.getMethod();
@@ -274,6 +288,33 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
             : CompletionRecord.unrouted(ledger, id, arrival, request, response, bound.route(), overloaded,
                 bound.overloaded().length, callback),
             503, bound.overloaded());
+    }
+
+    /**
+     * Answers an upstream's warm-up request sent round through its HTTP client: a request to {@link #WARMUP_ECHO_PATH}
+     * with the warm-up's token gets its own body back, as {@link #WARMUP_TYPE_HEADER} says, with a length for JSON and
+     * chunked for a stream, as providers answer. Any other request, or one without the token, is not for it.
+     *
+     * @return whether it answered
+     */
+    private boolean echoWarmup(Request request, Response response, Callback callback)
+    {
+        if (!WARMUP_ECHO_PATH.equals(request.getHttpURI().getPath())
+            || !isWarmup(request, request.getHeaders().get(WARMUP_HEADER)))
+            return false;
+        String type = request.getHeaders().get(WARMUP_TYPE_HEADER);
+        response.setStatus(200);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, type == null ? "application/json" : type);
+        long length = request.getLength();
+        if (length >= 0 && (type == null || !type.startsWith("text/event-stream")))
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, length);
+        // Every few on HTTP/1.1, the connection closes after it, as a provider's would: the upstream's client opens
+        // another, and its connection code warms too.
+        if (warmupsEchoed.incrementAndGet() % Warmup.RECONNECT_EVERY == 0
+            && request.getConnectionMetaData().getHttpVersion() == org.eclipse.jetty.http.HttpVersion.HTTP_1_1)
+            response.getHeaders().put(HttpHeader.CONNECTION, "close");
+        org.eclipse.jetty.io.Content.copy(request, response, callback);
+        return true;
     }
 
     /** Whether a request that carries the warm-up header is the gateway's own: the token, while warming, from this host. */

@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The gateway exercising itself before it reports ready: real HTTP/1.1 requests from an in-process Jetty client to the
  * gateway's own port over loopback, for every exact server endpoint and every model the routes name, plain and
  * streamed in turn, so that the JIT has compiled the parser, the chain, the codecs and the SSE paths before a load
- * balancer sends traffic.
+ * balancer sends traffic. The upstreams answer them without a provider, most of them round through their own HTTP
+ * client and the gateway's echo ({@link GatewayHandler#WARMUP_ECHO_PATH}), so that the client's code is compiled too.
  *
  * <p>Each request carries {@link GatewayHandler#WARMUP_HEADER} with a token drawn per process from
  * {@link SecureRandom}; the handler accepts it only while this warm-up runs, only over loopback, and then marks the
@@ -59,6 +60,11 @@ public final class Warmup
 {
     /** Exchanges in flight at once: enough to exercise the concurrent paths, little enough to leave the cores to JIT. */
     static final int CONCURRENCY = 8;
+    /**
+     * One warm-up exchange in this many closes its connection, from the warm-up's client to the gateway and from the
+     * gateway's echo to an upstream's client, so that opening, accepting and closing connections are exercised too.
+     */
+    static final int RECONNECT_EVERY = 4;
     /** The most models exercised: a config with many literal models warms the shared path on a sample of them. */
     static final int MAX_MODELS = 16;
 
@@ -76,8 +82,12 @@ public final class Warmup
     {
     }
 
-    /** What a warm-up did. */
-    public record Report(int sent, int failed, long millis, String firstFailure, int skippedEndpoints)
+    /**
+     * What a warm-up did.
+     *
+     * @param echoed the upstream answers that went round through an upstream's HTTP client and the gateway's echo
+     */
+    public record Report(int sent, int failed, long millis, String firstFailure, int skippedEndpoints, long echoed)
     {
     }
 
@@ -189,10 +199,9 @@ public final class Warmup
         if (shots.isEmpty())
         {
             handler.warmed();
-            return new Report(0, 0, 0, null, skippedEndpoints);
+            return new Report(0, 0, 0, null, skippedEndpoints, 0);
         }
-        String target = host == null || host.isEmpty() || "0.0.0.0".equals(host) || "::".equals(host) || "[::]".equals(host)
-            ? "127.0.0.1" : host;
+        String target = target(host);
         QueuedThreadPool threads = new QueuedThreadPool(4, 1);
         threads.setName("sluice-warmup");
         HttpClient http = new HttpClient();
@@ -203,7 +212,7 @@ public final class Warmup
         {
             http.start();
             if (stopped)
-                return new Report(0, 0, 0, null, skippedEndpoints);
+                return new Report(0, 0, 0, null, skippedEndpoints, 0);
             long deadline = start + limits.maxTime().toNanos();
             int total = (int)Math.min(Integer.MAX_VALUE, (long)limits.requests() * shots.size());
             Run run = new Run(http, target, port, total, deadline);
@@ -211,7 +220,7 @@ public final class Warmup
             // The exchanges are answered in the process: the time cap plus a margin bounds the wait for the last ones.
             run.done.get(limits.maxTime().toMillis() + 10_000, TimeUnit.MILLISECONDS);
             return new Report(run.sent.get(), run.failed.get(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
-                run.firstFailure, skippedEndpoints);
+                run.firstFailure, skippedEndpoints, handler.warmupsEchoed());
         }
         finally
         {
@@ -219,6 +228,31 @@ public final class Warmup
             http.stop();
             threads.stop();
         }
+    }
+
+    /** @return the address the gateway listening on {@code host} is reached at from the process: a wildcard is loopback */
+    public static String target(String host)
+    {
+        return host == null || host.isEmpty() || "0.0.0.0".equals(host) || "::".equals(host) || "[::]".equals(host)
+            ? "127.0.0.1" : host;
+    }
+
+    /**
+     * @return the gateway's echo of the upstreams' warm-up answers ({@link GatewayHandler#WARMUP_ECHO_PATH}) when it
+     *         listens on {@code host} and {@code port}
+     */
+    public static java.net.URI echo(String host, int port)
+    {
+        String target = target(host);
+        if (target.indexOf(':') >= 0 && !target.startsWith("["))
+            target = "[" + target + "]";
+        return java.net.URI.create("http://" + target + ":" + port + GatewayHandler.WARMUP_ECHO_PATH);
+    }
+
+    /** @return the token the warm-up's requests, and the upstreams' answers to them, carry */
+    public String token()
+    {
+        return token;
     }
 
     /** Ends a warm-up in progress (the gateway is closing): no further request is sent. */
@@ -270,10 +304,18 @@ public final class Warmup
             // Plain and streamed in turn, for each endpoint and model.
             boolean stream = (i / shots.size()) % 2 == 1;
             sent.incrementAndGet();
+            // Every few exchanges on a new connection: load from cold opens hundreds, and accepting one must be compiled
+            // code by then too.
+            boolean close = i % RECONNECT_EVERY == RECONNECT_EVERY - 1;
             http.newRequest(host, port)
                 .method(HttpMethod.POST)
                 .path(shot.path())
-                .headers(h -> h.put(GatewayHandler.WARMUP_HEADER, token))
+                .headers(h ->
+                {
+                    h.put(GatewayHandler.WARMUP_HEADER, token);
+                    if (close)
+                        h.put(org.eclipse.jetty.http.HttpHeader.CONNECTION, "close");
+                })
                 .body(new BytesRequestContent("application/json", stream ? shot.streamed() : shot.plain()))
                 .timeout(limits.maxTime().toMillis() + 5_000, TimeUnit.MILLISECONDS)
                 .send(new BufferingResponseListener(256 * 1024)

@@ -13,6 +13,7 @@ import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.api.upstream.UpstreamRequest;
 import dev.sluice.api.upstream.UpstreamResponse;
+import dev.sluice.runtime.internal.http.GatewayHandler;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
@@ -26,6 +27,8 @@ import org.slf4j.LoggerFactory;
 import java.io.EOFException;
 import java.net.URI;
 import java.nio.channels.ClosedChannelException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -69,6 +72,13 @@ final class JettyUpstream implements Upstream
     private volatile HttpDestination destination;
     // The dialect a warm-up exchange is answered in, once the chain knows which client binding uses this upstream.
     private volatile dev.sluice.api.codec.DialectCodec warmupDialect;
+    // Where warm-up answers go round through the HTTP client while the gateway warms up, else null.
+    private volatile WarmupLoop warmupLoop;
+
+    /** The gateway's own echo of warm-up answers: its URI, and the warm-up's token it accepts them with. */
+    private record WarmupLoop(URI uri, String token)
+    {
+    }
 
     /** @param throughput the service rate of the pool this upstream's requests use, shared with others using it */
     JettyUpstream(String bindingName, HttpClient client, UpstreamOptions options, Scheduler scheduler, QueueSweep sweep,
@@ -200,17 +210,60 @@ final class JettyUpstream implements Upstream
             return CompletableFuture.failedFuture(new GatewayException(ErrorKind.UNAVAILABLE,
                 "upstream " + bindingName + " has no dialect to answer a warm-up exchange in"));
         }
-        exchange.mark(Stage.UPSTREAM_SEND);
+        WarmupAnswer answer;
         try
         {
-            UpstreamResponse answer = WarmupAnswer.of(codec, upstreamRequest, exchange);
-            exchange.mark(Stage.UPSTREAM_HEADERS);
-            return CompletableFuture.completedFuture(answer);
+            answer = WarmupAnswer.of(codec, upstreamRequest, exchange);
         }
         catch (RuntimeException e)
         {
             return CompletableFuture.failedFuture(e);
         }
+        WarmupLoop loop = warmupLoop;
+        if (loop != null)
+            return sendWarmup(loop, upstreamRequest, answer, exchange);
+        exchange.mark(Stage.UPSTREAM_SEND);
+        exchange.mark(Stage.UPSTREAM_HEADERS);
+        return CompletableFuture.completedFuture(answer);
+    }
+
+    /**
+     * Sends a warm-up answer round through this upstream's HTTP client: the request the binding made, with the answer
+     * as its body, to the gateway's echo, whose response the binding then reads as the provider's. The request goes to a
+     * destination of its own, never this upstream's pool, and is never resent.
+     */
+    private CompletionStage<UpstreamResponse> sendWarmup(WarmupLoop loop, UpstreamRequest upstreamRequest,
+                                                         WarmupAnswer answer, Exchange exchange)
+    {
+        List<Map.Entry<String, String>> headers = new ArrayList<>(upstreamRequest.headers().size() + 2);
+        headers.addAll(upstreamRequest.headers());
+        headers.add(Map.entry(GatewayHandler.WARMUP_HEADER, loop.token()));
+        headers.add(Map.entry(GatewayHandler.WARMUP_TYPE_HEADER, answer.contentType()));
+        UpstreamRequest echo = new UpstreamRequest("POST", loop.uri().getRawPath(), headers, answer.bytes(),
+            upstreamRequest.contentType());
+        Request request = newRequest(loop.uri(), echo);
+        UpstreamCall call = new UpstreamCall(this, request, loop.uri(), echo, exchange);
+        exchange.onAbort(call::abort);
+        exchange.mark(Stage.UPSTREAM_SEND);
+        call.dispatch((HttpDestination)client.resolveDestination(request), request);
+        return call.result();
+    }
+
+    /**
+     * Sends warm-up answers round through the HTTP client from now on, to {@code echo} with {@code token}, if this
+     * upstream's protocol can be spoken in clear text to the gateway's own port (HTTP/1.1, whatever the URL's scheme,
+     * and h2c); an h2 upstream answers in the process.
+     */
+    void warmupsThrough(URI echo, String token)
+    {
+        if (UpstreamClients.protocol(options) != HttpVersion.H2)
+            warmupLoop = new WarmupLoop(echo, token);
+    }
+
+    /** Answers warm-up exchanges in the process again ({@link #warmupsThrough}). */
+    void warmedUp()
+    {
+        warmupLoop = null;
     }
 
     /**

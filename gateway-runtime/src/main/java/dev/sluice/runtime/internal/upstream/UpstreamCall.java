@@ -94,7 +94,8 @@ final class UpstreamCall implements Response.CompleteListener, Response.ContentS
         Request again;
         synchronized (this)
         {
-            if (resent || aborted != null)
+            // A warm-up answer's request is never resent: its destination is not the upstream's.
+            if (resent || aborted != null || exchange != null && exchange.warmup())
                 return false;
             resent = true;
             again = upstream.newRequest(uri, upstreamRequest);
@@ -156,7 +157,9 @@ final class UpstreamCall implements Response.CompleteListener, Response.ContentS
     public void onComplete(Result r)
     {
         org.eclipse.jetty.client.Connection own = unpooled;
-        upstream.released(r, own);
+        // A warm-up answer sent round through the client used a pool of its own, not the upstream's.
+        if (exchange == null || !exchange.warmup())
+            upstream.released(r, own);
         if (own != null && r.getRequest() == request)
             own.close();
         if (r.isFailed() && !result.isDone() && r.getRequest() == request

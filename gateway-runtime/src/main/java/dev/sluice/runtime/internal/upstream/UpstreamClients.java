@@ -132,6 +132,50 @@ public final class UpstreamClients extends ContainerLifeCycle
         }
     }
 
+    /**
+     * Sends warm-up answers round through the upstreams' HTTP clients from now on: each upstream that can speak to
+     * the gateway's own port in clear text sends its answer to {@code echo}, which sends it back, so that the JIT
+     * compiles the client's request, response and relay code before the gateway reports ready; the others answer in the
+     * process. Until {@link #warmedUp()}.
+     *
+     * @param echo  the gateway's echo of warm-up answers, over loopback
+     * @param token the warm-up's token, which the echo requires
+     */
+    public void warmupsThrough(java.net.URI echo, String token)
+    {
+        for (JettyUpstream u : upstreams)
+            u.warmupsThrough(echo, token);
+    }
+
+    /**
+     * Ends {@link #warmupsThrough}: warm-up exchanges are answered in the process again, and the clients drop their
+     * destinations at {@code echo}'s origin, closing their connections to the gateway's own port.
+     */
+    public void warmedUp(java.net.URI echo)
+    {
+        for (JettyUpstream u : upstreams)
+            u.warmedUp();
+        for (HttpClient client : clients.values())
+        {
+            for (Destination d : client.getDestinations())
+            {
+                Origin origin = d.getOrigin();
+                if (origin.getAddress().getPort() == echo.getPort() && origin.getAddress().getHost().equals(echo.getHost())
+                    && client.removeDestination(d) && d instanceof org.eclipse.jetty.util.component.LifeCycle life)
+                {
+                    try
+                    {
+                        life.stop();
+                    }
+                    catch (Exception e)
+                    {
+                        org.slf4j.LoggerFactory.getLogger(UpstreamClients.class).debug("warm-up destination {} did not stop", d, e);
+                    }
+                }
+            }
+        }
+    }
+
     /** @return the most connections all pools may open together: each origin's largest pool, summed */
     public long maxConnections()
     {

@@ -24,7 +24,9 @@ import java.util.Map;
  * The provider's answer to a warm-up exchange ({@link Exchange#warmup()}), made in the process: a short successful
  * answer in the upstream's dialect, encoded by that dialect's codec from a canonical response — a complete body, or
  * for a streamed request the events of a one-delta stream — so that the client binding reads, relays or translates it
- * exactly as it would a provider's. Nothing leaves the process.
+ * exactly as it would a provider's. Nothing leaves the process: either this object is the upstream's response, or the
+ * upstream sends its bytes over loopback to the gateway's own port, which sends them back
+ * ({@link JettyUpstream#warmupsThrough}), so that the HTTP client's code is exercised too.
  *
  * <p>The body is one chunk, available at once; reading it allocates the encoded bytes once per exchange.
  */
@@ -85,6 +87,18 @@ final class WarmupAnswer implements UpstreamResponse, BodySource
         byte[] bytes = new byte[b.remaining()];
         b.get(bytes);
         out.writeBytes(bytes);
+    }
+
+    /** @return the answer's media type, as a provider would send it */
+    String contentType()
+    {
+        return contentType;
+    }
+
+    /** @return the answer's whole body (not a copy) */
+    byte[] bytes()
+    {
+        return body;
     }
 
     @Override
