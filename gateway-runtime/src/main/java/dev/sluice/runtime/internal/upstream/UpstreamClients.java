@@ -7,7 +7,6 @@ import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.runtime.internal.http.Execution;
 import org.eclipse.jetty.client.ConnectionPool;
 import org.eclipse.jetty.client.Destination;
-import org.eclipse.jetty.client.DuplexConnectionPool;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.HttpClientTransport;
 import org.eclipse.jetty.client.Origin;
@@ -279,8 +278,9 @@ public final class UpstreamClients extends ContainerLifeCycle
             // No per-connection header cache (as on the server side, see HttpGateway): a ~40 KB trie per pooled
             // upstream connection costs more than the Strings it saves.
             h1.setHeaderCacheSize(0);
+            // A pool whose request costs the same with thousands of connections busy (IdleStackPool).
             h1.setConnectionPoolFactory(destination ->
-                new DuplexConnectionPool(destination, maxConnections(destination, HttpVersion.HTTP_1_1)));
+                IdleStackPool.connectionPool(destination, maxConnections(destination, HttpVersion.HTTP_1_1)));
             // As for h2c. Measured with wrk -c32 on the 2-core machine: about 470 -> 170-360 µs of gateway CPU per
             // request, noisy.
             h1.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
