@@ -75,6 +75,10 @@ final class JettyUpstream implements Upstream
     // Where warm-up answers go round through the HTTP client while the gateway warms up, else null.
     private volatile WarmupLoop warmupLoop;
 
+    /** Request headers that carry a provider's credentials, left off a warm-up answer sent to the gateway's echo. */
+    static final java.util.Set<String> CREDENTIAL_HEADERS = java.util.Set.of("authorization", "proxy-authorization",
+        "x-api-key", "api-key", "x-goog-api-key");
+
     /** The gateway's own echo of warm-up answers: its URI, and the warm-up's token it accepts them with. */
     private record WarmupLoop(URI uri, String token)
     {
@@ -236,7 +240,12 @@ final class JettyUpstream implements Upstream
                                                          WarmupAnswer answer, Exchange exchange)
     {
         List<Map.Entry<String, String>> headers = new ArrayList<>(upstreamRequest.headers().size() + 2);
-        headers.addAll(upstreamRequest.headers());
+        // The binding's headers but its credentials: the echo needs none, and a provider key stays where it is sent.
+        for (Map.Entry<String, String> h : upstreamRequest.headers())
+        {
+            if (!CREDENTIAL_HEADERS.contains(h.getKey().toLowerCase(java.util.Locale.ROOT)))
+                headers.add(h);
+        }
         headers.add(Map.entry(GatewayHandler.WARMUP_HEADER, loop.token()));
         headers.add(Map.entry(GatewayHandler.WARMUP_TYPE_HEADER, answer.contentType()));
         UpstreamRequest echo = new UpstreamRequest("POST", loop.uri().getRawPath(), headers, answer.bytes(),
