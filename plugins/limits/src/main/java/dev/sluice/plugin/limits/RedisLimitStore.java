@@ -34,7 +34,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * replica's next reserve, whose script settles first and then reserves (so what it frees counts for that request);
  * when no reserve comes within the delay, one call settles every waiting settle. Under load a request then costs one
  * round trip instead of two (the settle's write and reply each woke Redis's I/O thread); other replicas see a freed
- * slot or a charged cost at most the delay later.
+ * slot or a charged cost at most the delay later. A call that fails puts the settles it carried back, to be sent again
+ * until their leases would have expired; the script settles such a settle only where its lease or reservation is still
+ * held, so one whose first call did run (its reply lost) is not counted twice.
  *
  * <p><b>Keys</b> (each starting with the prefix, then {@code limits:} and the scope): the scope's hash
  * ({@code rt}, {@code tt}: GCRA theoretical arrival times in the server's microseconds; {@code rsv}: reserved cost;
@@ -63,6 +65,7 @@ final class RedisLimitStore implements Settler
         LimitStore.Reason.TOKENS_TOO_LARGE, LimitStore.Reason.CONCURRENCY, LimitStore.Reason.BUDGET};
     private static final byte[] NO_PERIOD = bytes(-1);
     private static final byte[] ZERO = bytes(0);
+    private static final byte[] ONE = bytes(1);
     /** Leases renewed per script call: a call's arguments stay small enough not to stall Redis for others. */
     private static final int RENEWALS_PER_CALL = 1_000;
     /** How long a settle waits for a reserve to ride with before it is sent alone. */
@@ -71,11 +74,16 @@ final class RedisLimitStore implements Settler
     private static final int SETTLES_PER_RESERVE = 64;
     /** Settles one call of the settle script carries at most, as for renewals. */
     private static final int SETTLES_PER_CALL = 1_000;
+    /** How long after a failed call the settles it carried are flushed again, unless a reserve carries them first. */
+    static final Duration RETRY_DELAY = Duration.ofSeconds(1);
+    /** Settles kept to send again at most: beyond, the oldest leases are left to expire. */
+    private static final int MAX_RETRIES = 100_000;
 
     private final SharedRedis redis;
     private final String keyPrefix;
     private final byte[] leaseMicros;
     private final byte[] keepMillis;
+    private final long leaseNanos;
     private final long idleNanos;
     // A replica's request ids: unique across replicas and restarts without coordination.
     private final String idPrefix = UUID.randomUUID().toString().substring(0, 13) + ":";
@@ -106,6 +114,7 @@ final class RedisLimitStore implements Settler
         this.leaseMicros = bytes(lease.toNanos() / 1_000);
         long keep = Math.max(Math.max(idleNanos / 1_000_000, 61_000), lease.toMillis() * 3);
         this.keepMillis = bytes(keep);
+        this.leaseNanos = lease.toNanos();
         this.idleNanos = idleNanos;
     }
 
@@ -164,7 +173,11 @@ final class RedisLimitStore implements Settler
             args[6 + 5 * n] = ZERO;
         boolean renewable = leased;
         boolean settled = leased || tokenRated;
-        return redis.<List<Object>>eval(RESERVE, ScriptOutputType.MULTI, callKeys, args).thenApply(reply ->
+        CompletionStage<List<Object>> call = redis.eval(RESERVE, ScriptOutputType.MULTI, callKeys, args);
+        // A branch of its own: the caller's stage stays the call's, its failure as SharedRedis reports it.
+        if (riding.count > 0)
+            call.whenComplete((reply, failure) -> sendAgain(riding, failure));
+        return call.thenApply(reply ->
         {
             if (number(reply, 0) == 1)
             {
@@ -189,11 +202,21 @@ final class RedisLimitStore implements Settler
     /**
      * Settles {@code reservation} (a {@link #reserve} admission), not awaited: it rides this replica's next reserve, or
      * goes in one call with the other waiting settles after the settle delay; nothing when its scopes have request
-     * rates only. If Redis does not answer, the lease expires by itself within {@code lease} and gives the reservation
-     * back (the used tokens and cost are then not charged: logged at DEBUG).
+     * rates only. If the call that carries it fails (Redis did not answer in time, or is away), it is sent again with a
+     * later call, as long as its lease lasts; after that the lease has expired by itself and given the reservation back
+     * (the used tokens and cost are then not charged: logged at DEBUG).
      */
     @Override
     public void settle(LimitStore.Reservation reservation, long tokens, long cost)
+    {
+        settle(reservation, tokens, cost, false);
+    }
+
+    /**
+     * {@link #settle(LimitStore.Reservation, long, long)}, or with {@code again} as if a call that may have run had
+     * carried it before (what a failed call does to the settles it carried).
+     */
+    void settle(LimitStore.Reservation reservation, long tokens, long cost, boolean again)
     {
         Lease lease = (Lease) reservation;
         live.remove(lease);
@@ -203,7 +226,7 @@ final class RedisLimitStore implements Settler
         long now = System.nanoTime();
         for (Scope scope : lease.scopes)
             scope.lastUsed = now;
-        settles.add(new Settle(lease, tokens - lease.tokens, cost));
+        settles.add(new Settle(lease, tokens - lease.tokens, cost, now, again));
         if (!flushArmed.get() && flushArmed.compareAndSet(false, true))
             scheduler.schedule(this::flushSettles, settleDelay);
     }
@@ -216,22 +239,48 @@ final class RedisLimitStore implements Settler
     {
         // Cleared first: a settle added after the queue was read arms the next flush.
         flushArmed.set(false);
-        while (!settles.isEmpty())
+        // What waits now, no more: a call that fails at once puts its settles back, for a later flush.
+        int left = settles.size();
+        while (left > 0)
         {
-            Batch batch = Batch.take(settles, SETTLES_PER_CALL);
+            Batch batch = Batch.take(settles, Math.min(left, SETTLES_PER_CALL));
             if (batch.count == 0)
                 return;
+            left -= batch.count;
             String[] keys = new String[batch.keys];
             byte[][] args = new byte[1 + batch.args][];
             args[0] = keepMillis;
             batch.write(keys, 0, args, 1);
-            redis.eval(SETTLE, ScriptOutputType.INTEGER, keys, args).whenComplete((done, failure) ->
-            {
-                if (failure != null && LOG.isDebugEnabled())
-                    LOG.debug("limits: settling {} requests failed, their leases will expire: {}", batch.count,
-                        failure.getMessage());
-            });
+            redis.eval(SETTLE, ScriptOutputType.INTEGER, keys, args).whenComplete((done, failure) -> sendAgain(batch, failure));
         }
+    }
+
+    /**
+     * Puts the settles of a call that failed back in the queue, marked as sent before: the call may have run in Redis
+     * with its reply lost, and the script then settles each only where its lease or reservation is still held. They go
+     * with the next reserve, or in a flush after {@link #RETRY_DELAY}. A settle whose lease has expired by now is
+     * dropped (Redis gave its reservation back; its used cost is not charged), and so is any beyond
+     * {@value #MAX_RETRIES} waiting.
+     */
+    private void sendAgain(Batch batch, Throwable failure)
+    {
+        if (failure == null)
+            return;
+        long now = System.nanoTime();
+        int kept = 0;
+        for (Settle s : batch.taken)
+        {
+            if (now - s.since < leaseNanos && settles.size() < MAX_RETRIES)
+            {
+                settles.add(new Settle(s.lease, s.tokenDelta, s.cost, s.since, true));
+                kept++;
+            }
+        }
+        if (LOG.isDebugEnabled())
+            LOG.debug("limits: settling {} requests failed ({}); {} will be sent again", batch.count, failure.getMessage(),
+                kept);
+        if (kept > 0 && !flushArmed.get() && flushArmed.compareAndSet(false, true))
+            scheduler.schedule(this::flushSettles, RETRY_DELAY);
     }
 
     /**
@@ -403,14 +452,18 @@ final class RedisLimitStore implements Settler
         }
     }
 
-    /** A finished exchange waiting to be settled: its lease and what it used beyond (or short of) its reservation. */
-    private record Settle(Lease lease, long tokenDelta, long cost)
+    /**
+     * A finished exchange waiting to be settled: its lease, what it used beyond (or short of) its reservation, when it
+     * finished, and whether a call that may have run carried it before.
+     */
+    private record Settle(Lease lease, long tokenDelta, long cost, long since, boolean again)
     {
     }
 
     /**
      * Settles taken from the queue, laid out as the scripts read them (settle_batch in common.lua): ARGV the count,
-     * then per settle its id, token delta, cost and scope count, then per scope tpm and period; KEYS each scope's three.
+     * then per settle its id, token delta, cost, scope count and whether it is sent again, then per scope tpm and
+     * period; KEYS each scope's three.
      */
     private record Batch(List<Settle> taken, int count, int keys, int args)
     {
@@ -429,7 +482,7 @@ final class RedisLimitStore implements Settler
                 taken.add(s);
                 int scopes = s.lease.scopes.length;
                 keys += 3 * scopes;
-                args += 4 + 2 * scopes;
+                args += 5 + 2 * scopes;
             }
             return new Batch(taken, taken.size(), keys, args);
         }
@@ -446,6 +499,7 @@ final class RedisLimitStore implements Settler
                 args[a++] = bytes(s.tokenDelta);
                 args[a++] = bytes(s.cost);
                 args[a++] = bytes(lease.limits.length);
+                args[a++] = s.again ? ONE : ZERO;
                 for (Limits l : lease.limits)
                 {
                     args[a++] = bytes(l.tpm());

@@ -86,12 +86,18 @@ local function settle_batch(a, k, keep_ms, now_ms)
     a = a + 1
     for _ = 1, m do
         local id, delta, used, n = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-        a = a + 4
+        local again = ARGV[a + 4] == '1'
+        a = a + 5
         for _ = 1, n do
             local s, l, r = KEYS[k], KEYS[k + 1], KEYS[k + 2]
             local tpm, period = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
             k = k + 3
             a = a + 2
+            -- Sent again after a call whose reply never came: it may have run. Only a scope still holding the lease or
+            -- its reservation is settled now; in one that holds neither, it ran (or the lease expired): nothing twice.
+            if again and not redis.call('ZSCORE', l, id) and redis.call('HEXISTS', r, id) == 0 then
+                tpm, period = 0, -1
+            end
             if tpm > 0 and delta ~= 0 then
                 local tt = tonumber(redis.call('HGET', s, 'tt'))
                 if tt then

@@ -77,8 +77,13 @@ class RedisLimitStoreTest
 
     private RedisLimitStore store(Duration lease, Duration settleDelay) throws Exception
     {
+        return store(lease, settleDelay, Duration.ofSeconds(2));
+    }
+
+    private RedisLimitStore store(Duration lease, Duration settleDelay, Duration timeout) throws Exception
+    {
         PoolBindingContext context = live(new TestBindingContext());
-        SharedRedis redis = context.openRedis(new RedisOptions(server.url(), "t:", Duration.ofSeconds(2), null));
+        SharedRedis redis = context.openRedis(new RedisOptions(server.url(), "t:", timeout, null));
         opened.add(redis);
         return new RedisLimitStore(redis, lease, TimeUnit.MINUTES.toNanos(10), context.scheduler(), settleDelay);
     }
@@ -324,6 +329,64 @@ class RedisLimitStoreTest
         assertThat(scriptCalls()).as("one call settled all three").isEqualTo(calls + 1);
         for (String s : List.of("a", "b", "c"))
             assertThat(scope(store, "key:flush-" + s).inFlight()).isZero();
+    }
+
+    @Test
+    void aSettleWhoseCallGotNoAnswerIsSentAgain_andCountedOnce() throws Exception
+    {
+        RedisLimitStore store = store(Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofMillis(300));
+        LimitStore.Demand[] d = demands("key:again", new Limits(0, 0, 1, 100, BudgetPeriod.parse("1d")));
+        LimitStore.Reservation held = (LimitStore.Reservation) await(store.reserve(d, 0, 10));
+        long calls = scriptCalls();
+        server.pause();
+        try
+        {
+            store.settle(held, 0, 7);
+            // Sent, unanswered: the call fails after the timeout and its settle waits to be sent again.
+            store.flushSettles();
+            Thread.sleep(600);
+        }
+        finally
+        {
+            server.resume();
+        }
+        // Sent again a second after the failure: the slot and the reservation come back long before the lease's 30 s.
+        // (Whether Redis also ran the first call once it could, the cost is charged once.)
+        awaitTrue(() -> scope(store, "key:again").inFlight() == 0);
+        assertThat(scriptCalls()).isGreaterThan(calls);
+        LimitStore.ScopeSnapshot scope = scope(store, "key:again");
+        assertThat(scope.inFlight()).isZero();
+        assertThat(scope.reserved()).isZero();
+        assertThat(scope.spent()).as("charged once").isEqualTo(7);
+        assertThat(await(store.reserve(d, 0, 10))).as("the slot is free").isInstanceOf(LimitStore.Reservation.class);
+    }
+
+    @Test
+    void aSettleSentAgainCountsOnlyWhereItsLeaseIsStillHeld() throws Exception
+    {
+        RedisLimitStore store = store(Duration.ofSeconds(30), Duration.ofHours(1));
+        Limits limits = new Limits(0, 1000, 1, 100, BudgetPeriod.parse("1d"));
+        // Its first call ran: sent again, it changes nothing.
+        LimitStore.Reservation ran = (LimitStore.Reservation) await(store.reserve(demands("key:ran", limits), 200, 10));
+        store.settle(ran, 50, 7);
+        store.flushSettles();
+        awaitTrue(() -> scope(store, "key:ran").inFlight() == 0);
+        long tokensLeft = scope(store, "key:ran").tokens().remaining();
+        long calls = scriptCalls();
+        store.settle(ran, 50, 7, true);
+        store.flushSettles();
+        awaitTrue(() -> scriptCalls() == calls + 1);
+        LimitStore.ScopeSnapshot once = scope(store, "key:ran");
+        assertThat(once.spent()).isEqualTo(7);
+        assertThat(once.reserved()).isZero();
+        assertThat(once.tokens().remaining()).isBetween(tokensLeft - 1, tokensLeft + 1);
+        // Its first call never ran: sent again, it settles.
+        LimitStore.Reservation lost = (LimitStore.Reservation) await(store.reserve(demands("key:lost", limits), 0, 10));
+        store.settle(lost, 0, 5, true);
+        store.flushSettles();
+        awaitTrue(() -> scope(store, "key:lost").inFlight() == 0);
+        assertThat(scope(store, "key:lost").spent()).isEqualTo(5);
+        assertThat(scope(store, "key:lost").reserved()).isZero();
     }
 
     @Test
