@@ -120,6 +120,36 @@ class SharedLimitsTest
             gateways.add(GatewayHarness.start(dir, config(mock.port(), slowMock.port(), onUnavailable), plugins,
                 Map.of("REDIS_URL", redis.url())));
         }
+        warmTheStorePath();
+    }
+
+    /**
+     * Sends each gateway bursts of admitted requests (keys no test uses) until a burst goes through Redis whole: the
+     * tests' 200 ms wait for Redis is about Redis, not about a JVM that has not yet compiled the path of a reply.
+     */
+    private static void warmTheStorePath() throws Exception
+    {
+        String body = openAiBody("openai/" + MockModels.DEFAULT, false);
+        for (int g = 0; g < gateways.size(); g++)
+        {
+            GatewayHarness gateway = gateways.get(g);
+            for (int round = 0; round < 20; round++)
+            {
+                double before = storeUnavailable(gateway, "fail_open") + storeUnavailable(gateway, "fail_closed");
+                List<CompletableFuture<Integer>> burst = new ArrayList<>();
+                for (int i = 0; i < 10; i++)
+                {
+                    String key = "k-warm-" + g + "-" + round + "-" + i;
+                    burst.add(CompletableFuture.supplyAsync(() -> sendQuietly(gateway, body, key)));
+                }
+                boolean allAdmitted = true;
+                for (CompletableFuture<Integer> f : burst)
+                    allAdmitted &= f.get(30, TimeUnit.SECONDS) == 200;
+                double after = storeUnavailable(gateway, "fail_open") + storeUnavailable(gateway, "fail_closed");
+                if (allAdmitted && after == before && round >= 2)
+                    break;
+            }
+        }
     }
 
     @AfterAll
@@ -332,6 +362,8 @@ class SharedLimitsTest
         assertThat(post(open, OPENAI_PATH, body, "k-outage-open", null).send().getStatus()).isEqualTo(200);
         assertThat(post(closed, OPENAI_PATH, body, "k-outage-closed", null).send().getStatus()).isEqualTo(200);
         int logBefore = log.size();
+        double openBefore = Math.max(0, storeUnavailable(open, "fail_open"));
+        double closedBefore = Math.max(0, storeUnavailable(closed, "fail_closed"));
 
         redis.stop();
         try
@@ -362,8 +394,8 @@ class SharedLimitsTest
                 assertThat(json(anthropic.getContentAsString()).get("type").asText()).isEqualTo("error");
             }
             // Counted once the completion listeners ran, a moment after the client had its answer.
-            await(() -> storeUnavailable(open, "fail_open") == 5, "fail_open counted");
-            await(() -> storeUnavailable(closed, "fail_closed") == 10, "fail_closed counted");
+            await(() -> storeUnavailable(open, "fail_open") - openBefore == 5, "fail_open counted");
+            await(() -> storeUnavailable(closed, "fail_closed") - closedBefore == 10, "fail_closed counted");
         }
         finally
         {
