@@ -162,9 +162,16 @@ final class LimitsBinding implements ProxyBinding
     @Override
     public CompletionStage<Reply> handle(Exchange exchange, Next next)
     {
-        // The gateway's own warm-up is charged nothing: every limit and budget is as full after it as before.
+        // The gateway's own warm-up is charged nothing: every limit and budget is as full after it as before. With Redis
+        // it still makes one call that reads only Redis's clock, and goes on from its reply as an admission does: the
+        // path from a reply to the rest of the chain is compiled before the first burst of clients (a cold one missed
+        // the store's wait, and failed open or closed).
         if (exchange.warmup())
-            return next.handle(exchange);
+        {
+            if (shared == null)
+                return next.handle(exchange);
+            return shared.probe().handle((now, failure) -> next.handle(exchange)).thenCompose(Function.identity());
+        }
         LimitStore.Demand[] demands;
         try
         {

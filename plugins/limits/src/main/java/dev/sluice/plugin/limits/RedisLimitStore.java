@@ -66,6 +66,7 @@ final class RedisLimitStore implements Settler
     private static final byte[] NO_PERIOD = bytes(-1);
     private static final byte[] ZERO = bytes(0);
     private static final byte[] ONE = bytes(1);
+    private static final String[] NO_KEYS = new String[0];
     /** Leases renewed per script call: a call's arguments stay small enough not to stall Redis for others. */
     private static final int RENEWALS_PER_CALL = 1_000;
     /** How long a settle waits for a reserve to ride with before it is sent alone. */
@@ -344,6 +345,17 @@ final class RedisLimitStore implements Settler
             }
         }
         return redis.eval(RENEW, ScriptOutputType.INTEGER, k, args);
+    }
+
+    /**
+     * Asks Redis for its clock through the snapshot script, reading no scope and writing nothing: one script call whose
+     * reply comes back the way an admission's does, for warm-up exchanges.
+     *
+     * @return Redis's time in microseconds, or failed as {@link #reserve} fails
+     */
+    CompletionStage<Long> probe()
+    {
+        return redis.<List<Object>>eval(SNAPSHOT, ScriptOutputType.MULTI, NO_KEYS).thenApply(reply -> number(reply, 0));
     }
 
     /**

@@ -28,6 +28,7 @@ final class LimitsTestExchange implements Exchange
     private final TestExchange delegate;
     private final List<CompletionListener> listeners = new ArrayList<>();
     private Identity identity;
+    private boolean warmup;
 
     /** A request for {@code model} with one user message of {@code text} and {@code maxTokens} (or none). */
     LimitsTestExchange(String model, String text, Integer maxTokens)
@@ -42,6 +43,19 @@ final class LimitsTestExchange implements Exchange
     {
         this.identity = who;
         return this;
+    }
+
+    /** Makes it a warm-up exchange ({@link Exchange#warmup()}). */
+    LimitsTestExchange asWarmup()
+    {
+        this.warmup = true;
+        return this;
+    }
+
+    @Override
+    public boolean warmup()
+    {
+        return warmup;
     }
 
     /** @return how often the request was decoded */

@@ -422,6 +422,41 @@ class RedisLimitStoreTest
     }
 
     @Test
+    void aWarmupExchangeReachesRedisOnceChargingNothing_andPassesWhenRedisIsAway() throws Exception
+    {
+        TestBindingContext test = new TestBindingContext("next");
+        ProxyBinding binding = binding("{\"key\": {\"rpm\": 1, \"max_concurrent\": 1}, \"store\": {\"redis\": {\"url\": \""
+            + server.url() + "\", \"timeout\": \"200ms\"}, \"on_unavailable\": \"fail_closed\"}}", live(test));
+        awaitTrue(() -> connected(binding));
+        long calls = scriptCalls();
+        for (int i = 0; i < 3; i++)
+        {
+            LimitsTestExchange warmup = ask("k-warm").asWarmup();
+            await(binding.handle(warmup, test.exit("next")));
+            assertThat(warmup.attribute(LimitsBinding.STORE_UNAVAILABLE)).isNull();
+            assertThat(warmup.listeners()).as("nothing to settle").isZero();
+        }
+        assertThat(scriptCalls()).as("one call each").isEqualTo(calls + 3);
+        // Charged nothing: the key's one request a minute and one slot are whole.
+        LimitsTestExchange client = ask("k-warm");
+        await(binding.handle(client, test.exit("next")));
+        assertThat(client.attribute(LimitsBinding.STORE_UNAVAILABLE)).isNull();
+
+        server.pause();
+        try
+        {
+            // Redis away: a warm-up exchange still passes (after the wait), where a client's is refused.
+            await(binding.handle(ask("k-warm-2").asWarmup(), test.exit("next")));
+            assertThat(refusal(binding.handle(ask("k-warm-3"), test.exit("next"))).status()).isEqualTo(503);
+        }
+        finally
+        {
+            server.resume();
+        }
+        client.complete(Completion.Outcome.COMPLETED, 200, new Usage(1, 1, 0, 0, 0), 10);
+    }
+
+    @Test
     void theBindingAdmitsThroughRedis_andWhenRedisIsAwayFailsOpenOrClosedThenRecovers() throws Exception
     {
         String store = "\"store\": {\"redis\": {\"url\": \"" + server.url() + "\", \"timeout\": \"200ms\"}, \"on_unavailable\": ";
