@@ -135,7 +135,7 @@ public final class UpstreamClients extends ContainerLifeCycle
      * Sends warm-up answers round through the upstreams' HTTP clients from now on: each upstream that can speak to
      * the gateway's own port in clear text sends its answer to {@code echo}, which sends it back, so that the JIT
      * compiles the client's request, response and relay code before the gateway reports ready; the others answer in the
-     * process. Until {@link #warmedUp()}.
+     * process. Until {@link #warmedUp(java.net.URI)}.
      *
      * @param echo  the gateway's echo of warm-up answers, over loopback
      * @param token the warm-up's token, which the echo requires
@@ -154,12 +154,15 @@ public final class UpstreamClients extends ContainerLifeCycle
     {
         for (JettyUpstream u : upstreams)
             u.warmedUp();
+        // An IPv6 literal is bracketed in the URI, not in Jetty's origin.
+        String host = echo.getHost().startsWith("[") ? echo.getHost().substring(1, echo.getHost().length() - 1)
+            : echo.getHost();
         for (HttpClient client : clients.values())
         {
             for (Destination d : client.getDestinations())
             {
                 Origin origin = d.getOrigin();
-                if (origin.getAddress().getPort() == echo.getPort() && origin.getAddress().getHost().equals(echo.getHost())
+                if (origin.getAddress().getPort() == echo.getPort() && origin.getAddress().getHost().equals(host)
                     && client.removeDestination(d) && d instanceof org.eclipse.jetty.util.component.LifeCycle life)
                 {
                     try
