@@ -269,9 +269,11 @@ final class RedisLimitStore implements Settler
             return;
         long now = System.nanoTime();
         int kept = 0;
+        // Counted once: the queue's size walks it.
+        int room = MAX_RETRIES - settles.size();
         for (Settle s : batch.taken)
         {
-            if (now - s.since < leaseNanos && settles.size() < MAX_RETRIES)
+            if (now - s.since < leaseNanos && kept < room)
             {
                 settles.add(new Settle(s.lease, s.tokenDelta, s.cost, s.since, true));
                 kept++;
