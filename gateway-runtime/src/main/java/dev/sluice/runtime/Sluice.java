@@ -250,9 +250,11 @@ public final class Sluice implements AutoCloseable
             }
             finally
             {
-                upstreams.warmedUp(echo);
                 warmup = null;
+                // Ready first, then the warm-up's token withdrawn: /readyz goes from warming to ready, never by draining.
                 becomeReady();
+                w.end();
+                upstreams.warmedUp(echo);
             }
         }, "sluice-warmup");
         thread.setDaemon(true);

@@ -187,8 +187,9 @@ public final class Warmup
     }
 
     /**
-     * Sends the warm-up to {@code host:port} and waits until it is done or its time is up; then the handler no longer
-     * accepts the token.
+     * Sends the warm-up to {@code host:port} and waits until it is done or its time is up. The handler still accepts the
+     * token, and {@code /readyz} still says {@code warming}, until {@link #end()}: call it once the gateway is ready, so
+     * that no probe in between reads the gateway as draining.
      *
      * @param host the address the gateway listens on; a wildcard address is reached over {@code 127.0.0.1}
      * @return what it did
@@ -197,10 +198,7 @@ public final class Warmup
     {
         long start = System.nanoTime();
         if (shots.isEmpty())
-        {
-            handler.warmed();
             return new Report(0, 0, 0, null, skippedEndpoints, 0);
-        }
         String target = target(host);
         QueuedThreadPool threads = new QueuedThreadPool(4, 1);
         threads.setName("sluice-warmup");
@@ -224,10 +222,15 @@ public final class Warmup
         }
         finally
         {
-            handler.warmed();
             http.stop();
             threads.stop();
         }
+    }
+
+    /** Ends the warm-up: the handler no longer accepts its token, and its echo no longer answers. */
+    public void end()
+    {
+        handler.warmed();
     }
 
     /** @return the address the gateway listening on {@code host} is reached at from the process: a wildcard is loopback */
