@@ -292,7 +292,8 @@ public final class UpstreamClients extends ContainerLifeCycle
         HttpClient client = new HttpClient(transport);
         client.setExecutor(execution.threads());
         client.setScheduler(execution.scheduler());
-        client.setByteBufferPool(execution.buffers());
+        // Each response buffer a view of its own: see ResponseBufferViews for the reuse it guards against.
+        client.setByteBufferPool(new ResponseBufferViews(execution.buffers(), client.getResponseBufferSize()));
         client.setFollowRedirects(false);
         // A provider's response head (status line and headers) is at most this: a larger one fails the exchange
         // (502) instead of being buffered whole. HTTP/2 upstreams are capped by HPACK's header list size already.
