@@ -54,19 +54,39 @@ class ResilienceTest
     }
 
     @Test
-    void steadyIsTheMedianWindowP99IgnoringEmptyWindows()
+    void steadyIsTheMedianP99OfRunsOfFiveWindowsTheirAnswersTogether()
     {
-        assertThat(Windows.steadyP99(windows(1_000, 5_000, 2_000))).isBetween(1_980L, 2_020L);
-        assertThat(Windows.steadyP99(windows(1_000, -1, 3_000, 900_000))).isBetween(2_980L, 3_020L);
+        // Fewer windows than a run: the p99 of all their answers, the 3rd slowest of 300 (two at 5 ms, two at 3 ms).
+        assertThat(Windows.steadyP99(windows(1_000, 5_000, 3_000))).isBetween(2_970L, 3_030L);
+        // One slow window among steady ones: a run holding it has a p99 of 12.5 ms (its 98 answers at a quarter of its
+        // p99), but most runs do not hold it.
+        assertThat(Windows.steadyP99(windows(2_000, 2_000, 2_000, 2_000, 2_000, 2_000, 2_000, 2_000, 2_000, 50_000)))
+            .isBetween(1_980L, 2_020L);
+        // Windows without answers count for nothing in a run.
+        assertThat(Windows.steadyP99(windows(2_000, -1, 2_000, 2_000, 2_000, 2_000))).isBetween(1_980L, 2_020L);
         assertThat(Windows.steadyP99(windows(-1, -1))).isEqualTo(-1);
+    }
+
+    @Test
+    void aRunsP99IsThatOfItsAnswersTogether()
+    {
+        // One window whose p99 is 8 ms among four at 2 ms: 2 of the run's 500 answers at 8 ms, under 1%; its 5th
+        // slowest is 2 ms.
+        List<Timeline.Window> w = windows(2_000, 2_000, 8_000, 2_000, 2_000);
+        assertThat(Windows.p99(w, 0, 5)).isBetween(1_980L, 2_020L);
+        assertThat(Windows.back(w, 0, 5, 4_000)).isTrue();
+        assertThat(Windows.back(w.get(2), 4_000)).isFalse();
     }
 
     @Test
     void recoveryIsTheStartOfTheFirstSettledRunAfterTheEvent()
     {
-        // Event at 250 ms (inside window 2); windows 2–4 are slow, 5 onwards back (threshold 4 ms, 5 windows).
+        // Event at 250 ms (inside window 2); windows 2 and 3 are slow (their 98 answers at 75 and 50 ms), window 4 has
+        // two answers at 9 ms and 98 at 2.25 ms: the run from window 4 has a p99 of 2.25 ms, within the 4 ms, and is the
+        // first run back (threshold 4 ms, 5 windows).
         List<Timeline.Window> w = windows(2_000, 2_000, 300_000, 200_000, 9_000, 2_000, 2_000, 3_000, 2_000, 2_000, 2_000);
-        assertThat(Windows.recoveryMillis(w, 250, 1_100, 4_000, 5)).isEqualTo(250.0);
+        assertThat(Windows.recoveryMillis(w, 250, 1_100, 4_000, 5)).isEqualTo(150.0);
+        assertThat(Windows.recoveryMillis(w, 250, 800, 4_000, 5)).isNull();
     }
 
     @Test
