@@ -96,9 +96,8 @@ class ClosedAfterHeadTest
         return server.getLocalPort();
     }
 
-    @Test
-    @Timeout(60)
-    void aBufferTakenWhileTheFailedParseUnwindsKeepsItsBytes() throws Exception
+    /** @return an HTTP/1.1 upstream to {@link #provider()}, on a started execution and clients of its own */
+    private Upstream upstream() throws Exception
     {
         int port = provider();
         execution = new Execution(4, Execution.DEFAULT_BUFFER_POOL_BYTES, null);
@@ -108,6 +107,14 @@ class ClosedAfterHeadTest
             Duration.ofSeconds(5)));
         execution.start();
         clients.start();
+        return upstream;
+    }
+
+    @Test
+    @Timeout(60)
+    void aBufferTakenWhileTheFailedParseUnwindsKeepsItsBytes() throws Exception
+    {
+        Upstream upstream = upstream();
         org.eclipse.jetty.client.HttpClient client = clients.getBeans(org.eclipse.jetty.client.HttpClient.class).iterator()
             .next();
         int responseBufferSize = client.getResponseBufferSize();
@@ -155,14 +162,7 @@ class ClosedAfterHeadTest
     @Timeout(60)
     void theReaderSeesTheBodyFailAsAClosedConnection() throws Exception
     {
-        int port = provider();
-        execution = new Execution(4, Execution.DEFAULT_BUFFER_POOL_BYTES, null);
-        clients = new UpstreamClients(execution);
-        Upstream upstream = clients.upstream("south", new UpstreamOptions(URI.create("http://127.0.0.1:" + port),
-            HttpVersion.HTTP_1_1, 16, Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(30), null, 16,
-            Duration.ofSeconds(5)));
-        execution.start();
-        clients.start();
+        Upstream upstream = upstream();
 
         CompletableFuture<byte[]> body = upstream.send(new UpstreamRequest("POST", "/v1/chat/completions", List.of(),
                 "{}".getBytes(StandardCharsets.UTF_8), "application/json"))
