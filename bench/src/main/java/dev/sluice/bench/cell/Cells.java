@@ -123,11 +123,11 @@ final class Cells
             false, false, 1024, 0, 512, true, null));
         // How the gateway answers a change of load or a stall, over time (Resilience): the S1-5k request and mock.
         add(new Cell("STEP", Cell.Kind.RESILIENCE, "open loop 3,000 → 5,000 → 8,000 req/s, 20 s each, no warm-up at a new "
-            + "rate: per phase and the time until the p99 of half-second runs is back after each step", 3000, l0, SMALL_BODY, false,
-            false, 1024, 0, 512, false, null));
-        add(new Cell("HICCUP", Cell.Kind.RESILIENCE, "5,000 req/s for 30 s, the gateway stopped (SIGSTOP) for 300 ms at 10 s "
-            + "and 600 ms at 20 s: errors, p99, max, time until the p99 of half-second runs is back after each resume", 5000, l0,
+            + "rate: per phase and the time until the p99 of half-second runs is back after each step", 3000, l0,
             SMALL_BODY, false, false, 1024, 0, 512, false, null));
+        add(new Cell("HICCUP", Cell.Kind.RESILIENCE, "5,000 req/s for 30 s, the gateway stopped (SIGSTOP) for 300 ms at 10 s "
+            + "and 600 ms at 20 s: errors, p99, max, time until the p99 of half-second runs is back after each resume",
+            5000, l0, SMALL_BODY, false, false, 1024, 0, 512, false, null));
         add(new Cell("COLD-1k", Cell.Kind.RESILIENCE, "a fresh gateway loaded at 1,000 req/s for 10 s from its first 200 "
             + "on /readyz: refusals, errors, p99 over the run and after the first second", 1000, l0, SMALL_BODY, false,
             false, 1024, 0, 512, false, null));

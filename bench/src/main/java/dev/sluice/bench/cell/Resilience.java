@@ -34,8 +34,8 @@ import dev.sluice.bench.load.Timeline;
  * <p>Each repetition runs a fresh gateway (two for OVERLOAD) primed and warmed as every gateway JVM is (except COLD's),
  * records its requests in 100 ms windows ({@link Timeline}, written to {@code raw/windows/}) and counts the full
  * collections in its GC log after it was ready. STEP and HICCUP pass when there was no full collection, the p99 of
- * half-second runs of windows was back within the tolerance of its steady value ({@link Windows}) at most {@value #RECOVERY_LIMIT_MILLIS} ms
- * after each event (a step up; a resume), and no request failed other than with a 503 (the refusals of a queue timeout,
+ * half-second runs of windows was back within the tolerance of its steady value ({@link Windows}) at most
+ * {@value #RECOVERY_LIMIT_MILLIS} ms after each event (a step up; a resume), and no request failed other than with a 503 (the refusals of a queue timeout,
  * counted separately). COLD passes without such failures; OVERLOAD when there was no full collection and the p99 of
  * the half-rate phase's runs came back to the fresh gateway's. Phase lengths and stall times are multiplied by
  * {@code --scale} (the stalls' lengths are not).</p>
@@ -157,19 +157,18 @@ final class Resilience
                 long steady = Windows.steadyP99(Windows.span(windows, from + len / 2, to));
                 String line = "r" + rep + " " + Fmt.rate(phases.get(k).rate()) + " (" + Fmt.num(from / 1000, 1) + "–" +
                     Fmt.num(to / 1000, 1) + " s): " + f.line() + "; steady p99 " + us(steady);
+                // After a step, from the step; in the first phase, the test's control: the same measure from the
+                // middle of an undisturbed phase, which reads 0 when it resolves a disturbance rather than noise.
+                double event = k > 0 ? from : from + len / 2;
+                Double r = steady < 0 ? null : Windows.recoveryMillis(windows, event, to,
+                    Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
                 if (k > 0)
                 {
-                    Double r = steady < 0 ? null : Windows.recoveryMillis(windows, from, to,
-                        Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
                     recoveries.add(r);
                     line += "; back " + recovery(r) + " after the step";
                 }
                 else
                 {
-                    // The test's control: the same measure from the middle of an undisturbed phase reads 0 when it
-                    // resolves a disturbance rather than the phase's own noise.
-                    Double r = steady < 0 ? null : Windows.recoveryMillis(windows, from + len / 2, to,
-                        Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
                     line += "; control (no event, from the phase's middle): back " + recovery(r);
                 }
                 lines.add(line);
