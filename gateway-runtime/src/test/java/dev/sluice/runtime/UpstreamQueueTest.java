@@ -1,5 +1,6 @@
 package dev.sluice.runtime;
 
+import dev.sluice.api.testing.Exposition;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import dev.sluice.runtime.internal.upstream.UpstreamClients;
@@ -53,9 +54,11 @@ class UpstreamQueueTest
         // work makes the adaptive limit shed part of a 1,000-request burst, which is its job (AdmissionTest).
         harness = GatewayHarness.start(dir, """
             listen: { host: 127.0.0.1, port: 0 }
+            admin: { host: 127.0.0.1, port: 0 }
             admission: { enabled: false }
             bindings:
-              north: { type: openai, kind: server, exit: south }
+              north: { type: openai, kind: server, exit: metrics }
+              metrics: { type: metrics, kind: proxy, exit: south, options: { jvm: false } }
               south:
                 type: openai
                 kind: client
@@ -82,6 +85,14 @@ class UpstreamQueueTest
         for (CompletableFuture<ContentResponse> f : sent)
             answers.add(f.get(90, TimeUnit.SECONDS));
         return answers;
+    }
+
+    /** @return {@code sluice_upstream_refusals_total} of the pool for {@code reason}, as the admin listener shows it */
+    private long refusals(String reason) throws Exception
+    {
+        String origin = mock.baseUrl().substring(0, mock.baseUrl().indexOf("/v1"));
+        return (long)Exposition.parse(harness.http.GET(harness.adminUrl("/metrics")).getContentAsString())
+            .value("sluice_upstream_refusals_total", "route", "south", "origin", origin, "reason", reason);
     }
 
     private static long count(List<ContentResponse> answers, int status)
@@ -153,6 +164,10 @@ class UpstreamQueueTest
         assertThat(mock.requestCount()).isBetween(10 + (int)ok, 10 + n - refused.size());
         assertThat(answeredAtRefusal).hasSize(refused.size()).allSatisfy(a -> assertThat(a).isLessThan((int)ok));
         assertThat(ok).isGreaterThan(0);
+        // Counted by cause for the operator: the refusals at once, and those that waited out the queue timeout.
+        assertThat(refusals("queue_wait")).isEqualTo(refused.size());
+        assertThat(refusals("queue_timeout")).isEqualTo(n - refused.size() - ok);
+        assertThat(refusals("queue_full")).isZero();
     }
 
     @Test

@@ -101,6 +101,19 @@ final class ChildProcess implements AutoCloseable
         return name;
     }
 
+    /** @return the lines of its log so far that contain {@code text} (none if the log cannot be read) */
+    List<String> logLines(String text)
+    {
+        try (java.util.stream.Stream<String> lines = Files.lines(log, StandardCharsets.UTF_8))
+        {
+            return lines.filter(l -> l.contains(text)).toList();
+        }
+        catch (IOException | java.io.UncheckedIOException x)
+        {
+            return List.of();
+        }
+    }
+
     /** @return the last lines of its log, for an error message */
     String tail()
     {

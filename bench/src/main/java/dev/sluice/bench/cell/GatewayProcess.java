@@ -131,6 +131,23 @@ final class GatewayProcess implements TargetProcess
         return process;
     }
 
+    /**
+     * @return the gateway's last warning of each source that refused requests with 503 — the admission limit, each
+     *         upstream pool — as logged (their counts are since the start, at the time of the warning; a source warns at
+     *         most every ten seconds), or none
+     */
+    List<String> refusalWarnings()
+    {
+        java.util.Map<String, String> last = new java.util.LinkedHashMap<>();
+        for (String line : process.logLines("refusing requests (503)"))
+        {
+            int at = line.indexOf(": upstream ");
+            String message = at >= 0 ? line.substring(at + 2) : line.substring(Math.max(0, line.indexOf("refusing requests")));
+            last.put(at >= 0 ? message.substring(0, message.indexOf(" is refusing")) : "admission", message);
+        }
+        return List.copyOf(last.values());
+    }
+
     @Override
     public GcLog gcLog()
     {

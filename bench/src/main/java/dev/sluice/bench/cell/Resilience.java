@@ -173,6 +173,7 @@ final class Resilience
                 }
                 lines.add(line);
             }
+            causes(rep, gw, refused, lines);
             return outcome(rep, fulls, recoveries, hard, refused, lines);
         }
     }
@@ -222,6 +223,7 @@ final class Resilience
                     "p99 %s, max %s; back %s after the resume", rep, i + 1, d.millis(), d.stoppedMillis() / 1000,
                     us(around.p99()), us(around.max()), recovery(r)));
             }
+            causes(rep, gw, all.refused(), lines);
             return outcome(rep, fulls, recoveries, all.hardErrors(), all.refused(), lines);
         }
     }
@@ -249,6 +251,7 @@ final class Resilience
             lines.add("r" + rep + " first second: p99 " + us(first.p99()) + ", max " + us(first.max()) + "; after it: p99 " +
                 us(later.p99()) + ", max " + us(later.max()) + "; full collections after ready: " + fulls);
             boolean passed = all.hardErrors() == 0;
+            causes(rep, gw, all.refused(), lines);
             return new Outcome(rep, passed, fulls, null, all.hardErrors(), all.refused(), lines);
         }
     }
@@ -274,6 +277,7 @@ final class Resilience
             fulls = fullGcs(gw, ready);
             windows = timeline.windows();
             writeCsv(rep, "", windows);
+            causes(rep, gw, Windows.figures(windows).refused(), lines);
         }
         Windows.Figures overload = Windows.figures(Windows.span(windows, 0, len));
         Windows.Figures recovery = Windows.figures(Windows.span(windows, len, 2 * len));
@@ -301,6 +305,16 @@ final class Resilience
         boolean passed = fulls == 0 && back != null;
         return new Outcome(rep, passed, fulls, back == null ? Double.POSITIVE_INFINITY : back,
             overload.hardErrors() + recovery.hardErrors(), overload.refused() + recovery.refused(), lines);
+    }
+
+    /** Adds, when the run had 503s, what the gateway's refusal warnings say of their causes. */
+    private static void causes(int rep, GatewayProcess gw, long refused, List<String> lines)
+    {
+        if (refused == 0)
+            return;
+        List<String> warnings = gw.refusalWarnings();
+        lines.add("r" + rep + " 503s' causes, the gateway's last warnings: " + (warnings.isEmpty() ? "none" :
+            String.join(" | ", warnings)));
     }
 
     private Outcome outcome(int rep, long fulls, List<Double> recoveries, long hard, long refused, List<String> lines)

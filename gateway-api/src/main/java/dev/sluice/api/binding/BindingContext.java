@@ -194,10 +194,22 @@ public interface BindingContext
          * @param idle           open connections waiting for a request
          * @param maxConnections the most connections the pool opens
          * @param queued         requests waiting for a connection
+         * @param refusedFull    requests refused with 503 at once since the start because {@code http.max_queued}
+         *                       requests were already waiting (since 0.10.0)
+         * @param refusedWait    requests refused with 503 at once since the start because the pool's recent rate
+         *                       would not have served them within {@code http.queue_timeout} (since 0.10.0)
+         * @param refusedTimeout requests answered 503 since the start after waiting {@code http.queue_timeout} for a
+         *                       connection (since 0.10.0)
          */
         record UpstreamStats(String binding, String origin, int connections, int active, int idle, int maxConnections,
-                             int queued)
+                             int queued, long refusedFull, long refusedWait, long refusedTimeout)
         {
+            /** A pool without refusal counts (each 0): the constructor of SPI 0.4.0. */
+            public UpstreamStats(String binding, String origin, int connections, int active, int idle,
+                                 int maxConnections, int queued)
+            {
+                this(binding, origin, connections, active, idle, maxConnections, queued, 0, 0, 0);
+            }
         }
     }
 

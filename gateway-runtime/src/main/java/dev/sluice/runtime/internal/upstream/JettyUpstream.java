@@ -54,6 +54,8 @@ import java.util.concurrent.TimeoutException;
 final class JettyUpstream implements Upstream
 {
     private static final Logger LOG = LoggerFactory.getLogger(JettyUpstream.class);
+    /** Refusals are warned of at most this often (with their counts). */
+    private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final String bindingName;
     private final HttpClient client;
@@ -74,6 +76,13 @@ final class JettyUpstream implements Upstream
     private volatile dev.sluice.api.codec.DialectCodec warmupDialect;
     // Where warm-up answers go round through the HTTP client while the gateway warms up, else null.
     private volatile WarmupLoop warmupLoop;
+    // Requests refused with 503 since the start, by cause: written only when one is refused.
+    private final java.util.concurrent.atomic.AtomicLong refusedFull = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong refusedWait = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong refusedTimeout = new java.util.concurrent.atomic.AtomicLong();
+    // The refusals the last warning counted, and when it was written (read and written by the sweep only).
+    private long refusalsWarned;
+    private long lastWarning = System.nanoTime() - WARN_EVERY_NANOS;
 
     /** Request headers that carry a provider's credentials, left off a warm-up answer sent to the gateway's echo. */
     static final java.util.Set<String> CREDENTIAL_HEADERS = java.util.Set.of("authorization", "proxy-authorization",
@@ -117,10 +126,11 @@ final class JettyUpstream implements Upstream
         HttpDestination d = destination;
         if (d == null || !(d.getConnectionPool() instanceof org.eclipse.jetty.client.AbstractConnectionPool pool))
             return new RuntimeStats.UpstreamStats(bindingName, origin, 0, 0, 0,
-                options.maxConnections(), d == null ? 0 : d.getQueuedRequestCount());
+                options.maxConnections(), d == null ? 0 : d.getQueuedRequestCount(), refusedFull.get(),
+                refusedWait.get(), refusedTimeout.get());
         return new RuntimeStats.UpstreamStats(bindingName, origin, pool.getConnectionCount(),
             pool.getActiveConnectionCount(), pool.getIdleConnectionCount(), pool.getMaxConnectionCount(),
-            d.getQueuedRequestCount());
+            d.getQueuedRequestCount(), refusedFull.get(), refusedWait.get(), refusedTimeout.get());
     }
 
     static String id(Exchange exchange)
@@ -283,8 +293,11 @@ final class JettyUpstream implements Upstream
     private GatewayException admit(HttpDestination d, int queued)
     {
         if (queued >= options.maxQueued())
+        {
+            refusedFull.incrementAndGet();
             return busy(options.maxQueued() + " requests are already waiting for one of " + options.maxConnections()
                 + " connections");
+        }
         // A pool that may still open connections serves the waiting requests as those open, not as others free.
         if (!full(d))
             return null;
@@ -292,6 +305,7 @@ final class JettyUpstream implements Upstream
         long wait = throughput.waitNanos(queued, now);
         if (wait <= queueTimeoutNanos)
             return null;
+        refusedWait.incrementAndGet();
         return busy(queued + " requests are already waiting for one of " + options.maxConnections()
             + " connections, which serve about " + Math.round(throughput.perSecond(now))
             + " a second: one more would wait longer than the queue timeout of " + options.queueTimeout().toMillis()
@@ -375,6 +389,7 @@ final class JettyUpstream implements Upstream
      */
     boolean sweepQueue(long now)
     {
+        warnOfRefusals(now);
         HttpDestination d = destination;
         if (d == null || d.getQueuedRequestCount() == 0)
             return false;
@@ -390,6 +405,26 @@ final class JettyUpstream implements Upstream
             }
         }
         return waiting;
+    }
+
+    /**
+     * Warns of the requests refused since the last warning, at most once every ten seconds; run by the sweep, which runs
+     * while requests wait and once after (a refusal happens only while requests wait).
+     */
+    private void warnOfRefusals(long now)
+    {
+        long full = refusedFull.get();
+        long wait = refusedWait.get();
+        long timeout = refusedTimeout.get();
+        long all = full + wait + timeout;
+        if (all == refusalsWarned || now - lastWarning < WARN_EVERY_NANOS)
+            return;
+        LOG.warn("upstream {} is refusing requests (503) for want of a connection: {} since the start ({} with"
+                + " http.max_queued ({}) already waiting, {} that the pool would not have served within http.queue_timeout"
+                + " ({} ms), {} after waiting that long)", bindingName, all, full, options.maxQueued(), wait,
+            options.queueTimeout().toMillis(), timeout);
+        refusalsWarned = all;
+        lastWarning = now;
     }
 
     private GatewayException busy(String why)
@@ -419,10 +454,16 @@ final class JettyUpstream implements Upstream
         if (failure instanceof GatewayException g)
             return g;
         if (failure instanceof QueueTimeout)
+        {
+            refusedTimeout.incrementAndGet();
             return busy("no connection of " + options.maxConnections() + " was free within "
                 + options.queueTimeout().toMillis() + " ms");
+        }
         if (failure instanceof java.util.concurrent.RejectedExecutionException)
+        {
+            refusedFull.incrementAndGet();
             return busy("too many requests are waiting for a connection");
+        }
         if (firstByteFired)
             return new GatewayException(ErrorKind.UPSTREAM_TIMEOUT,
                 "upstream did not answer within " + options.firstByteTimeout().toMillis() + " ms", failure);

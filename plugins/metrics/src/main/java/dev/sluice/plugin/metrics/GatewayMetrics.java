@@ -216,6 +216,18 @@ final class GatewayMetrics
             .labelNames("route", "origin")
             .callback(cb -> pools(stats).forEach((pool, s) -> cb.call(s[3], pool.binding(), pool.origin())))
             .register(registry);
+        CounterWithCallback.builder(config).name("sluice_upstream_refusals_total")
+            .help("Requests each client binding's upstream pool answered 503 for want of a connection, by reason:"
+                + " queue_full (http.max_queued already waiting), queue_wait (the pool's recent rate would not serve"
+                + " them within http.queue_timeout), queue_timeout (waited that long)")
+            .labelNames("route", "origin", "reason")
+            .callback(cb -> pools(stats).forEach((pool, s) ->
+            {
+                cb.call(s[4], pool.binding(), pool.origin(), "queue_full");
+                cb.call(s[5], pool.binding(), pool.origin(), "queue_wait");
+                cb.call(s[6], pool.binding(), pool.origin(), "queue_timeout");
+            }))
+            .register(registry);
 
         if (jvm)
             registerJvm(config);
@@ -227,19 +239,22 @@ final class GatewayMetrics
     }
 
     /**
-     * @return active, idle, max and queued of each pool, summed per (binding, origin) so that a binding with two
-     *         upstreams to one origin still makes one series each
+     * @return active, idle, max, queued and the refusals (full, wait, timeout) of each pool, summed per (binding,
+     *         origin) so that a binding with two upstreams to one origin still makes one series each
      */
     private static Map<Pool, long[]> pools(Supplier<RuntimeStats> stats)
     {
         Map<Pool, long[]> pools = new LinkedHashMap<>();
         for (RuntimeStats.UpstreamStats u : stats.get().upstreams())
         {
-            long[] s = pools.computeIfAbsent(new Pool(u.binding(), u.origin()), p -> new long[4]);
+            long[] s = pools.computeIfAbsent(new Pool(u.binding(), u.origin()), p -> new long[7]);
             s[0] += u.active();
             s[1] += u.idle();
             s[2] += u.maxConnections();
             s[3] += u.queued();
+            s[4] += u.refusedFull();
+            s[5] += u.refusedWait();
+            s[6] += u.refusedTimeout();
         }
         return pools;
     }

@@ -319,7 +319,7 @@ class MetricsBindingTest
     {
         create("{\"jvm\":false}");
         context.inFlight(3);
-        context.upstreamStats(new RuntimeStats.UpstreamStats("south", "http://127.0.0.1:1", 5, 2, 3, 256, 4),
+        context.upstreamStats(new RuntimeStats.UpstreamStats("south", "http://127.0.0.1:1", 5, 2, 3, 256, 4, 7, 8, 9),
             new RuntimeStats.UpstreamStats("south_h2", "http://127.0.0.1:2", 0, 0, 0, 16, 0));
 
         Exposition e = scrape();
@@ -330,6 +330,10 @@ class MetricsBindingTest
         assertThat(e.value("sluice_upstream_connections_max", "route", "south", "origin", "http://127.0.0.1:1")).isEqualTo(256);
         assertThat(e.value("sluice_upstream_queued_requests", "route", "south", "origin", "http://127.0.0.1:1")).isEqualTo(4);
         assertThat(e.value("sluice_upstream_connections_max", "route", "south_h2", "origin", "http://127.0.0.1:2")).isEqualTo(16);
+        assertThat(e.value("sluice_upstream_refusals_total", "route", "south", "origin", "http://127.0.0.1:1", "reason", "queue_full")).isEqualTo(7);
+        assertThat(e.value("sluice_upstream_refusals_total", "route", "south", "origin", "http://127.0.0.1:1", "reason", "queue_wait")).isEqualTo(8);
+        assertThat(e.value("sluice_upstream_refusals_total", "route", "south", "origin", "http://127.0.0.1:1", "reason", "queue_timeout")).isEqualTo(9);
+        assertThat(e.value("sluice_upstream_refusals_total", "route", "south_h2", "origin", "http://127.0.0.1:2", "reason", "queue_timeout")).isZero();
 
         context.inFlight(0);
         assertThat(scrape().value("sluice_in_flight_requests")).isZero();
