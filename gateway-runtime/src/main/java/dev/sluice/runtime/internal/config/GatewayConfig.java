@@ -116,8 +116,8 @@ public record GatewayConfig(String host, int port, int maxBodyBytes, Duration gr
      */
     public record Warmup(int requests, Duration maxTime)
     {
-        /** The defaults: 5,000 exchanges per route and endpoint, at most 15 s (chosen by the bench's COLD cells). */
-        public static final Warmup DEFAULTS = new Warmup(5000, Duration.ofSeconds(15));
+        /** The defaults: 20,000 exchanges per endpoint and model, at most 20 s (chosen by the bench's COLD cells). */
+        public static final Warmup DEFAULTS = new Warmup(20_000, Duration.ofSeconds(20));
         /** No warm-up: ready as soon as the port listens. */
         public static final Warmup OFF = new Warmup(0, Duration.ZERO);
 
