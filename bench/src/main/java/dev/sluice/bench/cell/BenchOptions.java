@@ -65,11 +65,12 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
     /** The usage text. */
     public static final String USAGE = """
         usage: bench/run [CELL ...|all] [options]        (bench/run builds first; --no-build skips that)
-          CELL              S1-1k S1-5k S1-5k-aa S1-5k-responses S1-5k-embed-hit S1-5k-guard S1-5k-limits S1-5k-limits-redis
-                            S1-1k-limits S1-1k-limits-redis S1-5k-obs S1-5k-cache-miss S1-5k-cache-hit S1-5k-targets
-                            S1-5k-targets-one S1-5k-ejected S1-h2c S3-stream S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev
-                            X1-cross-stream X1-cross-stream-rev R404 R401 L1500-inflight C64 SAT STEP HICCUP COLD-1k
-                            COLD-3k OVERLOAD IDLE, or all (default);
+          CELL              S1-1k S1-5k S1-5k-aa S1-5k-responses S1-5k-embed-hit S1-5k-embed-hit-1536 S1-5k-guard
+                            S1-5k-limits S1-5k-limits-redis S1-1k-limits S1-1k-limits-redis S1-5k-obs S1-5k-cache-miss
+                            S1-5k-cache-hit S1-5k-targets S1-5k-targets-one S1-5k-ejected S1-h2c S3-stream
+                            S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev X1-cross-stream
+                            X1-cross-stream-rev R404 R401 L1500-inflight C64 SAT STEP HICCUP COLD-1k COLD-3k OVERLOAD
+                            IDLE, or all (default);
                             --list describes each
           --reps N          repetitions per cell, medians reported (default 3)
           --quick           smoke test: 2 s warm-up + 5 s window (ladder steps 1 s + 3 s)

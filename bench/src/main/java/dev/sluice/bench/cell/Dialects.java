@@ -14,6 +14,11 @@ final class Dialects
     static final String RESPONSES = "openai-responses";
     /** OpenAI's embeddings: the {@code openai} binding type's other endpoint, a load of its own. */
     static final String EMBEDDINGS = "openai-embeddings";
+    /**
+     * {@link #EMBEDDINGS} asking for 1,536 dimensions, the size of OpenAI's {@code text-embedding-3-small} and
+     * {@code text-embedding-ada-002} answers (the mock answers 8 unless asked).
+     */
+    static final String EMBEDDINGS_1536 = "openai-embeddings-1536";
 
     private static final String WORDS = "the quick brown fox jumps over the lazy dog while a gateway relays bytes ";
 
@@ -29,7 +34,7 @@ final class Dialects
             case OPENAI -> "/v1/chat/completions";
             case ANTHROPIC -> "/v1/messages";
             case RESPONSES -> "/v1/responses";
-            case EMBEDDINGS -> "/v1/embeddings";
+            case EMBEDDINGS, EMBEDDINGS_1536 -> "/v1/embeddings";
             default -> throw new IllegalArgumentException("dialect: " + dialect
                 + " (expected: openai, anthropic or openai-responses)");
         };
@@ -75,6 +80,11 @@ final class Dialects
                 head = "{\"model\":\"" + model + "\",\"input\":\"Summarise this text: ";
                 tail = "\"}";
             }
+            case EMBEDDINGS_1536 ->
+            {
+                head = "{\"model\":\"" + model + "\",\"dimensions\":1536,\"input\":\"Summarise this text: ";
+                tail = "\"}";
+            }
             default -> throw new IllegalArgumentException("dialect: " + dialect
                 + " (expected: openai, anthropic or openai-responses)");
         }
@@ -90,6 +100,12 @@ final class Dialects
     /** @return the binding type that serves or calls {@code dialect}'s load */
     static String bindingType(String dialect)
     {
-        return EMBEDDINGS.equals(dialect) ? OPENAI : dialect;
+        return embeddings(dialect) ? OPENAI : dialect;
+    }
+
+    /** @return whether {@code dialect} is one of the embeddings loads */
+    static boolean embeddings(String dialect)
+    {
+        return EMBEDDINGS.equals(dialect) || EMBEDDINGS_1536.equals(dialect);
     }
 }

@@ -72,7 +72,7 @@ final class MockProcess implements AutoCloseable
             return "a delayed answer (" + cell.mock().name() + ")";
         if (cell.bodyBytes() > NGINX_MAX_BODY)
             return "request bodies over " + NGINX_MAX_BODY / 1024 + " KiB";
-        if (Dialects.EMBEDDINGS.equals(cell.provider()))
+        if (Dialects.embeddings(cell.provider()))
             return "embeddings (the nginx mock answers chat only)";
         return null;
     }

@@ -1,0 +1,74 @@
+package dev.sluice.runtime.internal.upstream;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The saturated pool's service rate, and the wait it predicts for a request that queues behind others. */
+class PoolThroughputTest
+{
+    private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /** Reports {@code n} completions {@code gap} apart from {@code from}, each leaving requests waiting. */
+    private static long saturated(PoolThroughput pool, long from, int n, long gap)
+    {
+        long t = from;
+        for (int i = 0; i < n; i++)
+        {
+            t += gap;
+            pool.completed(t, true);
+        }
+        return t;
+    }
+
+    @Test
+    void aPoolThatNeverQueuedHasNoEstimate()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        pool.completed(MS, false);
+        pool.completed(2 * MS, false);
+        assertThat(pool.waitNanos(10, 3 * MS)).isEqualTo(-1);
+        assertThat(pool.perSecond(3 * MS)).isZero();
+    }
+
+    @Test
+    void theWaitIsTheRequestsAheadTimesTheSaturatedGap()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        long t = saturated(pool, 1_000 * MS, 50, MS);
+        assertThat(pool.perSecond(t)).isEqualTo(1_000.0);
+        // 99 ahead and this one, a millisecond each.
+        assertThat(pool.waitNanos(99, t)).isEqualTo(100 * MS);
+    }
+
+    @Test
+    void aPoolThatSlowsIsFollowedWithinAFewDozenCompletions()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        long t = saturated(pool, 1_000 * MS, 50, MS);
+        // The provider now takes 100 times longer: every gap is 100 ms.
+        t = saturated(pool, t, 30, 100 * MS);
+        assertThat(pool.perSecond(t)).isBetween(9.0, 11.0);
+    }
+
+    @Test
+    void aCompletionThatLeavesNoneWaitingEndsTheRunWithoutASample()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        long t = saturated(pool, 1_000 * MS, 10, MS);
+        pool.completed(t + MS, false);
+        // The next saturated completion, a second later, starts a new run: the second between is the offered load.
+        pool.completed(t + 1_000 * MS, true);
+        assertThat(pool.waitNanos(0, t + 1_000 * MS)).isEqualTo(MS);
+    }
+
+    @Test
+    void anEstimateWithoutSamplesGoesStale()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        long t = saturated(pool, 1_000 * MS, 10, MS);
+        assertThat(pool.waitNanos(0, t + PoolThroughput.STALE_NANOS + MS)).isEqualTo(-1);
+    }
+}
