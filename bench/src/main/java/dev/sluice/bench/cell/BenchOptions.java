@@ -65,7 +65,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
     /** The usage text. */
     public static final String USAGE = """
         usage: bench/run [CELL ...|all] [options]        (bench/run builds first; --no-build skips that)
-          CELL              S1-1k S1-5k S1-5k-aa S1-5k-responses S1-5k-embed-hit S1-5k-embed-hit-1536 S1-5k-guard
+          CELL              S1-1k S1-5k S1-5k-aa S1-5k-responses S1-5k-embed-hit S1-1k-embed-hit-1536 S1-5k-guard
                             S1-5k-limits S1-5k-limits-redis S1-1k-limits S1-1k-limits-redis S1-5k-obs S1-5k-cache-miss
                             S1-5k-cache-hit S1-5k-targets S1-5k-targets-one S1-5k-ejected S1-h2c S3-stream
                             S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev X1-cross-stream

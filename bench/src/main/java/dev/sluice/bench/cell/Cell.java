@@ -83,7 +83,7 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
     {
         return switch (name)
         {
-            case "S1-5k-cache-hit", "S1-5k-embed-hit", "S1-5k-embed-hit-1536" -> "hit";
+            case "S1-5k-cache-hit", "S1-5k-embed-hit", "S1-1k-embed-hit-1536" -> "hit";
             case "S1-5k-cache-miss", "S3-stream-cache" -> "miss";
             default -> null;
         };
