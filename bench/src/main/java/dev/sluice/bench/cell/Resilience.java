@@ -50,6 +50,11 @@ final class Resilience
     static final Duration COLD_LENGTH = Duration.ofSeconds(10);
     static final Duration OVERLOAD_PHASE = Duration.ofSeconds(30);
     static final double RECOVERY_LIMIT_MILLIS = 1_000;
+    /**
+     * A STEP phase whose steady p99 (its second half's) is more than this many times the first phase's did not keep up
+     * with its rate: it has no steady value to come back to, and fails however early its p99 met that of its own end.
+     */
+    static final double NOT_STEADY_FACTOR = 10;
 
     private final Session session;
     private final TargetLauncher launcher;
@@ -147,6 +152,7 @@ final class Resilience
             List<Double> recoveries = new ArrayList<>();
             long hard = 0;
             long refused = 0;
+            long firstSteady = -1;
             for (int k = 0; k < phases.size(); k++)
             {
                 double from = k * len;
@@ -164,11 +170,15 @@ final class Resilience
                     Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
                 if (k > 0)
                 {
-                    recoveries.add(r);
-                    line += "; back " + recovery(r) + " after the step";
+                    boolean keptUp = keptUp(steady, firstSteady);
+                    recoveries.add(keptUp ? r : null);
+                    line += keptUp ? "; back " + recovery(r) + " after the step"
+                        : "; never steady: its second half's p99 is over " + Fmt.num(NOT_STEADY_FACTOR, 0)
+                            + "× the first phase's " + us(firstSteady);
                 }
                 else
                 {
+                    firstSteady = steady;
                     line += "; control (no event, from the phase's middle): back " + recovery(r);
                 }
                 lines.add(line);
@@ -327,6 +337,18 @@ final class Resilience
             ", slowest recovery " + recovery(worst == Double.POSITIVE_INFINITY ? null : worst) + ", errors other than 503 " +
             hard + ", 503s " + refused);
         return new Outcome(rep, passed, fulls, worst, hard, refused, List.copyOf(lines));
+    }
+
+    /**
+     * @param steady      a STEP phase's steady p99 (of its second half), µs; negative when it has none
+     * @param firstSteady the first phase's, µs
+     * @return whether the phase kept up with its rate: its steady p99 within {@link #NOT_STEADY_FACTOR} times the first
+     *         phase's, or a millisecond over it
+     */
+    static boolean keptUp(long steady, long firstSteady)
+    {
+        return steady >= 0 && firstSteady >= 0
+            && steady <= Math.max((long)(firstSteady * NOT_STEADY_FACTOR), firstSteady + 1_000);
     }
 
     /**

@@ -170,6 +170,18 @@ class ResilienceTest
     }
 
     @Test
+    void aStepPhaseThatNeverKeptUpHasNoSteadyValueToComeBackTo()
+    {
+        // 3,000/s steady at 12.6 ms; 8,000/s at 34 ms kept up, at 1.43 s (the gateway behind for the whole phase) did not.
+        assertThat(Resilience.keptUp(34_000, 12_600)).isTrue();
+        assertThat(Resilience.keptUp(1_430_000, 12_600)).isFalse();
+        // A first phase of a few hundred microseconds: a millisecond over it is still steady.
+        assertThat(Resilience.keptUp(1_200, 300)).isTrue();
+        assertThat(Resilience.keptUp(-1, 12_600)).isFalse();
+        assertThat(Resilience.keptUp(12_600, -1)).isFalse();
+    }
+
+    @Test
     void checksCountThePassingRepetitions()
     {
         List<Resilience.Outcome> outcomes = List.of(
