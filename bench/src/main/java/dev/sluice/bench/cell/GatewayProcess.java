@@ -142,7 +142,8 @@ final class GatewayProcess implements TargetProcess
         for (String line : process.logLines("refusing requests (503)"))
         {
             int at = line.indexOf(": upstream ");
-            String message = at >= 0 ? line.substring(at + 2) : line.substring(Math.max(0, line.indexOf("refusing requests")));
+            String message = at >= 0 ? line.substring(at + 2)
+                : line.substring(Math.max(0, line.indexOf("refusing requests")));
             last.put(at >= 0 ? message.substring(0, message.indexOf(" is refusing")) : "admission", message);
         }
         return List.copyOf(last.values());

@@ -408,8 +408,9 @@ final class JettyUpstream implements Upstream
     }
 
     /**
-     * Warns of the requests refused since the last warning, at most once every ten seconds; run by the sweep, which runs
-     * while requests wait and once after (a refusal happens only while requests wait).
+     * Warns, with the counts since the start, when requests were refused since the last warning and that warning is ten
+     * seconds old; run by the sweep, which runs while requests wait and once after (a refusal happens only while
+     * requests wait).
      */
     private void warnOfRefusals(long now)
     {
