@@ -35,10 +35,10 @@ import dev.sluice.bench.load.Timeline;
  * records its requests in 100 ms windows ({@link Timeline}, written to {@code raw/windows/}) and counts the full
  * collections in its GC log after it was ready. STEP and HICCUP pass when there was no full collection, the p99 of
  * half-second runs of windows was back within the tolerance of its steady value ({@link Windows}) at most
- * {@value #RECOVERY_LIMIT_MILLIS} ms after each event (a step up; a resume), and no request failed other than with a 503 (the
- * refusals of a queue timeout, counted separately). COLD passes without such failures; OVERLOAD when there was no full
- * collection and the p99 of the half-rate phase's runs came back to the fresh gateway's. Phase lengths and stall times
- * are multiplied by {@code --scale} (the stalls' lengths are not).</p>
+ * {@value #RECOVERY_LIMIT_MILLIS} ms after each event (a step up; a resume), and no request failed other than with a
+ * 503 (the refusals of a queue timeout, counted separately). COLD passes without such failures; OVERLOAD when there
+ * was no full collection and the p99 of the half-rate phase's runs came back to the fresh gateway's. Phase lengths and
+ * stall times are multiplied by {@code --scale} (the stalls' lengths are not).</p>
  */
 final class Resilience
 {
