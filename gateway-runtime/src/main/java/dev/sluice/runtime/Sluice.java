@@ -53,6 +53,7 @@ public final class Sluice implements AutoCloseable
     private volatile Warmup warmup;
     private volatile Thread warmupThread;
     private volatile Warmup.Report warmupReport;
+    private volatile long warmupQueued;
 
     private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config,
                    Runnable closeBindings, Admission admission)
@@ -234,14 +235,17 @@ public final class Sluice implements AutoCloseable
                 upstreams.warmupsThrough(echo, w.token());
                 Warmup.Report report = w.run(config.host(), http.port());
                 warmupReport = report;
+                warmupQueued = upstreams.warmupsQueued();
                 if (report.failed() > 0)
                 {
                     LOG.warn("warm-up: {} of {} exchanges failed (first: {}); ready all the same", report.failed(),
                         report.sent(), report.firstFailure());
                 }
                 LOG.info("warm-up done in {} ms: {} exchanges through the gateway's own port, answered without a provider"
-                        + " ({} of them round through the upstreams' HTTP clients){}",
-                    report.millis(), report.sent(), report.echoed(), report.skippedEndpoints() > 0
+                        + " ({} of them round through the upstreams' HTTP clients, {} of those behind others waiting for"
+                        + " a connection){}",
+                    report.millis(), report.sent(), report.echoed(), warmupQueued,
+                    report.skippedEndpoints() > 0
                         ? " (" + report.skippedEndpoints() + " endpoints with a path pattern not exercised)" : "");
             }
             catch (Throwable t)
@@ -302,6 +306,12 @@ public final class Sluice implements AutoCloseable
     Warmup.Report warmupReport()
     {
         return warmupReport;
+    }
+
+    /** @return how many of the warm-up's upstream requests found others waiting for a connection */
+    long warmupQueued()
+    {
+        return warmupQueued;
     }
 
     /** @return the bound port */

@@ -225,6 +225,9 @@ class WarmupTest
         assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
         // One upstream answer per exchange, each of them round through a client.
         assertThat(report.echoed()).isEqualTo(report.sent());
+        // The echo's HTTP/1.1 pool is smaller than the warm-up's concurrency: requests also waited for a connection,
+        // admitted by the queue as a provider's would be, so that code is compiled before ready too.
+        assertThat(gateway.warmupQueued()).isPositive();
         assertThat(mock.requestCount()).isZero();
         // The warm-up's own client and the upstreams' connections to the gateway's port are closed once it is ready.
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);

@@ -77,6 +77,8 @@ final class JettyUpstream implements Upstream
     // Where warm-up answers go round through the HTTP client while the gateway warms up, else null.
     private volatile WarmupLoop warmupLoop;
     // Requests refused with 503 since the start, by cause: written only when one is refused.
+    // Requests sent while others waited for a connection (admitted or refused).
+    private final java.util.concurrent.atomic.LongAdder queuedSends = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.AtomicLong refusedFull = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong refusedWait = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong refusedTimeout = new java.util.concurrent.atomic.AtomicLong();
@@ -88,8 +90,11 @@ final class JettyUpstream implements Upstream
     static final java.util.Set<String> CREDENTIAL_HEADERS = java.util.Set.of("authorization", "proxy-authorization",
         "x-api-key", "api-key", "x-goog-api-key");
 
-    /** The gateway's own echo of warm-up answers: its URI, and the warm-up's token it accepts them with. */
-    private record WarmupLoop(URI uri, String token)
+    /**
+     * The gateway's own echo of warm-up answers: its URI, the warm-up's token it accepts them with, and the upstream
+     * that sends them there, through a small pool of its own.
+     */
+    private record WarmupLoop(URI uri, String token, JettyUpstream upstream)
     {
     }
 
@@ -149,6 +154,11 @@ final class JettyUpstream implements Upstream
         return scheduler;
     }
 
+    HttpClient client()
+    {
+        return client;
+    }
+
     /** @return the name of the binding this upstream was created for */
     String bindingName()
     {
@@ -181,6 +191,15 @@ final class JettyUpstream implements Upstream
             if (uris.size() < 64)
                 uris.put(upstreamRequest.path(), uri);
         }
+        return dispatch(uri, upstreamRequest, exchange);
+    }
+
+    /**
+     * Sends a request through this upstream's pool: admitted to its queue if it has to wait for a connection, refused
+     * at once if it would wait longer than the queue timeout.
+     */
+    private CompletionStage<UpstreamResponse> dispatch(URI uri, UpstreamRequest upstreamRequest, Exchange exchange)
+    {
         Request request = newRequest(uri, upstreamRequest);
         HttpDestination d = destination;
         if (d == null)
@@ -188,6 +207,7 @@ final class JettyUpstream implements Upstream
         int queued = d.getQueuedRequestCount();
         if (queued > 0)
         {
+            queuedSends.increment();
             GatewayException refused = admit(d, queued);
             if (refused != null)
             {
@@ -244,7 +264,10 @@ final class JettyUpstream implements Upstream
     /**
      * Sends a warm-up answer round through this upstream's HTTP client: the request the binding made, with the answer
      * as its body, to the gateway's echo, whose response the binding then reads as the provider's. The request goes to a
-     * destination of its own, never this upstream's pool, and is never resent.
+     * destination of its own, never this upstream's pool, through the same queue admission as a request to the
+     * provider: that destination's pool is smaller than the warm-up's concurrency, so warm-up requests also wait for a
+     * connection, and the code that serves a saturated pool is compiled before the gateway is ready, not at its first
+     * load step.
      */
     private CompletionStage<UpstreamResponse> sendWarmup(WarmupLoop loop, UpstreamRequest upstreamRequest,
                                                          WarmupAnswer answer, Exchange exchange)
@@ -260,12 +283,7 @@ final class JettyUpstream implements Upstream
         headers.add(Map.entry(GatewayHandler.WARMUP_TYPE_HEADER, answer.contentType()));
         UpstreamRequest echo = new UpstreamRequest("POST", loop.uri().getRawPath(), headers, answer.bytes(),
             upstreamRequest.contentType());
-        Request request = newRequest(loop.uri(), echo);
-        UpstreamCall call = new UpstreamCall(this, request, loop.uri(), echo, exchange);
-        exchange.onAbort(call::abort);
-        exchange.mark(Stage.UPSTREAM_SEND);
-        call.dispatch((HttpDestination)client.resolveDestination(request), request);
-        return call.result();
+        return loop.upstream().dispatch(loop.uri(), echo, exchange);
     }
 
     /**
@@ -273,10 +291,20 @@ final class JettyUpstream implements Upstream
      * upstream's protocol can be spoken in clear text to the gateway's own port (HTTP/1.1, whatever the URL's scheme,
      * and h2c); an h2 upstream answers in the process.
      */
-    void warmupsThrough(URI echo, String token)
+    void warmupsThrough(URI echo, String token, PoolThroughput echoThroughput)
     {
         if (UpstreamClients.protocol(options) != HttpVersion.H2)
-            warmupLoop = new WarmupLoop(echo, token);
+        {
+            warmupLoop = new WarmupLoop(echo, token,
+                new JettyUpstream(bindingName, client, options, scheduler, sweep, echoThroughput));
+        }
+    }
+
+    /** @return how many requests to the gateway's echo had to wait for a connection, while warm-ups go there */
+    long warmupsQueued()
+    {
+        WarmupLoop loop = warmupLoop;
+        return loop == null ? 0 : loop.upstream().queuedSends.sum();
     }
 
     /** Answers warm-up exchanges in the process again ({@link #warmupsThrough}). */

@@ -157,9 +157,8 @@ final class UpstreamCall implements Response.CompleteListener, Response.ContentS
     public void onComplete(Result r)
     {
         org.eclipse.jetty.client.Connection own = unpooled;
-        // A warm-up answer sent round through the client used a pool of its own, not the upstream's.
-        if (exchange == null || !exchange.warmup())
-            upstream.released(r, own);
+        // A warm-up answer sent round through the client has an upstream of its own, with its own pool and throughput.
+        upstream.released(r, own);
         if (own != null && r.getRequest() == request)
             own.close();
         if (r.isFailed() && !result.isDone() && r.getRequest() == request

@@ -63,6 +63,11 @@ public final class UpstreamClients extends ContainerLifeCycle
      * non-blocking invocation type its responses relayed, by one thread at a time: with a single connection every
      * answer of an upstream queues behind one thread.
      */
+    /**
+     * Connections to the gateway's echo during the warm-up: half the warm-up's concurrency, so that some of its requests
+     * find the pool full and wait, and some find a connection free.
+     */
+    static final int WARMUP_CONNECTIONS = 4;
     static final int H2C_CONNECTIONS = Math.max(2, 2 * Runtime.getRuntime().availableProcessors());
     /** Concurrent streams per h2c connection (the server's own limit still applies). */
     static final int H2C_STREAMS_PER_CONNECTION = 1024;
@@ -142,8 +147,23 @@ public final class UpstreamClients extends ContainerLifeCycle
      */
     public void warmupsThrough(java.net.URI echo, String token)
     {
+        // The echo's pools are smaller than the warm-up's concurrency, so that warm-up requests wait for connections
+        // too: set before the first request creates the destination, dropped with it.
+        String host = unbracketed(echo.getHost());
+        for (HttpVersion version : List.of(HttpVersion.HTTP_1_1, HttpVersion.H2C))
+            poolSizes.put(poolKey(echo.getScheme(), host, echo.getPort(), version), WARMUP_CONNECTIONS);
+        Map<HttpClient, PoolThroughput> echoThroughputs = new java.util.HashMap<>();
         for (JettyUpstream u : upstreams)
-            u.warmupsThrough(echo, token);
+            u.warmupsThrough(echo, token, echoThroughputs.computeIfAbsent(u.client(), c -> new PoolThroughput()));
+    }
+
+    /** @return how many warm-up requests to the echo found others waiting for a connection, so far */
+    public long warmupsQueued()
+    {
+        long sum = 0;
+        for (JettyUpstream u : upstreams)
+            sum += u.warmupsQueued();
+        return sum;
     }
 
     /**
@@ -154,9 +174,9 @@ public final class UpstreamClients extends ContainerLifeCycle
     {
         for (JettyUpstream u : upstreams)
             u.warmedUp();
-        // An IPv6 literal is bracketed in the URI, not in Jetty's origin.
-        String host = echo.getHost().startsWith("[") ? echo.getHost().substring(1, echo.getHost().length() - 1)
-            : echo.getHost();
+        String host = unbracketed(echo.getHost());
+        for (HttpVersion version : List.of(HttpVersion.HTTP_1_1, HttpVersion.H2C))
+            poolSizes.remove(poolKey(echo.getScheme(), host, echo.getPort(), version));
         for (HttpClient client : clients.values())
         {
             for (Destination d : client.getDestinations())
@@ -176,6 +196,12 @@ public final class UpstreamClients extends ContainerLifeCycle
                 }
             }
         }
+    }
+
+    /** An IPv6 literal is bracketed in a URI, not in Jetty's origin. */
+    private static String unbracketed(String host)
+    {
+        return host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
     }
 
     /** @return the most connections all pools may open together: each origin's largest pool, summed */
