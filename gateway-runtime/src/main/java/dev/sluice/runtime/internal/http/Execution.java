@@ -43,9 +43,12 @@ public final class Execution extends ContainerLifeCycle
         threads.setReservedThreads(0);
         scheduler = new ScheduledExecutorScheduler("sluice-scheduler", false);
         // Jetty's buckets (4 KiB steps up to 64 KiB; larger buffers are not pooled) with a cap on what the pool
-        // retains: the default retains up to an eighth of the heap, and as much direct memory, after a burst.
+        // retains: the default retains up to an eighth of the heap, and as much direct memory, after a burst. Each
+        // bucket is Jetty's compound pool: a scanned pool of 256 entries, then a queue. A bucket size of -1 would make
+        // it one unbounded scanned pool, whose acquire walks every buffer in use: with thousands of requests in flight
+        // (a backlog after a pause or a load step) that made each request dearer just when the backlog had to drain.
         this.buffers = buffers != null ? buffers
-            : new ArrayByteBufferPool(0, 4096, 64 * 1024, -1, bufferPoolBytes, bufferPoolBytes);
+            : new ArrayByteBufferPool(0, 4096, 64 * 1024, Integer.MAX_VALUE, bufferPoolBytes, bufferPoolBytes);
         addBean(threads);
         addBean(scheduler);
         addBean(this.buffers);
