@@ -76,9 +76,9 @@ final class JettyUpstream implements Upstream
     private volatile dev.sluice.api.codec.DialectCodec warmupDialect;
     // Where warm-up answers go round through the HTTP client while the gateway warms up, else null.
     private volatile WarmupLoop warmupLoop;
-    // Requests refused with 503 since the start, by cause: written only when one is refused.
     // Requests sent while others waited for a connection (admitted or refused).
     private final java.util.concurrent.atomic.LongAdder queuedSends = new java.util.concurrent.atomic.LongAdder();
+    // Requests refused with 503 since the start, by cause: written only when one is refused.
     private final java.util.concurrent.atomic.AtomicLong refusedFull = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong refusedWait = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong refusedTimeout = new java.util.concurrent.atomic.AtomicLong();

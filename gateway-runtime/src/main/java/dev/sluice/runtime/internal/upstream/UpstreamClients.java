@@ -59,15 +59,15 @@ public final class UpstreamClients extends ContainerLifeCycle
     public static final int MAX_RESPONSE_HEAD_BYTES = 64 << 10;
 
     /**
-     * h2c connections per upstream origin, used round-robin. One HTTP/2 connection's frames are read, and with the
-     * non-blocking invocation type its responses relayed, by one thread at a time: with a single connection every
-     * answer of an upstream queues behind one thread.
-     */
-    /**
      * Connections to the gateway's echo during the warm-up: half the warm-up's concurrency, so that some of its requests
      * find the pool full and wait, and some find a connection free.
      */
     static final int WARMUP_CONNECTIONS = 4;
+    /**
+     * h2c connections per upstream origin, used round-robin. One HTTP/2 connection's frames are read, and with the
+     * non-blocking invocation type its responses relayed, by one thread at a time: with a single connection every
+     * answer of an upstream queues behind one thread.
+     */
     static final int H2C_CONNECTIONS = Math.max(2, 2 * Runtime.getRuntime().availableProcessors());
     /** Concurrent streams per h2c connection (the server's own limit still applies). */
     static final int H2C_STREAMS_PER_CONNECTION = 1024;
