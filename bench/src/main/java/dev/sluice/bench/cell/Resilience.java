@@ -35,8 +35,9 @@ import dev.sluice.bench.load.Timeline;
  * records its requests in 100 ms windows ({@link Timeline}, written to {@code raw/windows/}) and counts the full
  * collections in its GC log after it was ready. STEP and HICCUP pass when there was no full collection, the p99 of
  * half-second runs of windows was back within the tolerance of its steady value ({@link Windows}) at most
- * {@value #RECOVERY_LIMIT_MILLIS} ms after each event (a step up; a resume), and no request failed other than with a
- * 503 (the refusals of a queue timeout, counted separately). COLD passes without such failures; OVERLOAD when there
+ * {@value #RECOVERY_LIMIT_MILLIS} ms after each event (a step up; a resume), and no request failed, a 503 included
+ * (a refusal in a phase that kept up is one the queue timeout would have let through; one in a phase that did not
+ * comes with a failed recovery anyway). COLD passes with no failure and no 503; OVERLOAD when there
  * was no full collection and the p99 of the half-rate phase's runs came back to the fresh gateway's. Phase lengths and
  * stall times are multiplied by {@code --scale} (the stalls' lengths are not).</p>
  */
@@ -260,7 +261,7 @@ final class Resilience
                 "; errors by class " + nonZero(whole.errors()));
             lines.add("r" + rep + " first second: p99 " + us(first.p99()) + ", max " + us(first.max()) + "; after it: p99 " +
                 us(later.p99()) + ", max " + us(later.max()) + "; full collections after ready: " + fulls);
-            boolean passed = all.hardErrors() == 0;
+            boolean passed = all.hardErrors() == 0 && all.refused() == 0;
             causes(rep, gw, all.refused(), lines);
             return new Outcome(rep, passed, fulls, null, all.hardErrors(), all.refused(), lines);
         }
@@ -332,7 +333,7 @@ final class Resilience
         double worst = 0;
         for (Double r : recoveries)
             worst = Math.max(worst, r == null ? Double.POSITIVE_INFINITY : r);
-        boolean passed = passes(fulls, recoveries, hard);
+        boolean passed = passes(fulls, recoveries, hard) && refused == 0;
         lines.add("r" + rep + (passed ? " passed" : " failed") + ": full collections after ready " + fulls +
             ", slowest recovery " + recovery(worst == Double.POSITIVE_INFINITY ? null : worst) + ", errors other than 503 " +
             hard + ", 503s " + refused);
