@@ -96,8 +96,10 @@ public final class HttpGateway
         int selectors = selectors();
         // Jetty's, except that the idle timeout does not close a connection whose next request is in the socket, unread
         // because the gateway is behind (IdleDeferringConnector).
-        connector = new IdleDeferringConnector(server, execution.threads(), execution.scheduler(), execution.buffers(), 1,
-            selectors, http11, h2c);
+        // The connections' executor is the shared pool, but an HTTP/1.1 connection whose exchange completed on the
+        // upstream's thread waits for its next request without a hand-off to a pool thread (ResumingExecutor).
+        connector = new IdleDeferringConnector(server, new ResumingExecutor(execution.threads()), execution.scheduler(),
+            execution.buffers(), 1, selectors, http11, h2c);
         execution.reserve(1 + selectors);
         // The execution outlives the server (upstream clients still use it while the server drains): neither the
         // server nor its connector may stop it.

@@ -1,0 +1,213 @@
+package dev.sluice.runtime.internal.http;
+
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.internal.HttpConnection;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The client listener's HTTP/1.1 connections, their exchanges completed on another thread as a proxied request's are:
+ * every request on a kept-alive connection is answered in order, pipelined ones included, and a connection with
+ * nothing left to parse is not handed to a pool thread to wait for its next request. The control runs the same
+ * exchanges on Jetty's plain executor: if a Jetty upgrade stops handing such a connection to the pool, it fails, and
+ * {@link ResumingExecutor} has no reason left to exist.
+ */
+@Timeout(30)
+class ResumingExecutorTest
+{
+    private static final int REQUESTS = 100;
+
+    private final CountingPool pool = new CountingPool();
+    private final ScheduledExecutorService upstream =
+        Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "resuming-test-upstream"));
+    private Server server;
+    private int port;
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        if (server != null)
+            server.stop();
+        upstream.shutdownNow();
+    }
+
+    @Test
+    void aKeptAliveConnectionWaitsForItsNextRequestWithoutAPoolThread() throws Exception
+    {
+        start(new ResumingExecutor(pool));
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            BufferedReader in = reader(socket);
+            OutputStream out = socket.getOutputStream();
+            for (int i = 0; i < REQUESTS; i++)
+            {
+                out.write(request("/n/" + i, false));
+                out.flush();
+                assertThat(readAnswer(in)).isEqualTo("answer /n/" + i);
+            }
+        }
+        assertThat(pool.connectionJobs.get()).as("connections handed to the pool to wait for a request").isZero();
+    }
+
+    @Test
+    void jettysOwnExecutorHandsEachSuchConnectionToThePool() throws Exception
+    {
+        start(pool);
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            BufferedReader in = reader(socket);
+            OutputStream out = socket.getOutputStream();
+            for (int i = 0; i < REQUESTS; i++)
+            {
+                out.write(request("/n/" + i, false));
+                out.flush();
+                assertThat(readAnswer(in)).isEqualTo("answer /n/" + i);
+            }
+        }
+        // Each answer completes after the thread that parsed its request has moved on: nearly every one is handed over
+        // (at least half, so that a descheduled test thread does not fail it).
+        assertThat(pool.connectionJobs.get()).isGreaterThanOrEqualTo(REQUESTS / 2);
+    }
+
+    @Test
+    void pipelinedRequestsAreAnsweredInOrder() throws Exception
+    {
+        start(new ResumingExecutor(pool));
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            BufferedReader in = reader(socket);
+            OutputStream out = socket.getOutputStream();
+            for (int round = 0; round < 20; round++)
+            {
+                byte[] first = request("/a/" + round, false);
+                byte[] second = request("/b/" + round, false);
+                byte[] both = new byte[first.length + second.length];
+                System.arraycopy(first, 0, both, 0, first.length);
+                System.arraycopy(second, 0, both, first.length, second.length);
+                out.write(both);
+                out.flush();
+                assertThat(readAnswer(in)).isEqualTo("answer /a/" + round);
+                assertThat(readAnswer(in)).isEqualTo("answer /b/" + round);
+            }
+        }
+        // The connection still held the second request when the first completed: that one goes to the pool.
+        assertThat(pool.connectionJobs.get()).isPositive();
+    }
+
+    @Test
+    void aConnectionTheClientClosesIsAnsweredAndClosed() throws Exception
+    {
+        start(new ResumingExecutor(pool));
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            BufferedReader in = reader(socket);
+            OutputStream out = socket.getOutputStream();
+            out.write(request("/first", false));
+            out.flush();
+            assertThat(readAnswer(in)).isEqualTo("answer /first");
+            out.write(request("/last", true));
+            out.flush();
+            assertThat(readAnswer(in)).isEqualTo("answer /last");
+            assertThat(in.read()).as("end of stream after Connection: close").isEqualTo(-1);
+        }
+    }
+
+    private void start(Executor executor) throws Exception
+    {
+        server = new Server(pool);
+        ServerConnector connector = new IdleDeferringConnector(server, executor, null, null, -1, 1,
+            new HttpConnectionFactory(new HttpConfiguration()));
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        server.setHandler(new Handler.Abstract.NonBlocking()
+        {
+            @Override
+            public boolean handle(Request request, Response response, Callback callback)
+            {
+                String path = Request.getPathInContext(request);
+                // Answered from another thread a millisecond later, as a proxied request is answered from the
+                // upstream's thread once the provider has answered.
+                upstream.schedule(() ->
+                {
+                    byte[] body = ("answer " + path).getBytes(StandardCharsets.UTF_8);
+                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain");
+                    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+                    response.write(true, java.nio.ByteBuffer.wrap(body), callback);
+                }, 1, TimeUnit.MILLISECONDS);
+                return true;
+            }
+        });
+        server.start();
+        port = connector.getLocalPort();
+    }
+
+    private static byte[] request(String path, boolean close)
+    {
+        return ("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n")
+            .getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static BufferedReader reader(Socket socket) throws IOException
+    {
+        return new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+    }
+
+    /** Reads one answer: status 200 expected, then the body of its Content-Length. */
+    private static String readAnswer(BufferedReader in) throws IOException
+    {
+        String status = in.readLine();
+        assertThat(status).isEqualTo("HTTP/1.1 200 OK");
+        int length = -1;
+        for (String line = in.readLine(); !line.isEmpty(); line = in.readLine())
+            if (line.regionMatches(true, 0, "Content-Length:", 0, 15))
+                length = Integer.parseInt(line.substring(15).trim());
+        char[] body = new char[length];
+        for (int read = 0; read < length; )
+            read += in.read(body, read, length - read);
+        return new String(body);
+    }
+
+    /** Jetty's pool, counting the HTTP/1.1 connections handed to it to run. */
+    private static final class CountingPool extends QueuedThreadPool
+    {
+        final AtomicInteger connectionJobs = new AtomicInteger();
+
+        CountingPool()
+        {
+            setName("resuming-test");
+        }
+
+        @Override
+        public void execute(Runnable job)
+        {
+            if (job instanceof HttpConnection)
+                connectionJobs.incrementAndGet();
+            super.execute(job);
+        }
+    }
+}
