@@ -1,25 +1,23 @@
 package dev.sluice.runtime.internal.http;
 
 import org.eclipse.jetty.server.internal.HttpConnection;
-import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.Invocable;
 
 import java.util.concurrent.Executor;
 
 /**
  * The executor of the client listener's connections: the shared pool, except that an HTTP/1.1 connection resumed with
- * nothing left to parse waits for its next request where it is instead of in a pool thread.
+ * nothing left to parse looks for its next request on the thread that resumed it instead of in a pool thread.
  *
  * <p>When an exchange completes on another thread than the one that parsed its request — every proxied request does:
  * the answer is written from the upstream's thread — Jetty 12.1's HTTP/1.1 connection resumes by handing itself to its
  * executor, whatever its request buffer holds. The pool thread that takes it finds the buffer empty, reads the socket
- * (nothing yet: the client has only now got its answer), registers for reading and goes back to sleep. That is a
- * thread wake-up, a context switch and a failed read per request, paid on the upstream's thread's core just when a
- * backlog must drain. Here the connection instead registers for reading at once, on the thread that completed the
- * exchange, with a callback of the server's invocation type (what the connection's own read callback has): the
- * selector runs it when the next request arrives, exactly as for any request that arrives on an idle connection. A
- * connection that still holds bytes (a pipelined request) is handed to the pool as before, and so is every other
- * job.</p>
+ * (nothing yet: the client has only now got its answer), releases the buffer, registers for reading and goes back to
+ * sleep: a thread wake-up and a context switch per request, paid just when a backlog must drain. Here the connection
+ * runs that same step ({@link HttpConnection#onFillable()}) at once, on the thread that completed the exchange, when
+ * the server's handlers never block. A connection that still holds bytes (a pipelined request, which that step would
+ * go on to handle) is handed to the pool as before, so that the upstream's thread does not take on client requests, and
+ * so is every other job.</p>
  */
 final class ResumingExecutor implements Executor
 {
@@ -34,34 +32,13 @@ final class ResumingExecutor implements Executor
     @Override
     public void execute(Runnable job)
     {
-        if (job instanceof HttpConnection connection && connection.isRequestBufferEmpty())
+        if (job instanceof HttpConnection connection && connection.isRequestBufferEmpty()
+            && connection.getServer().getInvocationType() == Invocable.InvocationType.NON_BLOCKING)
         {
-            connection.tryFillInterested(new NextRequest(connection));
+            connection.onFillable();
             return;
         }
         pool.execute(job);
-    }
-
-    /** Reads the connection's next request when it arrives, as the connection's own read callback does. */
-    private record NextRequest(HttpConnection connection) implements Callback
-    {
-        @Override
-        public void succeeded()
-        {
-            connection.onFillable();
-        }
-
-        @Override
-        public void failed(Throwable failure)
-        {
-            connection.onFillInterestedFailed(failure);
-        }
-
-        @Override
-        public Invocable.InvocationType getInvocationType()
-        {
-            return connection.getServer().getInvocationType();
-        }
     }
 
     @Override

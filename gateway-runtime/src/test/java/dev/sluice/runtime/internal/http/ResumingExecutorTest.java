@@ -1,6 +1,8 @@
 package dev.sluice.runtime.internal.http;
 
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -42,6 +44,7 @@ class ResumingExecutorTest
     private static final int REQUESTS = 100;
 
     private final CountingPool pool = new CountingPool();
+    private final ArrayByteBufferPool.Tracking buffers = new ArrayByteBufferPool.Tracking();
     private final ScheduledExecutorService upstream =
         Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "resuming-test-upstream"));
     private Server server;
@@ -71,6 +74,32 @@ class ResumingExecutorTest
             }
         }
         assertThat(pool.connectionJobs.get()).as("connections handed to the pool to wait for a request").isZero();
+    }
+
+    @Test
+    void anIdleKeptAliveConnectionHoldsNoBufferAfterRequestsWithBodies() throws Exception
+    {
+        start(new ResumingExecutor(pool));
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            BufferedReader in = reader(socket);
+            OutputStream out = socket.getOutputStream();
+            for (int i = 0; i < 10; i++)
+            {
+                byte[] body = ("{\"n\":" + i + "}").getBytes(StandardCharsets.US_ASCII);
+                out.write(("POST /n/" + i + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(body);
+                out.flush();
+                assertThat(readAnswer(in)).isEqualTo("answer /n/" + i + " {\"n\":" + i + "}");
+            }
+            // The connection is open and idle: it looked for its next request, found nothing and released its request
+            // buffer, which a request with a body keeps until its exchange completes.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!buffers.getLeaks().isEmpty() && System.nanoTime() < deadline)
+                Thread.sleep(10);
+            assertThat(buffers.getLeaks()).isEmpty();
+        }
     }
 
     @Test
@@ -138,7 +167,7 @@ class ResumingExecutorTest
 
     private void start(Executor executor) throws Exception
     {
-        server = new Server(pool);
+        server = new Server(pool, null, buffers);
         ServerConnector connector = new IdleDeferringConnector(server, executor, null, null, -1, 1,
             new HttpConnectionFactory(new HttpConfiguration()));
         connector.setHost("127.0.0.1");
@@ -150,15 +179,18 @@ class ResumingExecutorTest
             public boolean handle(Request request, Response response, Callback callback)
             {
                 String path = Request.getPathInContext(request);
-                // Answered from another thread a millisecond later, as a proxied request is answered from the
-                // upstream's thread once the provider has answered.
-                upstream.schedule(() ->
-                {
-                    byte[] body = ("answer " + path).getBytes(StandardCharsets.UTF_8);
-                    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain");
-                    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
-                    response.write(true, java.nio.ByteBuffer.wrap(body), callback);
-                }, 1, TimeUnit.MILLISECONDS);
+                // The body read first (a request with one keeps the connection's request buffer until the exchange
+                // completes), then the answer from another thread a millisecond later, as a proxied request is
+                // answered from the upstream's thread once the provider has answered.
+                Content.Source.asStringAsync(request, StandardCharsets.UTF_8).whenComplete((body, failure) ->
+                    upstream.schedule(() ->
+                    {
+                        byte[] answer = ("answer " + path + (body == null || body.isEmpty() ? "" : " " + body))
+                            .getBytes(StandardCharsets.UTF_8);
+                        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain");
+                        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, answer.length);
+                        response.write(true, java.nio.ByteBuffer.wrap(answer), callback);
+                    }, 1, TimeUnit.MILLISECONDS));
                 return true;
             }
         });
