@@ -62,17 +62,7 @@ class ResumingExecutorTest
     void aKeptAliveConnectionWaitsForItsNextRequestWithoutAPoolThread() throws Exception
     {
         start(new ResumingExecutor(pool));
-        try (Socket socket = new Socket("127.0.0.1", port))
-        {
-            BufferedReader in = reader(socket);
-            OutputStream out = socket.getOutputStream();
-            for (int i = 0; i < REQUESTS; i++)
-            {
-                out.write(request("/n/" + i, false));
-                out.flush();
-                assertThat(readAnswer(in)).isEqualTo("answer /n/" + i);
-            }
-        }
+        askInTurn(REQUESTS);
         assertThat(pool.connectionJobs.get()).as("connections handed to the pool to wait for a request").isZero();
     }
 
@@ -106,17 +96,7 @@ class ResumingExecutorTest
     void jettysOwnExecutorHandsEachSuchConnectionToThePool() throws Exception
     {
         start(pool);
-        try (Socket socket = new Socket("127.0.0.1", port))
-        {
-            BufferedReader in = reader(socket);
-            OutputStream out = socket.getOutputStream();
-            for (int i = 0; i < REQUESTS; i++)
-            {
-                out.write(request("/n/" + i, false));
-                out.flush();
-                assertThat(readAnswer(in)).isEqualTo("answer /n/" + i);
-            }
-        }
+        askInTurn(REQUESTS);
         // Each answer completes after the thread that parsed its request has moved on: nearly every one is handed over
         // (at least half, so that a descheduled test thread does not fail it).
         assertThat(pool.connectionJobs.get()).isGreaterThanOrEqualTo(REQUESTS / 2);
@@ -196,6 +176,22 @@ class ResumingExecutorTest
         });
         server.start();
         port = connector.getLocalPort();
+    }
+
+    /** Sends {@code requests} requests one after the other on one kept-alive connection, each once the last is answered. */
+    private void askInTurn(int requests) throws IOException
+    {
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            BufferedReader in = reader(socket);
+            OutputStream out = socket.getOutputStream();
+            for (int i = 0; i < requests; i++)
+            {
+                out.write(request("/n/" + i, false));
+                out.flush();
+                assertThat(readAnswer(in)).isEqualTo("answer /n/" + i);
+            }
+        }
     }
 
     private static byte[] request(String path, boolean close)
