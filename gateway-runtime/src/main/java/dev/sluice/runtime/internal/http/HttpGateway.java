@@ -97,7 +97,8 @@ public final class HttpGateway
         // Jetty's, except that the idle timeout does not close a connection whose next request is in the socket, unread
         // because the gateway is behind (IdleDeferringConnector).
         // The connections' executor is the shared pool, but an HTTP/1.1 connection whose exchange completed on the
-        // upstream's thread waits for its next request without a hand-off to a pool thread (ResumingExecutor).
+        // upstream's thread looks for its next request on that thread, not after a hand-off to a pool thread
+        // (ResumingExecutor).
         connector = new IdleDeferringConnector(server, new ResumingExecutor(execution.threads()), execution.scheduler(),
             execution.buffers(), 1, selectors, http11, h2c);
         execution.reserve(1 + selectors);
