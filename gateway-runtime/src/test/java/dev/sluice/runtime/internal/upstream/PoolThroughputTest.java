@@ -54,6 +54,24 @@ class PoolThroughputTest
     }
 
     @Test
+    void aPauseBetweenTwoCompletionsDoesNotRefuseTheBacklogItLetIn()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        // 5,000 completions a second, requests waiting all along.
+        long gap = MS / 5;
+        long t = saturated(pool, 1_000 * MS, 200, gap);
+        // The process stops for 600 ms; the 3,000 requests that arrived meanwhile wait once it goes on.
+        t += 600 * MS;
+        pool.completed(t, true);
+        // Served at that pace they wait 0.6 s, within a 2 s queue timeout: the estimate must say less than 2 s.
+        assertThat(pool.waitNanos(3_000, t)).isLessThan(2_000 * MS);
+        // The pause counted as eight gaps, no more; the next completions at the old pace bring the mean back.
+        assertThat(pool.perSecond(t)).isBetween(2_000.0, 5_000.0);
+        t = saturated(pool, t, 40, gap);
+        assertThat(pool.perSecond(t)).isGreaterThan(4_500.0);
+    }
+
+    @Test
     void aCompletionThatLeavesNoneWaitingEndsTheRunWithoutASample()
     {
         PoolThroughput pool = new PoolThroughput();
