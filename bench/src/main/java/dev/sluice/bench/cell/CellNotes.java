@@ -150,6 +150,8 @@ final class CellNotes
         spec.put("upstream pool", cell.upstreamMaxConnections());
         if (o.targetUrl() == null)
             spec.put("gateway JVM", gatewayJvmFlags());
+        if (o.targetUrl() == null && !o.gatewayWarmup().isEmpty())
+            spec.put("gateway warm-up", "`" + o.gatewayWarmup() + "` (--gateway-warmup)");
         boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.REFUSAL;
         spec.put("warm-up", (ladder ? o.stepWarmup() : o.warmup()).toMillis() / 1000.0 + " s");
         spec.put("window", (ladder ? o.stepWindow() : o.window()).toMillis() / 1000.0 + " s");

@@ -119,11 +119,13 @@ final class TargetLauncher
         Files.createDirectories(file.getParent());
         String requestLog = session.raw().resolve("logs/requests-" + stem + "-r" + rep + ".jsonl").toAbsolutePath().toString();
         String redisUrl = "redis".equals(config.limitsStore()) ? BenchRedis.get(session).url() : null;
-        Files.writeString(file, GatewayConfigs.yaml(config, port, mock.port(), routeAll, adminPort, requestLog, redisUrl),
-            StandardCharsets.UTF_8);
+        BenchOptions o = session.options();
+        String yaml = GatewayConfigs.yaml(config, port, mock.port(), routeAll, adminPort, requestLog, redisUrl);
+        if (!o.gatewayWarmup().isEmpty())
+            yaml += "warmup: " + o.gatewayWarmup() + "\n";
+        Files.writeString(file, yaml, StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + stem + "-" + rep + ".log");
         Files.deleteIfExists(gc);
-        BenchOptions o = session.options();
         return GatewayProcess.start(name, o.dist(), file, port, adminPort, gc,
             session.raw().resolve("logs/gateway-" + stem + "-r" + rep + ".log"), session.pinning(), o.gatewayJvm(),
             o.gatewayJvmAdd());

@@ -109,6 +109,13 @@ class BenchOptionsTest
         assertThat(o.scale()).isEqualTo(0.2);
         assertThat(o.saturationRate()).isEqualTo(6500.0);
         assertThat(o.recoveryTolerance()).isEqualTo(1.5);
+        assertThat(d.gatewayWarmup()).isEmpty();
+        assertThat(BenchOptions.parse("STEP", "--gateway-warmup", " { requests: 5000 } ").gatewayWarmup())
+            .isEqualTo("{ requests: 5000 }");
+        assertThatThrownBy(() -> BenchOptions.parse("--gateway-warmup", " ")).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("--gateway-warmup");
+        assertThatThrownBy(() -> BenchOptions.parse("--gateway-warmup", "off\nlisten: {}"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("one line");
         assertThatThrownBy(() -> BenchOptions.parse("--gateway-jvm", " ")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("--gateway-jvm");
         assertThatThrownBy(() -> BenchOptions.parse("--scale", "0")).isInstanceOf(IllegalArgumentException.class)
