@@ -445,6 +445,10 @@ class KeysPluginTest
         assertThat(json(chunked).path("error").path("message").asText())
             .isEqualTo("admin request bodies are limited to 1048576 bytes");
         assertThat(chunked.request().headers().firstValue("content-length")).as("really chunked").isEmpty();
+        // The rest of each body is left unread, so each connection closes after its 413 and says so: a client that
+        // sent its next request on it would read no answer.
+        assertThat(declared.headers()).containsEntry("connection", "close");
+        assertThat(chunked.headers().firstValue("connection")).hasValue("close");
         assertThat(post(reload.toString()).statusCode()).isEqualTo(200);
     }
 

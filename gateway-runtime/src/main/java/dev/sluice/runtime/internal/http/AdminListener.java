@@ -5,6 +5,7 @@ import dev.sluice.api.admin.AdminRoutes.AdminResponse;
 import dev.sluice.support.json.JsonStrings;
 import dev.sluice.runtime.internal.service.RuntimeServices.AdminRoute;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -79,7 +80,7 @@ final class AdminListener extends Handler.Abstract.NonBlocking
         long declared = request.getLength();
         if (declared > MAX_BODY_BYTES)
         {
-            write(response, callback, tooLarge());
+            writeTooLarge(response, callback);
             return true;
         }
         // Counted, so that a body without a declared length that passes the cap gets the same 413 as a declared one.
@@ -88,8 +89,14 @@ final class AdminListener extends Handler.Abstract.NonBlocking
         {
             if (readFailure != null)
             {
-                write(response, callback, counted.bytes > MAX_BODY_BYTES ? tooLarge()
-                    : AdminResponse.json(400, error("the request body could not be read")));
+                if (counted.bytes > MAX_BODY_BYTES)
+                    writeTooLarge(response, callback);
+                else
+                {
+                    // What is left of the body is not read: the connection closes after this answer, and says so.
+                    response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+                    write(response, callback, AdminResponse.json(400, error("the request body could not be read")));
+                }
                 return;
             }
             CompletionStage<AdminResponse> answer;
@@ -143,9 +150,16 @@ final class AdminListener extends Handler.Abstract.NonBlocking
             && path.startsWith(routePath.substring(0, routePath.length() - 1));
     }
 
-    private static AdminResponse tooLarge()
+    /**
+     * Answers 413 to a body over the cap. The rest of the body is not read, so the connection closes after the answer:
+     * {@code Connection: close} tells the client, which would otherwise send its next request on a connection the
+     * gateway is closing and read no answer.
+     */
+    private static void writeTooLarge(Response response, Callback callback)
     {
-        return AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes"));
+        response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+        write(response, callback,
+            AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes")));
     }
 
     /** The request's content, counting the bytes read from it. */
