@@ -9,15 +9,16 @@ import java.util.concurrent.TimeUnit;
  * <p>Each request that held one of the pool's connections (or, for h2c, one of its streams) reports its completion with
  * whether requests were still waiting then. The time between two consecutive completions that both left requests
  * waiting is one sample of the saturated pool's service gap; an exponentially weighted mean of the last few samples
- * (weight 1/8) is the estimate. A sample enters the mean at most {@link #MAX_SAMPLE_RATIO} times the mean: a gap that
- * spans a pause of the whole process (a long collection, a stopped or descheduled VM) measures the pause, not the pool,
- * and taken whole it would refuse for dozens of completions the backlog the pause let in; a pool that really slows is
- * still followed, by a factor of up to 1.875 a completion. Requests that wait while the pool may still open connections
- * wait for those to open, not for others to free: such a completion counts as leaving none waiting. A completion that
- * leaves none waiting ends the run: the time until the next saturated completion would measure the offered load, not
- * the pool. So a pool that never had to queue has no estimate (it is cold), and one that queued long ago forgets it
- * after {@link #STALE_NANOS} (or four gaps, if longer). Nothing here locks, allocates or schedules: a report is a few
- * volatile reads and writes, and concurrent reports may lose a sample, which only slows the mean.</p>
+ * (weight 1/8) is the estimate. Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it, a sample enters it at
+ * most {@link #MAX_SAMPLE_RATIO} times the mean: a gap that spans a pause of the whole process (a long collection, a
+ * stopped or descheduled VM) measures the pause, not the pool, and taken whole it would refuse for dozens of
+ * completions the backlog the pause let in; a pool that really slows is still followed, by a factor of up to 1.875 a
+ * completion. Requests that wait while the pool may still open connections wait for those to open, not for others to
+ * free: such a completion counts as leaving none waiting. A completion that leaves none waiting ends the run: the time
+ * until the next saturated completion would measure the offered load, not the pool. So a pool that never had to queue
+ * has no estimate (it is cold), and one that queued long ago forgets it after {@link #STALE_NANOS} (or four gaps, if
+ * longer). Nothing here locks, allocates or schedules: a report is a few volatile reads and writes, and concurrent
+ * reports may lose a sample, which only slows the mean.</p>
  *
  * <p>One instance serves every upstream binding that shares the same client and origin, hence the same pool.</p>
  */
@@ -29,6 +30,12 @@ final class PoolThroughput
     private static final int SHIFT = 3;
     /** The largest sample the mean takes, as a multiple of the mean: larger gaps count as this much. */
     static final int MAX_SAMPLE_RATIO = 8;
+    /**
+     * How many samples the mean takes whole after it was cold or stale, before {@link #MAX_SAMPLE_RATIO} applies: a
+     * pool's first gaps may be its smallest (connections that complete together), and a mean capped from there would
+     * take seconds to reach the pool's real pace.
+     */
+    static final int UNCAPPED_SAMPLES = 16;
 
     /** When the last completion that left requests waiting happened, or 0 when the last completion left none. */
     private volatile long saturatedAt;
@@ -36,6 +43,8 @@ final class PoolThroughput
     private volatile long gapNanos;
     /** When the last sample was taken. */
     private volatile long sampledAt;
+    /** Samples taken since the estimate was cold or stale, up to {@link #UNCAPPED_SAMPLES}. */
+    private volatile int samples;
 
     /**
      * Reports a completion of a request that held a connection.
@@ -57,8 +66,13 @@ final class PoolThroughput
             return;
         long gap = Math.max(1, now - last);
         long mean = gapNanos;
-        if (mean != 0)
+        if (mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2))
+            samples = 0;
+        int taken = samples;
+        if (taken >= UNCAPPED_SAMPLES)
             gap = Math.min(gap, mean * MAX_SAMPLE_RATIO);
+        else
+            samples = taken + 1;
         gapNanos = mean == 0 ? gap : Math.max(1, mean + ((gap - mean) >> SHIFT));
         sampledAt = now;
     }

@@ -72,6 +72,24 @@ class PoolThroughputTest
     }
 
     @Test
+    void aColdPoolWhoseConnectionsCompleteTogetherIsLearnedAtItsPace()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        // Two connections, 100 ms an answer, both answering within 50 µs of each other: 20 completions a second, whose
+        // first sample is the smallest gap. The first samples are taken whole, so the mean reaches the pool's pace.
+        long t = 1_000 * MS;
+        pool.completed(t, true);
+        for (int pair = 0; pair < 12; pair++)
+        {
+            t += 50_000;
+            pool.completed(t, true);
+            t += 100 * MS - 50_000;
+            pool.completed(t, true);
+        }
+        assertThat(pool.perSecond(t)).isBetween(10.0, 40.0);
+    }
+
+    @Test
     void aCompletionThatLeavesNoneWaitingEndsTheRunWithoutASample()
     {
         PoolThroughput pool = new PoolThroughput();
