@@ -80,7 +80,7 @@ final class AdminListener extends Handler.Abstract.NonBlocking
         long declared = request.getLength();
         if (declared > MAX_BODY_BYTES)
         {
-            writeTooLarge(response, callback);
+            writeAndClose(response, callback, tooLarge());
             return true;
         }
         // Counted, so that a body without a declared length that passes the cap gets the same 413 as a declared one.
@@ -89,14 +89,8 @@ final class AdminListener extends Handler.Abstract.NonBlocking
         {
             if (readFailure != null)
             {
-                if (counted.bytes > MAX_BODY_BYTES)
-                    writeTooLarge(response, callback);
-                else
-                {
-                    // What is left of the body is not read: the connection closes after this answer, and says so.
-                    response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
-                    write(response, callback, AdminResponse.json(400, error("the request body could not be read")));
-                }
+                writeAndClose(response, callback, counted.bytes > MAX_BODY_BYTES ? tooLarge()
+                    : AdminResponse.json(400, error("the request body could not be read")));
                 return;
             }
             CompletionStage<AdminResponse> answer;
@@ -150,16 +144,20 @@ final class AdminListener extends Handler.Abstract.NonBlocking
             && path.startsWith(routePath.substring(0, routePath.length() - 1));
     }
 
+    private static AdminResponse tooLarge()
+    {
+        return AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes"));
+    }
+
     /**
-     * Answers 413 to a body over the cap. The rest of the body is not read, so the connection closes after the answer:
-     * {@code Connection: close} tells the client, which would otherwise send its next request on a connection the
+     * Writes {@code r} to a request whose body is left unread (over the cap, or failed), so the connection closes after
+     * it: {@code Connection: close} tells the client, which would otherwise send its next request on a connection the
      * gateway is closing and read no answer.
      */
-    private static void writeTooLarge(Response response, Callback callback)
+    private static void writeAndClose(Response response, Callback callback, AdminResponse r)
     {
         response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
-        write(response, callback,
-            AdminResponse.json(413, error("admin request bodies are limited to " + MAX_BODY_BYTES + " bytes")));
+        write(response, callback, r);
     }
 
     /** The request's content, counting the bytes read from it. */

@@ -66,7 +66,7 @@ final class PoolThroughput
             return;
         long gap = Math.max(1, now - last);
         long mean = gapNanos;
-        if (mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2))
+        if (cold(mean, now))
             samples = 0;
         int taken = samples;
         if (taken >= UNCAPPED_SAMPLES)
@@ -85,7 +85,7 @@ final class PoolThroughput
     long waitNanos(int ahead, long now)
     {
         long mean = gapNanos;
-        if (mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2))
+        if (cold(mean, now))
             return -1;
         return (ahead + 1L) * mean;
     }
@@ -94,8 +94,14 @@ final class PoolThroughput
     double perSecond(long now)
     {
         long mean = gapNanos;
-        if (mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2))
+        if (cold(mean, now))
             return 0;
         return 1e9 / mean;
+    }
+
+    /** @return whether {@code mean} is no estimate: never measured, or without a new sample for too long */
+    private boolean cold(long mean, long now)
+    {
+        return mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2);
     }
 }
