@@ -49,15 +49,16 @@ import java.util.logging.Logger;
  * command and results completed on the connection's event loop.
  *
  * <p><b>Threads.</b> Lettuce's Netty event loop writes commands and reads replies: one thread per connection
- * ({@code sluice-redis-io-N}; a second when a binding {@linkplain #subscribe subscribes}), plus Lettuce's
- * computation threads ({@code sluice-redis-computation-N}, at most 2, for its connection events) and its timer
- * ({@code sluice-redis-timer}, reconnect delays). A reply completes its stage on the event loop, without a hand-off:
- * what a binding chains on it runs there, so it must not block and should be short — continuing a request through
- * the chain to an upstream's non-blocking send is (a hand-off to the runtime's pool per reply costs a third more CPU
- * per request); anything longer goes to {@link BindingContext#executor()} from the continuation. One event loop
- * forwards tens of thousands of requests a second, more than one Redis serves scripts. No command has a timer of its own: the wait is bounded by a sweep on
- * the runtime's scheduler, every fifth of the timeout, so a command fails at most {@code 1.2 × timeout} after it was
- * sent (that failure completes on the runtime's executor).
+ * ({@code sluice-redis-io-N}; a second when a binding {@linkplain #subscribe subscribes}), on Netty's native epoll
+ * transport on Linux x86-64 and ARM64 (fewer system calls per command than the JDK's selector, which it uses
+ * elsewhere), plus Lettuce's computation threads ({@code sluice-redis-computation-N}, at most 2, for its connection
+ * events) and its timer ({@code sluice-redis-timer}, reconnect delays). A reply completes its stage on the event loop,
+ * without a hand-off: what a binding chains on it runs there, so it must not block and should be short — continuing a
+ * request through the chain to an upstream's non-blocking send is (a hand-off to the runtime's pool per reply costs a
+ * third more CPU per request); anything longer goes to {@link BindingContext#executor()} from the continuation. One
+ * event loop forwards tens of thousands of requests a second, more than one Redis serves scripts. No command has a
+ * timer of its own: the wait is bounded by a sweep on the runtime's scheduler, every fifth of the timeout, so a command
+ * fails at most {@code 1.2 × timeout} after it was sent (that failure completes on the runtime's executor).
  *
  * <p><b>Failure.</b> Every stage this class returns fails with {@link Unavailable} when Redis is not connected (at
  * once: commands are refused while disconnected, never queued), when the wait passed the timeout, when more than

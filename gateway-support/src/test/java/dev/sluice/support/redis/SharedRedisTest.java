@@ -3,9 +3,12 @@ package dev.sluice.support.redis;
 import dev.sluice.support.testing.PoolBindingContext;
 import dev.sluice.support.testing.RedisServer;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.resource.EpollProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -58,6 +61,14 @@ class SharedRedisTest
     private static <T> T await(java.util.concurrent.CompletionStage<T> stage) throws Exception
     {
         return stage.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @EnabledOnOs(value = OS.LINUX, architectures = "amd64")
+    void onLinuxX86TheEventLoopIsEpolls()
+    {
+        // The distribution ships Netty's epoll transport for this platform; Lettuce takes it when it can load it.
+        assertThat(EpollProvider.isAvailable()).as("Lettuce's epoll transport").isTrue();
     }
 
     @Test
