@@ -18,7 +18,8 @@ import java.util.Map;
  * The Redis server of the cells whose limits live in Redis (S1-5k-limits-redis): Debian's {@code redis-server} on a
  * free loopback port, nothing persisted, started once per bench session when the first such cell runs (on the
  * mock's core when pinned) and stopped when the bench exits. {@link #sample()} reads what it did so far — commands
- * processed and CPU time — so that a repetition's figures per request are the difference of two samples.
+ * processed and CPU time — so that a repetition's figures per request are the difference of two samples;
+ * {@link #roundTrip} measures the loopback round trip the cell's target is stated against.
  */
 final class BenchRedis
 {
@@ -26,11 +27,13 @@ final class BenchRedis
 
     private final ChildProcess process;
     private final int port;
+    private final Pinning pinning;
 
-    private BenchRedis(ChildProcess process, int port)
+    private BenchRedis(ChildProcess process, int port, Pinning pinning)
     {
         this.process = process;
         this.port = port;
+        this.pinning = pinning;
     }
 
     /**
@@ -47,7 +50,7 @@ final class BenchRedis
             Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no",
             "--loglevel", "warning")));
         ChildProcess process = ChildProcess.start("redis", command, Map.of(), session.raw().resolve("logs/redis.log"));
-        BenchRedis redis = new BenchRedis(process, port);
+        BenchRedis redis = new BenchRedis(process, port, session.pinning());
         long deadline = System.nanoTime() + 20_000_000_000L;
         while (true)
         {
@@ -116,6 +119,55 @@ final class BenchRedis
             if (line.startsWith("cmdstat_evalsha:calls="))
                 scripts = Long.parseLong(line.substring("cmdstat_evalsha:calls=".length(), line.indexOf(',')));
         return new Sample(commands, scripts, ProcFs.treeCpuNanos(process.handle()));
+    }
+
+    /**
+     * The loopback round trip a gateway's command takes when nothing else is going on: Redis' own
+     * {@code redis-benchmark}, one connection, {@code PING} 10,000 times, run where the gateway runs (its core when
+     * pinned). Call it between repetitions, when the gateway's core is idle.
+     *
+     * @return {@code "p50 31 µs, p99 63 µs"}, or why it could not be measured
+     */
+    String roundTrip()
+    {
+        String binary = Files.isExecutable(Path.of("/usr/bin/redis-benchmark")) ? "/usr/bin/redis-benchmark"
+            : "redis-benchmark";
+        List<String> command = pinning.target(new ArrayList<>(List.of(binary, "-h", "127.0.0.1", "-p",
+            Integer.toString(port), "-c", "1", "-n", "10000", "-t", "ping", "--csv")));
+        try
+        {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0)
+                return "not measured (redis-benchmark: " + out.strip() + ")";
+            return roundTripOf(out);
+        }
+        catch (IOException x)
+        {
+            return "not measured (redis-benchmark: " + x.getMessage() + ")";
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            return "not measured (interrupted)";
+        }
+    }
+
+    /**
+     * @param csv {@code redis-benchmark --csv}'s output: a header, then per test its name, rate and latencies in ms
+     *            (avg, min, p50, p95, p99, max)
+     * @return the p50 and p99 of its {@code PING_MBULK} row in µs, or why there is none
+     */
+    static String roundTripOf(String csv)
+    {
+        for (String line : csv.split("\\R"))
+        {
+            String[] f = line.replace("\"", "").split(",");
+            if (f.length >= 7 && f[0].equals("PING_MBULK"))
+                return String.format(java.util.Locale.ROOT, "p50 %.0f µs, p99 %.0f µs",
+                    Double.parseDouble(f[4]) * 1e3, Double.parseDouble(f[6]) * 1e3);
+        }
+        return "not measured (no PING_MBULK row in: " + csv.strip() + ")";
     }
 
     private String info(String section) throws IOException

@@ -231,7 +231,10 @@ final class CellRunner implements AutoCloseable
             return null;
         try
         {
-            return BenchRedis.get(session).sample();
+            BenchRedis redis = BenchRedis.get(session);
+            log(cell, "redis: loopback round trip from the gateway's core (PING, one connection): "
+                + redis.roundTrip());
+            return redis.sample();
         }
         catch (IOException x)
         {

@@ -53,6 +53,20 @@ class EvidenceParsingTest
     }
 
     @Test
+    void readsTheRoundTripOfRedisBenchmarksPingRow()
+    {
+        // redis-benchmark 7.0 --csv -t ping: PING_INLINE first, then PING_MBULK, the RESP form a client sends.
+        String csv = """
+            "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+            "PING_INLINE","24242.42","0.030","0.016","0.031","0.039","0.063","2.199"
+            "PING_MBULK","24570.02","0.030","0.016","0.035","0.039","0.071","1.015"
+            """;
+        assertThat(BenchRedis.roundTripOf(csv)).isEqualTo("p50 35 µs, p99 71 µs");
+        assertThat(BenchRedis.roundTripOf("Could not connect to Redis at 127.0.0.1:1: Connection refused\n"))
+            .startsWith("not measured").contains("Connection refused");
+    }
+
+    @Test
     void refusesWhatIsNotAnStraceSummary()
     {
         assertThatThrownBy(() -> StraceSummary.parse("strace: attach: ptrace(PTRACE_SEIZE, 1): Operation not permitted\n"))
