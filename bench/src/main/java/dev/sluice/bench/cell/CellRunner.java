@@ -232,8 +232,9 @@ final class CellRunner implements AutoCloseable
         try
         {
             BenchRedis redis = BenchRedis.get(session);
+            double perGateway = paired(session.options(), cell) ? cell.rate() / 2.0 : cell.rate();
             log(cell, "redis: loopback round trip from the gateway's core (PING, one connection): "
-                + redis.roundTrip());
+                + redis.roundTrip(perGateway));
             return redis.sample();
         }
         catch (IOException x)

@@ -53,17 +53,15 @@ class EvidenceParsingTest
     }
 
     @Test
-    void readsTheRoundTripOfRedisBenchmarksPingRow()
+    void summarizesRedisRoundTripsByTheirMedianAndP99()
     {
-        // redis-benchmark 7.0 --csv -t ping: PING_INLINE first, then PING_MBULK, the RESP form a client sends.
-        String csv = """
-            "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-            "PING_INLINE","24242.42","0.030","0.016","0.031","0.039","0.063","2.199"
-            "PING_MBULK","24570.02","0.030","0.016","0.035","0.039","0.071","1.015"
-            """;
-        assertThat(BenchRedis.roundTripOf(csv)).isEqualTo("p50 35 µs, p99 71 µs");
-        assertThat(BenchRedis.roundTripOf("Could not connect to Redis at 127.0.0.1:1: Connection refused\n"))
-            .startsWith("not measured").contains("Connection refused");
+        long[] nanos = new long[200];
+        for (int i = 0; i < nanos.length; i++)
+            nanos[i] = (i < 100 ? 90_000 : 100_000) + i;
+        nanos[199] = 5_000_000;
+        nanos[198] = 4_000_000;
+        // Sorted: 100 near 90 µs, 98 near 100 µs, then 4 ms and 5 ms: p50 is the 101st (100.1 µs), p99 the 199th (4 ms).
+        assertThat(RedisPing.summary(nanos)).isEqualTo("p50 100 µs, p99 4000 µs");
     }
 
     @Test
