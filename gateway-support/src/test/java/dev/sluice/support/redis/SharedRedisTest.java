@@ -65,7 +65,7 @@ class SharedRedisTest
 
     @Test
     @EnabledOnOs(value = OS.LINUX, architectures = "amd64")
-    void onLinuxX86TheEventLoopIsEpolls()
+    void onLinuxX86LettuceRunsOnEpoll()
     {
         // The distribution ships Netty's epoll transport for this platform; Lettuce takes it when it can load it.
         assertThat(EpollProvider.isAvailable()).as("Lettuce's epoll transport").isTrue();

@@ -8,8 +8,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each request that held one of the pool's connections (or, for h2c, one of its streams) reports its completion with
  * whether requests were still waiting then. The time between two consecutive completions that both left requests
- * waiting is one sample of the saturated pool's service gap; an exponentially weighted mean of the last few samples
- * (weight 1/8) is the estimate. Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it, a sample enters it at
+ * waiting is one sample of the saturated pool's service gap. The estimate is their plain mean over the first
+ * {@link #UNCAPPED_SAMPLES} samples after the pool was cold, then an exponentially weighted mean of the last few (weight
+ * 1/8); it refuses nothing before it has {@link #MIN_SAMPLES} samples, since one gap cannot tell a pool's pace from a
+ * hiccup of the process (a first gap spanning a collection made a cold pool refuse a burst it served within
+ * milliseconds). Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it, a sample enters it at
  * most {@link #MAX_SAMPLE_RATIO} times the mean: a gap that spans a pause of the whole process (a long collection, a
  * stopped or descheduled VM) measures the pause, not the pool, and taken whole it would refuse for dozens of
  * completions the backlog the pause let in; a pool that really slows is still followed, by a factor of up to 1.875 a
@@ -36,6 +39,8 @@ final class PoolThroughput
      * take seconds to reach the pool's real pace.
      */
     static final int UNCAPPED_SAMPLES = 16;
+    /** How many samples the estimate needs after it was cold or stale before a wait is estimated from it. */
+    static final int MIN_SAMPLES = 4;
 
     /** When the last completion that left requests waiting happened, or 0 when the last completion left none. */
     private volatile long saturatedAt;
@@ -66,14 +71,19 @@ final class PoolThroughput
             return;
         long gap = Math.max(1, now - last);
         long mean = gapNanos;
-        if (cold(mean, now))
+        if (stale(mean, now))
+        {
             samples = 0;
+            mean = 0;
+        }
         int taken = samples;
         if (taken >= UNCAPPED_SAMPLES)
-            gap = Math.min(gap, mean * MAX_SAMPLE_RATIO);
+            gapNanos = Math.max(1, mean + ((Math.min(gap, mean * MAX_SAMPLE_RATIO) - mean) >> SHIFT));
         else
+        {
             samples = taken + 1;
-        gapNanos = mean == 0 ? gap : Math.max(1, mean + ((gap - mean) >> SHIFT));
+            gapNanos = taken == 0 ? gap : Math.max(1, mean + (gap - mean) / (taken + 1));
+        }
         sampledAt = now;
     }
 
@@ -99,8 +109,14 @@ final class PoolThroughput
         return 1e9 / mean;
     }
 
-    /** @return whether {@code mean} is no estimate: never measured, or without a new sample for too long */
+    /** @return whether {@code mean} is no estimate: too few samples since it was stale, or {@link #stale} */
     private boolean cold(long mean, long now)
+    {
+        return samples < MIN_SAMPLES || stale(mean, now);
+    }
+
+    /** @return whether {@code mean} is none: never measured, or without a new sample for too long */
+    private boolean stale(long mean, long now)
     {
         return mean == 0 || now - sampledAt > Math.max(STALE_NANOS, mean << 2);
     }

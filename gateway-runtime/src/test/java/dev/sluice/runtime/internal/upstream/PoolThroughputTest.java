@@ -90,6 +90,25 @@ class PoolThroughputTest
     }
 
     @Test
+    void aColdPoolsSlowFirstGapDoesNotRefuseTheBurstBehindIt()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        // A cold pool of 64 connections under a burst of 300: its first gap spans a 20 ms hiccup of the process, the
+        // next ones are the pool's pace, 0.1 ms.
+        long t = 1_000 * MS;
+        pool.completed(t, true);
+        t += 20 * MS;
+        pool.completed(t, true);
+        assertThat(pool.waitNanos(236, t)).as("one sample estimates nothing").isEqualTo(-1);
+        t = saturated(pool, t, 3, MS / 10);
+        // Four samples: their mean, 5 ms, puts the 237th request at 1.2 s, within a 2 s queue timeout (the first
+        // sample alone said 4.7 s, and refused it).
+        assertThat(pool.waitNanos(236, t)).isLessThan(2_000 * MS);
+        t = saturated(pool, t, 12, MS / 10);
+        assertThat(pool.waitNanos(236, t)).isLessThan(400 * MS);
+    }
+
+    @Test
     void aCompletionThatLeavesNoneWaitingEndsTheRunWithoutASample()
     {
         PoolThroughput pool = new PoolThroughput();
