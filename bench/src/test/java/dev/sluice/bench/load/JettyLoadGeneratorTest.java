@@ -155,9 +155,10 @@ class JettyLoadGeneratorTest
 
         assertThat(kept.errorCount()).as("%s", kept.errors()).isZero();
         assertThat(kept.succeeded()).isEqualTo(10);
-        // Usually one connection: a request goes on a second only when the one before it is still unanswered at its
-        // send time (a busy machine), so "reused" is asserted as far fewer connections than requests.
-        assertThat(keptConnections).as("connections reused").isLessThanOrEqualTo(3);
+        // Usually one connection: a request goes on another only when the one before it is still unanswered at its
+        // send time (a busy machine: a CI run saw 4), so "reused" is asserted as at most half as many connections as
+        // requests, against the one per request below.
+        assertThat(keptConnections).as("connections reused").isLessThanOrEqualTo(5);
         // Idle 100 ms > 50 ms before every request: each goes on a new connection, and no retirement is an error.
         assertThat(retired.errorCount()).as("%s", retired.errors()).isZero();
         assertThat(retired.succeeded()).isEqualTo(10);
