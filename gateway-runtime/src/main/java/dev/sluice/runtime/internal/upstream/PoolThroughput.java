@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * waiting is one sample of the saturated pool's service gap. The estimate is their plain mean over the first
  * {@link #UNCAPPED_SAMPLES} samples after the pool was cold, then an exponentially weighted mean of the last few (weight
  * 1/8); it refuses nothing before it has {@link #MIN_SAMPLES} samples, since one gap cannot tell a pool's pace from a
- * hiccup of the process (a first gap spanning a collection made a cold pool refuse a burst it served within
+ * hiccup of the process (taken alone, a first gap spanning a collection would refuse a burst the pool serves within
  * milliseconds). Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it, a sample enters it at
  * most {@link #MAX_SAMPLE_RATIO} times the mean: a gap that spans a pause of the whole process (a long collection, a
  * stopped or descheduled VM) measures the pause, not the pool, and taken whole it would refuse for dozens of
