@@ -34,9 +34,9 @@ final class PoolThroughput
     /** The largest sample the mean takes, as a multiple of the mean: larger gaps count as this much. */
     static final int MAX_SAMPLE_RATIO = 8;
     /**
-     * How many samples the mean takes whole after it was cold or stale, before {@link #MAX_SAMPLE_RATIO} applies: a
-     * pool's first gaps may be its smallest (connections that complete together), and a mean capped from there would
-     * take seconds to reach the pool's real pace.
+     * How many samples after the estimate was cold or stale are averaged plainly and whole, before the weighted mean
+     * and {@link #MAX_SAMPLE_RATIO} apply: a pool's first gaps may be its smallest (connections that complete
+     * together), and a mean capped from there would take seconds to reach the pool's real pace.
      */
     static final int UNCAPPED_SAMPLES = 16;
     /** How many samples the estimate needs after it was cold or stale before a wait is estimated from it. */
@@ -48,7 +48,7 @@ final class PoolThroughput
     private volatile long gapNanos;
     /** When the last sample was taken. */
     private volatile long sampledAt;
-    /** Samples taken since the estimate was cold or stale, up to {@link #UNCAPPED_SAMPLES}. */
+    /** Samples taken since the estimate was stale, up to {@link #UNCAPPED_SAMPLES}. */
     private volatile int samples;
 
     /**
