@@ -199,7 +199,11 @@ public final class Sluice implements AutoCloseable
             http.start();
             // After the server: its selectors exist once it started.
             if (admission != null)
-                admission.start(execution.scheduler(), http.serverSelectors(), execution.threads());
+            {
+                List<org.eclipse.jetty.io.ManagedSelector> selectors = new java.util.ArrayList<>(http.serverSelectors());
+                selectors.addAll(upstreams.selectors());
+                admission.start(execution.scheduler(), selectors, execution.threads());
+            }
             LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),
                 config.bindings().size(), types.pluginIds());
             if (warmup != null)
@@ -348,6 +352,12 @@ public final class Sluice implements AutoCloseable
     ServerConnector serverConnector()
     {
         return http.connector();
+    }
+
+    /** @return the selectors of the upstreams' clients (tests: they stall them to play a relay that is behind) */
+    List<org.eclipse.jetty.io.ManagedSelector> upstreamSelectors()
+    {
+        return upstreams.selectors();
     }
 
     /** @return the limit on chat requests in flight, or {@code null} when admission is off (tests) */

@@ -295,11 +295,67 @@ class AdmissionTest
         assertThat(admission.refused()).isEqualTo(refused);
     }
 
+    /**
+     * Where providers' answers are relayed is probed too: with the upstream's selector stalled (answers ready and
+     * unread, as when one thread relays hundreds of them in a pass) while the port's selectors read on, the limit falls
+     * and a new request is refused at once, though every thread that reads the clients keeps up.
+     */
+    @Test
+    void aRelayThatFallsBehindLowersTheLimitThoughTheServerSelectorsKeepUp() throws Exception
+    {
+        start("{ min_limit: 1, max_limit: 1000, target_delay: 5ms }");
+        Admission admission = gateway.gateway.admission();
+        List<Request> held = new ArrayList<>();
+        List<CompletableFuture<Result>> heldEnds = new ArrayList<>();
+        for (int i = 0; i < 4; i++)
+        {
+            Request request = post(CHAT, openAiBody(MockModels.HANG, i % 2 == 0), HttpVersion.HTTP_1_1);
+            held.add(request);
+            heldEnds.add(hold(request));
+        }
+        assertThat(mock.awaitRequests(4, java.time.Duration.ofSeconds(10))).isTrue();
+        awaitInFlight(4);
+        assertThat(admission.limit()).isEqualTo(1000);
+
+        CountDownLatch release = new CountDownLatch(1);
+        try
+        {
+            stall(gateway.gateway.upstreamSelectors(), release);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (admission.limit() >= 4 && System.nanoTime() < deadline)
+                Thread.sleep(10);
+            assertThat(admission.limit()).as("the limit while the relay is stalled").isLessThan(4);
+            assertThat(admission.delayNanos()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(5));
+            // The port's selectors run: the request is read and refused while the relay is still stalled.
+            assertOpenAiRefusal(send(CHAT, openAiBody(MockModels.DEFAULT, false)));
+        }
+        finally
+        {
+            release.countDown();
+        }
+        assertThat(mock.requestCount()).isEqualTo(4);
+        for (Request request : held)
+            request.abort(new Exception("test: the client leaves"));
+        for (CompletableFuture<Result> end : heldEnds)
+            end.get(10, TimeUnit.SECONDS);
+        awaitInFlight(0);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (admission.limit() < 1000 && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        assertThat(admission.limit()).isEqualTo(1000);
+        assertThat(send(CHAT, openAiBody(MockModels.DEFAULT, false)).getStatus()).isEqualTo(200);
+    }
+
     /** Blocks every selector of the gateway's port until {@code release}: nothing the clients send is read. */
     private void stallSelectors(CountDownLatch release) throws InterruptedException
     {
-        List<ManagedSelector> selectors = new ArrayList<>(gateway.gateway.serverConnector().getSelectorManager()
-            .getBeans(ManagedSelector.class));
+        stall(gateway.gateway.serverConnector().getSelectorManager().getBeans(ManagedSelector.class), release);
+    }
+
+    /** Blocks each of {@code selectors} until {@code release}. */
+    private static void stall(java.util.Collection<ManagedSelector> selectors, CountDownLatch release)
+        throws InterruptedException
+    {
         assertThat(selectors).isNotEmpty();
         CountDownLatch stalled = new CountDownLatch(selectors.size());
         for (ManagedSelector selector : selectors)

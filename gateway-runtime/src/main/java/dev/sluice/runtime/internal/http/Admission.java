@@ -23,9 +23,10 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>With {@code adaptive}, the limit follows {@link AdmissionLimit} from the gateway's own scheduling delay, never
  * from the providers' latency: every {@value #PROBE_MILLIS} ms while requests are in flight, a no-op task is handed
- * to each server selector and to the worker pool, and the time it waited for its thread is the sample. A selector
- * runs such a task after the ready connections of its current pass, so its wait is what a request that arrives now
- * waits before the gateway reads it. Every {@value #WINDOW_PROBES} probes (an interval) the least wait of each
+ * to each server selector, to each upstream client's selector and to the worker pool, and the time it waited for its
+ * thread is the sample. A selector runs such a task after the ready connections of its current pass, so its wait is
+ * what a request that arrives now waits before the gateway reads it, or an answer that arrives now before the gateway
+ * relays it. Every {@value #WINDOW_PROBES} probes (an interval) the least wait of each
  * thread over the interval, the worst of them, is the standing delay the limit is updated with: a burst or a pause
  * leaves some probe of the interval unhindered, a gateway that cannot keep up does not. One scheduler task, no timer
  * or allocation per request.</p>
@@ -118,8 +119,9 @@ public final class Admission
     }
 
     /**
-     * Starts probing {@code selectors} and {@code workers} on {@code scheduler} (nothing without {@code adaptive}).
-     * Called once, after the server started (its selectors exist then).
+     * Starts probing {@code selectors} (the server's and the upstream clients') and {@code workers} on
+     * {@code scheduler} (nothing without {@code adaptive}). Called once, after the server and the clients started
+     * (their selectors exist then).
      */
     public void start(Scheduler scheduler, List<ManagedSelector> selectors, Executor workers)
     {

@@ -20,6 +20,8 @@ import org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2;
 import org.eclipse.jetty.io.ClientConnectionFactory;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.Invocable;
@@ -91,6 +93,7 @@ public final class UpstreamClients extends ContainerLifeCycle
 
     private final Execution execution;
     private final Map<ClientKey, HttpClient> clients = new ConcurrentHashMap<>();
+    private final List<ClientConnector> connectors = new CopyOnWriteArrayList<>();
     private final Map<String, Integer> poolSizes = new ConcurrentHashMap<>();
     private final Map<PoolKey, PoolThroughput> throughputs = new ConcurrentHashMap<>();
     private final List<JettyUpstream> upstreams = new CopyOnWriteArrayList<>();
@@ -272,6 +275,7 @@ public final class UpstreamClients extends ContainerLifeCycle
     {
         ClientConnector connector = new ClientConnector();
         connector.setSelectors(1);
+        connectors.add(connector);
         connector.setConnectTimeout(key.timeouts().connect());
         connector.setIdleTimeout(key.timeouts().idle());
         connector.setSslContextFactory(sslContextFactory(key.caFile()));
@@ -334,6 +338,22 @@ public final class UpstreamClients extends ContainerLifeCycle
         client.setDestinationIdleTimeout(0);
         addBean(client);
         return client;
+    }
+
+    /**
+     * @return the selectors of every client, once started: where providers' answers are read and relayed to the
+     *         clients (the client transports run their response listeners there, without a hand-off)
+     */
+    public List<ManagedSelector> selectors()
+    {
+        List<ManagedSelector> selectors = new java.util.ArrayList<>();
+        for (ClientConnector connector : connectors)
+        {
+            SelectorManager manager = connector.getBean(SelectorManager.class);
+            if (manager != null)
+                selectors.addAll(manager.getBeans(ManagedSelector.class));
+        }
+        return selectors;
     }
 
     private int maxConnections(Destination destination, HttpVersion version)
