@@ -42,6 +42,8 @@ import java.util.List;
  *                     for none
  * @param gatewayWarmup the gateway's {@code warmup:} setting written into every generated gateway config (e.g.
  *                     {@code "{ requests: 5000 }"} or {@code off}); empty for the runtime's default
+ * @param gatewayAdmission the gateway's {@code admission:} setting written into every generated gateway config (e.g.
+ *                     {@code "{ target_delay: 10ms }"}); empty for the runtime's default
  * @param scale        the factor on the phase lengths of STEP, HICCUP, COLD and OVERLOAD (and on HICCUP's stall times),
  *                     1 for the cells as defined; a smoke test uses e.g. 0.2
  * @param saturationRate OVERLOAD: the saturation rate the overload is twice of, req/s
@@ -53,7 +55,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
                            String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
                            boolean jettyProxy, List<String> evidence, String mock, boolean pair, String gatewayJvm,
-                           String gatewayJvmAdd, String gatewayWarmup, double scale, double saturationRate,
+                           String gatewayJvmAdd, String gatewayWarmup, String gatewayAdmission, double scale, double saturationRate,
                            double recoveryTolerance)
 {
     /** OVERLOAD's saturation rate unless {@code --saturation-rate} says otherwise: S1-5k's rate, which passes here. */
@@ -116,6 +118,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             (SLUICE_JAVA_OPTS), e.g. "-XX:+UseParallelGC -Xms256m -Xmx1g"; the report names them
           --gateway-jvm-add "FLAGS"  JVM flags added after the defaults (SLUICE_EXTRA_OPTS, with the GC log)
           --gateway-warmup "YAML"  the gateway's warmup setting in every generated config, e.g. "{ requests: 5000 }"
+          --gateway-admission "YAML"  the gateway's admission setting in every generated config, e.g. "{ target_delay: 10ms }"
                             or off (default: none written, the runtime's default)
           --scale F         STEP, HICCUP, COLD, OVERLOAD: phase lengths times F (default 1; 0.2 for a smoke test)
           --saturation-rate R  OVERLOAD: the saturation rate, req/s; the overload is 2 R, the recovery R / 2 (default 5000)
@@ -159,6 +162,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         String gatewayJvm = null;
         String gatewayJvmAdd = "";
         String gatewayWarmup = "";
+        String gatewayAdmission = "";
         double scale = 1;
         double saturationRate = DEFAULT_SATURATION_RATE;
         double recoveryTolerance = 2;
@@ -239,6 +243,13 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                                     + " (expected: one line of YAML, e.g. \"{ requests: 5000 }\" or off)");
                             gatewayWarmup = v.trim();
                         }
+                        case "--gateway-admission" ->
+                        {
+                            if (v.isBlank() || v.contains("\n"))
+                                throw new IllegalArgumentException(a + ": " + v
+                                    + " (expected: one line of YAML, e.g. \"{ target_delay: 10ms }\")");
+                            gatewayAdmission = v.trim();
+                        }
                         case "--scale" -> scale = seconds(a, v, false);
                         case "--saturation-rate" -> saturationRate = seconds(a, v, false);
                         case "--recovery-tolerance" ->
@@ -269,7 +280,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root,
             dist != null ? dist : root.resolve("gateway-runtime/target/sluice"), out, targetUrl, targetPid, mock, nginx,
             nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list, pinned, jw, haproxy,
-            jettyProxy, evidence, mockServer, pair, gatewayJvm, gatewayJvmAdd, gatewayWarmup, scale, saturationRate,
+            jettyProxy, evidence, mockServer, pair, gatewayJvm, gatewayJvmAdd, gatewayWarmup, gatewayAdmission, scale, saturationRate,
             recoveryTolerance);
     }
 

@@ -152,6 +152,8 @@ final class CellNotes
             spec.put("gateway JVM", gatewayJvmFlags());
         if (o.targetUrl() == null && !o.gatewayWarmup().isEmpty())
             spec.put("gateway warm-up", "`" + o.gatewayWarmup() + "` (--gateway-warmup)");
+        if (o.targetUrl() == null && !o.gatewayAdmission().isEmpty())
+            spec.put("gateway admission", "`" + o.gatewayAdmission() + "` (--gateway-admission)");
         boolean ladder = cell.kind() == Cell.Kind.SAT || cell.kind() == Cell.Kind.REFUSAL;
         spec.put("warm-up", (ladder ? o.stepWarmup() : o.warmup()).toMillis() / 1000.0 + " s");
         spec.put("window", (ladder ? o.stepWindow() : o.window()).toMillis() / 1000.0 + " s");

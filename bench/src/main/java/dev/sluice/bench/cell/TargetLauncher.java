@@ -123,6 +123,8 @@ final class TargetLauncher
         String yaml = GatewayConfigs.yaml(config, port, mock.port(), routeAll, adminPort, requestLog, redisUrl);
         if (!o.gatewayWarmup().isEmpty())
             yaml += "warmup: " + o.gatewayWarmup() + "\n";
+        if (!o.gatewayAdmission().isEmpty())
+            yaml += "admission: " + o.gatewayAdmission() + "\n";
         Files.writeString(file, yaml, StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + stem + "-" + rep + ".log");
         Files.deleteIfExists(gc);

@@ -116,6 +116,11 @@ class BenchOptionsTest
             .hasMessageContaining("--gateway-warmup");
         assertThatThrownBy(() -> BenchOptions.parse("--gateway-warmup", "off\nlisten: {}"))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("one line");
+        assertThat(d.gatewayAdmission()).isEmpty();
+        assertThat(BenchOptions.parse("OVERLOAD", "--gateway-admission", "{ target_delay: 10ms } ").gatewayAdmission())
+            .isEqualTo("{ target_delay: 10ms }");
+        assertThatThrownBy(() -> BenchOptions.parse("--gateway-admission", "{ }\nlisten: {}"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--gateway-admission").hasMessageContaining("one line");
         assertThatThrownBy(() -> BenchOptions.parse("--gateway-jvm", " ")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("--gateway-jvm");
         assertThatThrownBy(() -> BenchOptions.parse("--scale", "0")).isInstanceOf(IllegalArgumentException.class)
