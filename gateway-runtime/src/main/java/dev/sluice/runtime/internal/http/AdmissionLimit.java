@@ -8,15 +8,19 @@ package dev.sluice.runtime.internal.http;
  * trip:
  * <ul>
  *   <li>Overloaded: the standing delay stayed over the target for {@value #SUSTAINED_INTERVALS} intervals running
- *       (a second) and did not fall by a quarter over them. Then the gradient {@code target / delay}, at least 0.5,
+ *       (a second) and did not fall by a fifth over them (the mean of its last three intervals against the mean of its
+ *       first three). Then the gradient {@code target / delay}, at least 0.5,
  *       scales what is in flight (not an unused ceiling), so the limit falls below the work the gateway holds and new
  *       requests are refused until the delay is back under the target. A delay twice the target or more halves it.
- *       A delay over the target that fell by a quarter over the second is a backlog being worked through — a burst
- *       of arrivals, the requests that queued during a process pause or a long collection: the limit stays, and
- *       nothing that will be served a moment later is refused.</li>
+ *       A delay over the target that fell by a fifth over the second, or requests in flight that did, is a backlog
+ *       being worked through — a burst of arrivals, the requests that queued during a process pause or a long
+ *       collection: the limit stays, and nothing that will be served a moment later is refused. Within five seconds
+ *       of a cut the count in flight says nothing of the kind: the limit holds it down.</li>
  *   <li>In time: the limit grows by {@code sqrt(limit)}, and each further interval in time doubles the step, so that a
- *       gateway that keeps up is back at {@code max} within about a second, while one at the edge of its capacity
- *       (alternating late and in time) only probes upward by a square root at a time.</li>
+ *       gateway that keeps up is back at {@code max} within about a second. For {@value #AFTER_CUT_INTERVALS} intervals
+ *       (five seconds) after a cut the step stays one square root: a gateway at the edge of its capacity (late and in
+ *       time by turns) probes upward a square root at a time instead of bouncing back to {@code max} and taking in
+ *       again the requests that made it late.</li>
  * </ul>
  * No baseline is learnt: the scheduling delay of a gateway that keeps up is near zero whatever its providers do, so
  * a fixed target, unlike a learnt baseline, cannot drift up under a long overload until the overload passes for normal.
@@ -33,8 +37,16 @@ final class AdmissionLimit
      * or the backlog of a pause, which the gateway works through, is never shed.
      */
     static final int SUSTAINED_INTERVALS = 10;
-    /** A delay that fell below this share of where the second began is draining. */
-    static final double DRAINING = 0.75;
+    /** A delay (or count in flight) whose end of the second fell below this share of its start is draining. */
+    static final double DRAINING = 0.8;
+    /** How many intervals at each end of the second are compared. */
+    private static final int ENDS = 3;
+    /**
+     * For so many intervals after a cut the limit grows by one square root per interval in time, without doubling:
+     * under a sustained overload the delay falls under the target soon after each cut, and a limit back at its ceiling
+     * a second later would take in the whole backlog again.
+     */
+    static final int AFTER_CUT_INTERVALS = 50;
     /** The growth step doubles at most this many times (then stays): ample to climb from {@code min} to {@code max}. */
     private static final int MAX_DOUBLINGS = 20;
 
@@ -44,7 +56,12 @@ final class AdmissionLimit
     private volatile int limit;
     private int inTime;
     private int late;
-    private long lateSince;
+    private long firstDelays;
+    private long firstInFlight;
+    private long lastDelays;
+    private long lastInFlight;
+    // Intervals since the last cut, up to AFTER_CUT_INTERVALS; starts there (no cut yet).
+    private int sinceCut = AFTER_CUT_INTERVALS;
 
     /**
      * @param min         the limit never falls below this
@@ -77,27 +94,51 @@ final class AdmissionLimit
     {
         int current = limit;
         double next;
+        if (sinceCut < AFTER_CUT_INTERVALS)
+            sinceCut++;
         if (delayNanos > targetNanos)
         {
             inTime = 0;
-            if (late++ == 0)
-                lateSince = delayNanos;
+            late++;
+            if (late == 1)
+            {
+                firstDelays = 0;
+                firstInFlight = 0;
+                lastDelays = 0;
+                lastInFlight = 0;
+            }
+            // The second's first and last ENDS intervals, summed: one interval's delay or count alone is too noisy to
+            // compare.
+            if (late <= ENDS)
+            {
+                firstDelays += delayNanos;
+                firstInFlight += inFlight;
+            }
+            if (late > SUSTAINED_INTERVALS - ENDS)
+            {
+                lastDelays += delayNanos;
+                lastInFlight += inFlight;
+            }
             if (late < SUSTAINED_INTERVALS)
                 return current;
-            // A second over the target: judged, and the next second is judged afresh. A delay that fell by a quarter
-            // or more over it is a backlog being worked through.
-            boolean draining = delayNanos < lateSince * DRAINING;
+            // A second over the target: judged, and the next second is judged afresh. A delay that fell by a fifth
+            // from its start to its end is a backlog being worked through; so is a count in flight that did, unless a
+            // cut of the last five seconds is what holds the count down.
+            boolean draining = lastDelays < firstDelays * DRAINING
+                || sinceCut >= AFTER_CUT_INTERVALS && lastInFlight < firstInFlight * DRAINING;
             late = 0;
             if (draining)
                 return current;
             double gradient = Math.max(MIN_GRADIENT, (double)targetNanos / delayNanos);
             next = Math.min(current, inFlight) * gradient;
+            sinceCut = 0;
         }
         else
         {
             late = 0;
-            double step = Math.max(1, Math.sqrt(current)) * (1L << Math.min(inTime, MAX_DOUBLINGS));
-            inTime++;
+            // Within the intervals after a cut the step does not double, and the doubling starts afresh after them.
+            int doublings = sinceCut < AFTER_CUT_INTERVALS ? 0 : Math.min(inTime++, MAX_DOUBLINGS);
+            double step = Math.max(1, Math.sqrt(current)) * (1L << doublings);
             next = current + step;
         }
         int bounded = (int)Math.max(min, Math.min(max, next));

@@ -82,6 +82,18 @@ class AdmissionLimitTest
     }
 
     @Test
+    void aBacklogWhoseRequestsInFlightFallIsNotShedThoughTheDelayStaysLevel()
+    {
+        // After a pause: the relay's passes stay long while the thousands of requests that arrived meanwhile are
+        // answered, the count in flight falling from 3,000 towards its steady few hundred.
+        AdmissionLimit limit = limit(10, 100_000, 100_000);
+        for (int i = 0; i < 3 * AdmissionLimit.SUSTAINED_INTERVALS; i++)
+            assertThat(limit.update(TARGET * 4 + (i % 3) * TARGET / 4, 3_000 - 90 * i)).isEqualTo(100_000);
+        // The same delay with the count level: overload.
+        assertThat(overloaded(limit, TARGET * 4, 400)).isEqualTo(200);
+    }
+
+    @Test
     void aDelayThatStaysOverTheTargetForASecondIsOverload()
     {
         // Threads a steady 5 x the target behind: the backlog waits in sockets and grows there, not in the delay.
@@ -124,13 +136,13 @@ class AdmissionLimitTest
         for (int i = 0; i < 10; i++)
             overloaded(limit, TARGET * 10, 2_000);
         assertThat(limit.limit()).isEqualTo(50);
-        for (int i = 0; i < 40; i++)
+        for (int i = 0; i < AdmissionLimit.AFTER_CUT_INTERVALS + 40; i++)
             limit.update(IN_TIME, 2_000);
         assertThat(limit.limit()).isEqualTo(2_000);
     }
 
     @Test
-    void recoversToTheCeilingWithinASecondOfIntervalsOnceTheGatewayKeepsUpAgain()
+    void recoversToTheCeilingWithinASecondOfIntervalsAfterTheFiveSecondsThatFollowACut()
     {
         AdmissionLimit limit = limit(16, 100_000, 100_000);
         for (int i = 0; i < 20; i++)
@@ -139,10 +151,32 @@ class AdmissionLimitTest
         int intervals = 0;
         while (limit.limit() < 100_000)
         {
-            limit.update(IN_TIME, limit.limit());
+            int before = limit.limit();
+            int after = limit.update(IN_TIME, before);
             intervals++;
+            if (intervals < AdmissionLimit.AFTER_CUT_INTERVALS)
+                assertThat(after - before).as("a square root per interval after a cut").isEqualTo((int)Math.sqrt(before));
         }
-        assertThat(intervals).isLessThanOrEqualTo(12);
+        assertThat(intervals).isBetween(AdmissionLimit.AFTER_CUT_INTERVALS, AdmissionLimit.AFTER_CUT_INTERVALS + 12);
+    }
+
+    @Test
+    void underASustainedOverloadTheLimitDoesNotBounceBackToItsCeiling()
+    {
+        // A gateway that takes 1,024 requests in flight and falls behind with them: after each cut the delay falls
+        // under the target for a while. The limit stays well under what made it late instead of returning to 100,000
+        // and taking the backlog in again.
+        AdmissionLimit limit = limit(32, 100_000, 100_000);
+        int cut = overloaded(limit, TARGET * 3, 1_024);
+        assertThat(cut).isEqualTo(512);
+        for (int round = 0; round < 5; round++)
+        {
+            for (int i = 0; i < 15; i++)
+                limit.update(IN_TIME, limit.limit());
+            assertThat(limit.limit()).as("after a second and a half in time").isLessThan(1_024);
+            overloaded(limit, TARGET * 3, limit.limit());
+        }
+        assertThat(limit.limit()).isLessThan(512);
     }
 
     @Test
