@@ -175,7 +175,8 @@ public final class Sluice implements AutoCloseable
             GatewayHandler handler = new GatewayHandler(chain, config.maxBodyBytes(), config.stages(),
                 () -> self[0] != null && self[0].ready, config.secrets(), admission);
             services.measure(handler::inFlight, upstreams::stats, admission == null ? () -> RuntimeStats.AdmissionStats.OFF
-                : () -> new RuntimeStats.AdmissionStats(true, admission.limit(), admission.inFlight(), admission.refused()));
+                : () -> new RuntimeStats.AdmissionStats(true, admission.limit(), admission.inFlight(), admission.refused(),
+                    admission.delayNanos()));
             if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                 instanceof com.sun.management.UnixOperatingSystemMXBean unix)
             {

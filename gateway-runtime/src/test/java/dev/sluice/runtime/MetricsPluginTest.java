@@ -457,6 +457,7 @@ class MetricsPluginTest
         assertThat(e.value("sluice_admission_limit")).isEqualTo(100_000.0);
         assertThat(e.value("sluice_admission_in_flight_requests")).isZero();
         assertThat(e.value("sluice_admission_refusals_total")).isZero();
+        assertThat(e.value("sluice_admission_delay_seconds")).isBetween(0.0, 1.0);
         assertThat(e.samples("jvm_threads_current")).hasSize(1);
         assertThat(e.samples("process_cpu_seconds_total")).hasSize(1);
         assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("prometheus"));

@@ -175,12 +175,21 @@ public interface BindingContext
          * @param limit    the limit now (it adapts to the gateway's own scheduling delay unless configured fixed)
          * @param inFlight requests admitted and not yet over
          * @param refused  requests refused at the limit since the start
+         * @param delayNanos the standing scheduling delay of the last 100 ms interval, in nanoseconds: how long work
+         *                 waited for the gateway's threads at the least, the signal an adaptive limit follows; 0 when
+         *                 nothing was in flight or the limit is fixed (since 0.11.0)
          * @since 0.6.0
          */
-        record AdmissionStats(boolean enabled, long limit, long inFlight, long refused)
+        record AdmissionStats(boolean enabled, long limit, long inFlight, long refused, long delayNanos)
         {
             /** No limit. */
-            public static final AdmissionStats OFF = new AdmissionStats(false, 0, 0, 0);
+            public static final AdmissionStats OFF = new AdmissionStats(false, 0, 0, 0, 0);
+
+            /** A limit without its delay (0): the constructor of SPI 0.6.0. */
+            public AdmissionStats(boolean enabled, long limit, long inFlight, long refused)
+            {
+                this(enabled, limit, inFlight, refused, 0);
+            }
         }
 
         /**

@@ -188,6 +188,16 @@ final class GatewayMetrics
                     cb.call(a.inFlight());
             })
             .register(registry);
+        GaugeWithCallback.builder(config).name("sluice_admission_delay_seconds")
+            .help("The standing scheduling delay of the last 100 ms: how long work waited for the gateway's threads at "
+                + "the least; the adaptive admission limit falls when it stays over admission.target_delay")
+            .callback(cb ->
+            {
+                RuntimeStats.AdmissionStats a = stats.get().admission();
+                if (a.enabled())
+                    cb.call(a.delayNanos() / 1e9);
+            })
+            .register(registry);
         CounterWithCallback.builder(config).name("sluice_admission_refusals_total")
             .help("Chat requests refused with 503 at the admission limit, before their body was read")
             .callback(cb ->
