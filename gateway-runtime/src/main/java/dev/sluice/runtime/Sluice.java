@@ -12,11 +12,13 @@ import dev.sluice.runtime.internal.http.Warmup;
 import dev.sluice.runtime.internal.plugin.BindingTypes;
 import dev.sluice.runtime.internal.service.RuntimeServices;
 import dev.sluice.runtime.internal.upstream.UpstreamClients;
+import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.server.ServerConnector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -201,7 +203,7 @@ public final class Sluice implements AutoCloseable
             // After the server: its selectors exist once it started.
             if (admission != null)
             {
-                List<org.eclipse.jetty.io.ManagedSelector> selectors = new java.util.ArrayList<>(http.serverSelectors());
+                List<ManagedSelector> selectors = new ArrayList<>(http.serverSelectors());
                 selectors.addAll(upstreams.selectors());
                 admission.start(execution.scheduler(), selectors, execution.threads());
             }
@@ -356,7 +358,7 @@ public final class Sluice implements AutoCloseable
     }
 
     /** @return the selectors of the upstreams' clients (tests: they stall them to play a relay that is behind) */
-    List<org.eclipse.jetty.io.ManagedSelector> upstreamSelectors()
+    List<ManagedSelector> upstreamSelectors()
     {
         return upstreams.selectors();
     }

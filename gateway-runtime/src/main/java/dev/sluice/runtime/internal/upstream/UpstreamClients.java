@@ -36,6 +36,7 @@ import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -346,7 +347,7 @@ public final class UpstreamClients extends ContainerLifeCycle
      */
     public List<ManagedSelector> selectors()
     {
-        List<ManagedSelector> selectors = new java.util.ArrayList<>();
+        List<ManagedSelector> selectors = new ArrayList<>();
         for (ClientConnector connector : connectors)
         {
             SelectorManager manager = connector.getBean(SelectorManager.class);
