@@ -51,6 +51,7 @@ public final class Admission
     private Scheduler scheduler;
     private volatile boolean stopped;
     private int probesInWindow;
+    private long lastTick;
     private long refusedAtWarning;
     private long lastWarning;
     private long lastDelay;
@@ -146,6 +147,10 @@ public final class Admission
         if (stopped)
             return;
         long now = System.nanoTime();
+        // This task runs every PROBE_MILLIS: when it ran far later, the whole process stood still.
+        if (lastTick != 0 && now - lastTick >= AdmissionLimit.STALL_NANOS)
+            adaptive.stalled(now - lastTick);
+        lastTick = now;
         // An idle gateway has nothing to protect: no probe wakes its selectors.
         if (inFlight.get() > 0)
         {

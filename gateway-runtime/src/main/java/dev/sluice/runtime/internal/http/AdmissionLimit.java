@@ -22,6 +22,9 @@ package dev.sluice.runtime.internal.http;
  *       time by turns) probes upward a square root at a time instead of bouncing back to {@code max} and taking in
  *       again the requests that made it late.</li>
  * </ul>
+ * After a stall of the whole process (a pause, a long collection, the host's steal: {@link #stalled}), lateness is not
+ * counted for three times the stall and a second more: the requests that arrived meanwhile are worked through, and a
+ * client's connection cap can keep both the delay and the count in flight level while they are.
  * No baseline is learnt: the scheduling delay of a gateway that keeps up is near zero whatever its providers do, so
  * a fixed target, unlike a learnt baseline, cannot drift up under a long overload until the overload passes for normal.
  *
@@ -47,6 +50,8 @@ final class AdmissionLimit
      * a second later would take in the whole backlog again.
      */
     static final int AFTER_CUT_INTERVALS = 50;
+    /** The process stopped for at least this long between two probes is a stall (a pause, a collection, steal). */
+    static final long STALL_NANOS = 200_000_000L;
     /** The growth step doubles at most this many times (then stays): ample to climb from {@code min} to {@code max}. */
     private static final int MAX_DOUBLINGS = 20;
 
@@ -62,6 +67,8 @@ final class AdmissionLimit
     private long lastInFlight;
     // Intervals since the last cut, up to AFTER_CUT_INTERVALS; starts there (no cut yet).
     private int sinceCut = AFTER_CUT_INTERVALS;
+    // Intervals left in which lateness is not counted: the backlog of a stall is being worked through.
+    private int grace;
 
     /**
      * @param min         the limit never falls below this
@@ -86,6 +93,19 @@ final class AdmissionLimit
     }
 
     /**
+     * The whole process stood still for {@code nanos} (the probes' own timer ran that late): what arrived meanwhile is
+     * a backlog, not an overload. For three times the stall and a second more, lateness is not counted: at a load
+     * up to three quarters of the gateway's capacity the backlog drains within three times the stall.
+     *
+     * @param nanos how long the process stood still
+     */
+    void stalled(long nanos)
+    {
+        late = 0;
+        grace = (int)Math.min(Integer.MAX_VALUE, (3 * nanos + 1_000_000_000L) / 100_000_000L);
+    }
+
+    /**
      * @param delayNanos the standing scheduling delay over the interval that ended
      * @param inFlight   requests in flight now
      * @return the new limit
@@ -96,6 +116,15 @@ final class AdmissionLimit
         double next;
         if (sinceCut < AFTER_CUT_INTERVALS)
             sinceCut++;
+        if (grace > 0)
+        {
+            grace--;
+            if (delayNanos > targetNanos)
+            {
+                inTime = 0;
+                return current;
+            }
+        }
         if (delayNanos > targetNanos)
         {
             inTime = 0;

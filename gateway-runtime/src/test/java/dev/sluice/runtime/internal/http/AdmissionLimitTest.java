@@ -94,6 +94,20 @@ class AdmissionLimitTest
     }
 
     @Test
+    void theBacklogOfAStallIsNotShedThoughTheDelayAndTheCountStayLevel()
+    {
+        // A 600 ms stop of the process, clients capped at 1,024 connections: the count in flight stays at the cap and
+        // the relay's passes stay long while the clients' backlog drains, for up to three times the stall.
+        AdmissionLimit limit = limit(10, 100_000, 100_000);
+        limit.stalled(TimeUnit.MILLISECONDS.toNanos(600));
+        int grace = (3 * 600 + 1_000) / 100;
+        for (int i = 0; i < grace; i++)
+            assertThat(limit.update(TARGET * 4, 1_024)).isEqualTo(100_000);
+        // Still late after that: overload.
+        assertThat(overloaded(limit, TARGET * 4, 1_024)).isEqualTo(512);
+    }
+
+    @Test
     void aDelayThatStaysOverTheTargetForASecondIsOverload()
     {
         // Threads a steady 5 x the target behind: the backlog waits in sockets and grows there, not in the delay.
