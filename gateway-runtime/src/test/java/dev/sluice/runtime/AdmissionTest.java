@@ -276,15 +276,7 @@ class AdmissionTest
         assertOpenAiRefusal(late.get(30, TimeUnit.SECONDS));
         assertThat(mock.requestCount()).isEqualTo(4);
 
-        for (Request request : held)
-            request.abort(new Exception("test: the client leaves"));
-        for (CompletableFuture<Result> end : heldEnds)
-            end.get(10, TimeUnit.SECONDS);
-        awaitInFlight(0);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (admission.limit() < 1000 && System.nanoTime() < deadline)
-            Thread.sleep(10);
-        assertThat(admission.limit()).isEqualTo(1000);
+        releaseAndAwaitTheCeiling(held, heldEnds, admission);
         long refused = admission.refused();
         for (int i = 0; i < 4; i++)
         {
@@ -334,6 +326,14 @@ class AdmissionTest
             release.countDown();
         }
         assertThat(mock.requestCount()).isEqualTo(4);
+        releaseAndAwaitTheCeiling(held, heldEnds, admission);
+        assertThat(send(CHAT, openAiBody(MockModels.DEFAULT, false)).getStatus()).isEqualTo(200);
+    }
+
+    /** The held requests' clients leave; then the limit climbs back to its ceiling of 1,000. */
+    private void releaseAndAwaitTheCeiling(List<Request> held, List<CompletableFuture<Result>> heldEnds,
+                                           Admission admission) throws Exception
+    {
         for (Request request : held)
             request.abort(new Exception("test: the client leaves"));
         for (CompletableFuture<Result> end : heldEnds)
@@ -343,7 +343,6 @@ class AdmissionTest
         while (admission.limit() < 1000 && System.nanoTime() < deadline)
             Thread.sleep(10);
         assertThat(admission.limit()).isEqualTo(1000);
-        assertThat(send(CHAT, openAiBody(MockModels.DEFAULT, false)).getStatus()).isEqualTo(200);
     }
 
     /** Blocks every selector of the gateway's port until {@code release}: nothing the clients send is read. */
