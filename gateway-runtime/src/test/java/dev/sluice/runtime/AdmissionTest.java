@@ -245,16 +245,7 @@ class AdmissionTest
         Admission admission = gateway.gateway.admission();
         List<Request> held = new ArrayList<>();
         List<CompletableFuture<Result>> heldEnds = new ArrayList<>();
-        for (int i = 0; i < 4; i++)
-        {
-            Request request = i % 2 == 0 ? post(CHAT, openAiBody(MockModels.HANG, true), HttpVersion.HTTP_1_1)
-                : post(MESSAGES, anthropicBody(MockModels.HANG, false), HttpVersion.HTTP_1_1);
-            held.add(request);
-            heldEnds.add(hold(request));
-        }
-        assertThat(mock.awaitRequests(4, java.time.Duration.ofSeconds(10))).isTrue();
-        awaitInFlight(4);
-        assertThat(admission.limit()).isEqualTo(1000);
+        holdFourAtTheProvider(held, heldEnds, admission);
 
         CountDownLatch release = new CountDownLatch(1);
         CompletableFuture<ContentResponse> late;
@@ -299,15 +290,7 @@ class AdmissionTest
         Admission admission = gateway.gateway.admission();
         List<Request> held = new ArrayList<>();
         List<CompletableFuture<Result>> heldEnds = new ArrayList<>();
-        for (int i = 0; i < 4; i++)
-        {
-            Request request = post(CHAT, openAiBody(MockModels.HANG, i % 2 == 0), HttpVersion.HTTP_1_1);
-            held.add(request);
-            heldEnds.add(hold(request));
-        }
-        assertThat(mock.awaitRequests(4, java.time.Duration.ofSeconds(10))).isTrue();
-        awaitInFlight(4);
-        assertThat(admission.limit()).isEqualTo(1000);
+        holdFourAtTheProvider(held, heldEnds, admission);
 
         CountDownLatch release = new CountDownLatch(1);
         try
@@ -328,6 +311,22 @@ class AdmissionTest
         assertThat(mock.requestCount()).isEqualTo(4);
         releaseAndAwaitTheCeiling(held, heldEnds, admission);
         assertThat(send(CHAT, openAiBody(MockModels.DEFAULT, false)).getStatus()).isEqualTo(200);
+    }
+
+    /** Sends four requests the provider holds (chat and messages, streamed and not) and waits until all are in flight. */
+    private void holdFourAtTheProvider(List<Request> held, List<CompletableFuture<Result>> heldEnds, Admission admission)
+        throws Exception
+    {
+        for (int i = 0; i < 4; i++)
+        {
+            Request request = i % 2 == 0 ? post(CHAT, openAiBody(MockModels.HANG, true), HttpVersion.HTTP_1_1)
+                : post(MESSAGES, anthropicBody(MockModels.HANG, false), HttpVersion.HTTP_1_1);
+            held.add(request);
+            heldEnds.add(hold(request));
+        }
+        assertThat(mock.awaitRequests(4, java.time.Duration.ofSeconds(10))).isTrue();
+        awaitInFlight(4);
+        assertThat(admission.limit()).isEqualTo(1000);
     }
 
     /** The held requests' clients leave; then the limit climbs back to its ceiling of 1,000. */
