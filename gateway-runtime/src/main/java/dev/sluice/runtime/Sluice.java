@@ -49,6 +49,7 @@ public final class Sluice implements AutoCloseable
     private final GatewayConfig config;
     private final Runnable closeBindings;
     private final Admission admission;
+    private final RuntimeServices services;
     private volatile boolean ready;
     // Completes when the gateway is ready: at once without a warm-up, else when the warm-up ended.
     private final java.util.concurrent.CompletableFuture<Void> readiness = new java.util.concurrent.CompletableFuture<>();
@@ -58,9 +59,10 @@ public final class Sluice implements AutoCloseable
     private volatile long warmupQueued;
 
     private Sluice(BindingTypes types, Execution execution, UpstreamClients upstreams, HttpGateway http, GatewayConfig config,
-                   Runnable closeBindings, Admission admission)
+                   Runnable closeBindings, Admission admission, RuntimeServices services)
     {
         this.admission = admission;
+        this.services = services;
         this.closeBindings = closeBindings;
         this.types = types;
         this.execution = execution;
@@ -189,7 +191,7 @@ public final class Sluice implements AutoCloseable
             }
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
                 config.clientTimeouts(), config.maxConnections(), config.admin(), services.adminRoutes());
-            self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings(), admission);
+            self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings(), admission, services);
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
             // Now that the scheduler runs: what plugins scheduled while their bindings were created.
@@ -206,6 +208,7 @@ public final class Sluice implements AutoCloseable
                 List<ManagedSelector> selectors = new ArrayList<>(http.serverSelectors());
                 selectors.addAll(upstreams.selectors());
                 admission.start(execution.scheduler(), selectors, execution.threads());
+                services.watchLoopsWith(admission::watch);
             }
             LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),
                 config.bindings().size(), types.pluginIds());
@@ -361,6 +364,12 @@ public final class Sluice implements AutoCloseable
     List<ManagedSelector> upstreamSelectors()
     {
         return upstreams.selectors();
+    }
+
+    /** @return the loops plugins asked admission to watch (tests: they stall them to play a loop that is behind) */
+    List<java.util.concurrent.Executor> watchedLoops()
+    {
+        return services.watchedLoops();
     }
 
     /** @return the limit on chat requests in flight, or {@code null} when admission is off (tests) */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import dev.sluice.runtime.internal.http.Admission;
+import dev.sluice.support.testing.RedisServer;
 import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
@@ -46,17 +47,34 @@ class AdmissionTest
 
     private MockProvider mock;
     private GatewayHarness gateway;
+    private RedisServer redis;
 
     private void start(String admission) throws Exception
     {
+        start(admission, "", "", Map.of());
+    }
+
+    /**
+     * @param before the prefix of the bindings each server binding exits to ({@code "limits_"}: to
+     *               {@code limits_openai} and {@code limits_anthropic}, which {@code bindings} defines), or {@code ""}
+     *               for the client bindings
+     * @param bindings more bindings, YAML at the indentation of {@code bindings:}'s entries
+     * @param env environment variables besides {@code KEY}
+     */
+    private void start(String admission, String before, String bindings, Map<String, String> env)
+        throws Exception
+    {
         mock = MockProvider.builder().start();
         String root = "http://127.0.0.1:" + mock.port();
+        Map<String, String> vars = new java.util.HashMap<>(env);
+        vars.put("KEY", "k");
         gateway = GatewayHarness.start(dir, """
             listen: { host: 127.0.0.1, port: 0 }
             admission: %2$s
             bindings:
-              north_openai: { type: openai, kind: server, exit: south_openai }
-              north_anthropic: { type: anthropic, kind: server, exit: south_anthropic }
+              north_openai: { type: openai, kind: server, exit: %3$sopenai }
+              north_anthropic: { type: anthropic, kind: server, exit: %3$santhropic }
+            %4$s
               south_openai:
                 type: openai
                 kind: client
@@ -65,7 +83,8 @@ class AdmissionTest
                 type: anthropic
                 kind: client
                 options: { url: "%1$s/v1", api_key: "${{env.KEY}}", http: { first_byte_timeout: 30s } }
-            """.formatted(root, admission), TestDist.plugins(), Map.of("KEY", "k"));
+            """.formatted(root, admission, before.isEmpty() ? "south_" : before, bindings.indent(2).stripTrailing()),
+            TestDist.plugins(), vars);
     }
 
     @AfterEach
@@ -80,6 +99,8 @@ class AdmissionTest
         {
             if (mock != null)
                 mock.close();
+            if (redis != null)
+                redis.close();
         }
     }
 
@@ -287,21 +308,73 @@ class AdmissionTest
     void aRelayThatFallsBehindLowersTheLimitThoughTheServerSelectorsKeepUp() throws Exception
     {
         start("{ min_limit: 1, max_limit: 1000, target_delay: 5ms }");
+        aStallLowersTheLimitUntilItEnds("the relay", release -> stall(gateway.gateway.upstreamSelectors(), release));
+    }
+
+    /**
+     * A thread a plugin hands to admission ({@code BindingContext.watchLoop}) is probed as the gateway's own are: the
+     * limits bindings keep their counters in a real Redis, whose one connection's event loop carries each request on
+     * from its reply. With that loop stalled (replies unread, as when it carries hundreds of requests on in a pass)
+     * while the port's selectors and the relay keep up, the limit falls and a new request is refused at once; once it
+     * runs again the limit climbs back and requests pass the limits again.
+     */
+    @Test
+    void aPluginsEventLoopThatFallsBehindLowersTheLimit() throws Exception
+    {
+        redis = RedisServer.started();
+        start("{ min_limit: 1, max_limit: 1000, target_delay: 5ms }", "limits_", """
+            limits_openai:
+              type: limits
+              kind: proxy
+              exit: south_openai
+              options: { models: { "*": { max_concurrent: 100 } }, store: { redis: { url: "${{env.REDIS_URL}}" } } }
+            limits_anthropic:
+              type: limits
+              kind: proxy
+              exit: south_anthropic
+              options:
+                models: { "*": { max_concurrent: 100 } }
+                store: { redis: { url: "${{env.REDIS_URL}}" } }
+                admin_path: /limits/anthropic
+            """, Map.of("REDIS_URL", redis.url()));
+        // The four held requests were each admitted by a reserve in Redis before they reached the provider.
+        aStallLowersTheLimitUntilItEnds("Redis' event loop", release ->
+        {
+            // Both bindings share the process's one connection: its loop, watched once.
+            List<java.util.concurrent.Executor> loops = gateway.gateway.watchedLoops();
+            assertThat(loops).hasSize(1);
+            stall(loops.get(0), release);
+        });
+        assertThat(send(MESSAGES, anthropicBody(MockModels.DEFAULT, false)).getStatus()).isEqualTo(200);
+        assertThat(mock.requestCount()).isEqualTo(6);
+    }
+
+    /** Stalls threads of the gateway until the latch it is given is released. */
+    private interface Stall
+    {
+        void until(CountDownLatch release) throws Exception;
+    }
+
+    /**
+     * With four requests held at the provider, {@code stall}s the threads named {@code what}: the limit falls below
+     * the four and a new request is read and refused at once, as the port's selectors keep up. Then the threads run
+     * again, the held requests' clients leave, the limit climbs back to its ceiling and a request is served.
+     */
+    private void aStallLowersTheLimitUntilItEnds(String what, Stall stall) throws Exception
+    {
         Admission admission = gateway.gateway.admission();
         List<Request> held = new ArrayList<>();
         List<CompletableFuture<Result>> heldEnds = new ArrayList<>();
         holdFourAtTheProvider(held, heldEnds, admission);
-
         CountDownLatch release = new CountDownLatch(1);
         try
         {
-            stall(gateway.gateway.upstreamSelectors(), release);
+            stall.until(release);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (admission.limit() >= 4 && System.nanoTime() < deadline)
                 Thread.sleep(10);
-            assertThat(admission.limit()).as("the limit while the relay is stalled").isLessThan(4);
+            assertThat(admission.limit()).as("the limit while " + what + " is stalled").isLessThan(4);
             assertThat(admission.delayNanos()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(5));
-            // The port's selectors run: the request is read and refused while the relay is still stalled.
             assertOpenAiRefusal(send(CHAT, openAiBody(MockModels.DEFAULT, false)));
         }
         finally
@@ -357,21 +430,29 @@ class AdmissionTest
         assertThat(selectors).isNotEmpty();
         CountDownLatch stalled = new CountDownLatch(selectors.size());
         for (ManagedSelector selector : selectors)
-        {
-            selector.submit(ignored ->
-            {
-                stalled.countDown();
-                try
-                {
-                    release.await(30, TimeUnit.SECONDS);
-                }
-                catch (InterruptedException e)
-                {
-                    Thread.currentThread().interrupt();
-                }
-            });
-        }
+            selector.submit(ignored -> block(stalled, release));
         assertThat(stalled.await(10, TimeUnit.SECONDS)).as("every selector stalled").isTrue();
+    }
+
+    /** Blocks {@code loop}'s thread until {@code release}. */
+    private static void stall(java.util.concurrent.Executor loop, CountDownLatch release) throws InterruptedException
+    {
+        CountDownLatch stalled = new CountDownLatch(1);
+        loop.execute(() -> block(stalled, release));
+        assertThat(stalled.await(10, TimeUnit.SECONDS)).as("the loop stalled").isTrue();
+    }
+
+    private static void block(CountDownLatch stalled, CountDownLatch release)
+    {
+        stalled.countDown();
+        try
+        {
+            release.await(30, TimeUnit.SECONDS);
+        }
+        catch (InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test

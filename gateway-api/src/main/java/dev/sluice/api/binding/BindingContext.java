@@ -95,6 +95,29 @@ public interface BindingContext
     }
 
     /**
+     * Has the gateway's admission watch {@code loop}, a thread of a library the plugin uses on which requests' work
+     * runs — the event loop of a Redis or database client whose replies carry requests on through the chain — as it
+     * watches its own selectors and pool (docs/admission.md): while requests are in flight, a no-op task is handed to
+     * {@code loop} every 10 ms, and the time until it runs is one of the samples the adaptive limit compares with
+     * {@code admission.target_delay}. A loop that falls behind then lowers the limit, as a selector that falls behind
+     * does; unwatched, the requests waiting for it are invisible to admission.
+     *
+     * <p>{@code loop} must run tasks in the order given, after the work already queued on it, never on the caller's
+     * thread, and must not block the caller: a single-threaded event loop ({@code io.netty.channel.EventLoop}) is one.
+     * Pass each thread of a group on its own. At most one probe is pending on a loop at a time. The loop is watched
+     * until it refuses a task ({@link java.util.concurrent.RejectedExecutionException}, as a shut-down event loop
+     * does): closing the library is enough. Watching a loop that is already watched does nothing; under
+     * {@link #checkOnly()}, without admission, or with a fixed limit nothing is watched. The runtime implements this;
+     * the default does nothing (a test context).
+     *
+     * @param loop the executor whose lateness counts
+     * @since 0.12.0
+     */
+    default void watchLoop(Executor loop)
+    {
+    }
+
+    /**
      * @return live figures of the runtime (requests in flight, upstream connection pools) for metrics and admin
      *         endpoints; read them when asked (a scrape), not per request
      * @since 0.4.0

@@ -49,6 +49,7 @@ import java.util.concurrent.RejectedExecutionException;
  *     itself, and refuses one-shot tasks after {@link #refuseOneShotSchedules()};
  * <li>{@link #executor()} records each task in {@link #submitted()}, which {@link #runSubmitted()} runs; under
  *     {@link #checkOnly(boolean) check mode} it refuses with {@link RejectedExecutionException}, as the runtime's does;
+ * <li>{@link #watchLoop(Executor)} records each loop once in {@link #watchedLoops()} (none in check mode);
  * <li>{@link #advertisedModels()} answers what {@link #advertisedModels(String...)} set, counting its reads;
  * <li>{@link #runtimeStats()} reads, at each call, what {@link #inFlight(long)} and
  *     {@link #upstreamStats(RuntimeStats.UpstreamStats...)} set.
@@ -72,6 +73,7 @@ public final class TestBindingContext implements BindingContext
     private final List<CompletionListener> completionListeners = new ArrayList<>();
     private final List<RecordedTask> scheduledTasks = new ArrayList<>();
     private final List<Runnable> submitted = new ArrayList<>();
+    private final List<Executor> watchedLoops = new ArrayList<>();
     private final Set<String> advertisedModels = new LinkedHashSet<>();
     private final List<RuntimeStats.UpstreamStats> upstreamStats = new ArrayList<>();
     private final AdminRoutes admin = (method, path, handler) -> adminRoutes.put(method + " " + path, handler);
@@ -202,6 +204,12 @@ public final class TestBindingContext implements BindingContext
     public List<RecordedTask> scheduledTasks()
     {
         return Collections.unmodifiableList(scheduledTasks);
+    }
+
+    /** @return the loops the binding handed to {@link #watchLoop(Executor)}, in order, each once */
+    public List<Executor> watchedLoops()
+    {
+        return watchedLoops;
     }
 
     /** @return the tasks given to {@link #executor()} and not run yet, in order (a live, read-only view) */
@@ -364,6 +372,13 @@ public final class TestBindingContext implements BindingContext
     }
 
     /** Records {@code listener} in {@link #completionListeners()}. */
+    @Override
+    public void watchLoop(Executor loop)
+    {
+        if (!checkOnly && watchedLoops.stream().noneMatch(watched -> watched == loop))
+            watchedLoops.add(loop);
+    }
+
     @Override
     public void onComplete(CompletionListener listener)
     {

@@ -19,6 +19,8 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.NettyCustomizer;
+import io.netty.channel.Channel;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
@@ -29,6 +31,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -51,7 +54,8 @@ import java.util.logging.Logger;
  * <p><b>Threads.</b> Lettuce's Netty event loop writes commands and reads replies: one thread per connection
  * ({@code sluice-redis-io-N}; a second when a binding {@linkplain #subscribe subscribes}), on Netty's native epoll
  * transport on Linux x86-64 and ARM64 (fewer system calls per command than the JDK's selector, which it uses
- * elsewhere), plus Lettuce's computation threads ({@code sluice-redis-computation-N}, at most 2, for its connection
+ * elsewhere), each handed to {@link BindingContext#watchLoop} of every binding that opened a handle once a connection
+ * runs on it, so that the gateway's admission counts how far behind it is, plus Lettuce's computation threads ({@code sluice-redis-computation-N}, at most 2, for its connection
  * events) and its timer ({@code sluice-redis-timer}, reconnect delays). A reply completes its stage on the event loop,
  * without a hand-off: what a binding chains on it runs there, so it must not block and should be short — continuing a
  * request through the chain to an upstream's non-blocking send is (a hand-off to the runtime's pool per reply costs a
@@ -84,6 +88,10 @@ public final class SharedRedis implements AutoCloseable
     private static final Map<String, Link> LINKS = new ConcurrentHashMap<>();
     private static final Object LOCK = new Object();
     private static ClientResources resources;
+    // The event loops Lettuce's connections run on (added as each connection's channel is made, cleared with the
+    // resources), and the contexts of the open handles: each such loop is watched through each of them.
+    private static final Set<Executor> LOOPS = ConcurrentHashMap.newKeySet();
+    private static final List<BindingContext> WATCHERS = new CopyOnWriteArrayList<>();
 
     static
     {
@@ -97,6 +105,7 @@ public final class SharedRedis implements AutoCloseable
 
     private final Link link;
     private final RedisOptions options;
+    private final BindingContext context;
     private final Executor executor;
     private final long timeoutNanos;
     private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
@@ -107,6 +116,7 @@ public final class SharedRedis implements AutoCloseable
     {
         this.link = link;
         this.options = options;
+        this.context = context;
         this.executor = context.executor();
         this.timeoutNanos = options.timeout().toNanos();
         Duration period = options.timeout().dividedBy(5);
@@ -138,6 +148,14 @@ public final class SharedRedis implements AutoCloseable
                         .computationThreadPoolSize(2)
                         .threadFactoryProvider(pool -> new DefaultThreadFactory("sluice-redis-" + shortName(pool), true))
                         .commandLatencyRecorder(CommandLatencyRecorder.disabled())
+                        .nettyCustomizer(new NettyCustomizer()
+                        {
+                            @Override
+                            public void afterChannelInitialized(Channel channel)
+                            {
+                                watched(channel.eventLoop());
+                            }
+                        })
                         .reconnectDelay(Delay.exponential(Duration.ofMillis(50), Duration.ofSeconds(2), 2,
                             TimeUnit.MILLISECONDS))
                         .build();
@@ -147,7 +165,20 @@ public final class SharedRedis implements AutoCloseable
             }
             link.users++;
         }
-        return new SharedRedis(link, options, context);
+        SharedRedis handle = new SharedRedis(link, options, context);
+        WATCHERS.add(context);
+        LOOPS.forEach(context::watchLoop);
+        return handle;
+    }
+
+    /** A connection's channel runs on {@code loop}: every open handle's context watches it (once; they dedupe). */
+    private static void watched(Executor loop)
+    {
+        if (LOOPS.add(loop))
+        {
+            for (BindingContext watcher : WATCHERS)
+                watcher.watchLoop(loop);
+        }
     }
 
     private static String shortName(String lettucePool)
@@ -366,6 +397,7 @@ public final class SharedRedis implements AutoCloseable
         Pending left;
         while ((left = pending.poll()) != null)
             left.result.completeExceptionally(new Unavailable(Unavailable.Reason.DOWN, "the binding is closed"));
+        WATCHERS.remove(context);
         synchronized (LOCK)
         {
             if (--link.users > 0)
@@ -376,6 +408,7 @@ public final class SharedRedis implements AutoCloseable
             {
                 resources.shutdown(0, 2, TimeUnit.SECONDS);
                 resources = null;
+                LOOPS.clear();
             }
         }
     }

@@ -89,6 +89,46 @@ class SharedRedisTest
     }
 
     @Test
+    void theConnectionsEventLoopIsHandedToAdmission_andRefusesTasksOnceTheLastHandleClosed() throws Exception
+    {
+        redis = open(Duration.ofSeconds(5));
+        // Once connected: the loop the connection runs on, handed once though a second handle opens.
+        SharedRedis second = open(Duration.ofSeconds(5));
+        assertThat(context.watchedLoops()).hasSize(1);
+        java.util.concurrent.Executor loop = context.watchedLoops().get(0);
+        java.util.concurrent.CompletableFuture<String> ran = new java.util.concurrent.CompletableFuture<>();
+        loop.execute(() -> ran.complete(Thread.currentThread().getName()));
+        assertThat(ran.get(10, TimeUnit.SECONDS)).startsWith("sluice-redis-io-");
+        AtomicReference<String> replied = new AtomicReference<>();
+        // Paused until the stage is attached, so that the reply completes it (as in the test above).
+        server.pause();
+        java.util.concurrent.CompletionStage<String> pong = redis.call(c -> c.ping())
+            .thenApply(value -> { replied.set(Thread.currentThread().getName()); return value; });
+        server.resume();
+        assertThat(await(pong)).isEqualTo("PONG");
+        assertThat(replied.get()).as("the replies' thread").isEqualTo(ran.get());
+        second.close();
+        redis.close();
+        redis = null;
+        // The last handle shut Lettuce down: the loop refuses, which is how admission learns to stop probing it.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        boolean refused = false;
+        while (!refused && System.nanoTime() < deadline)
+        {
+            try
+            {
+                loop.execute(() -> { });
+                Thread.sleep(10);
+            }
+            catch (java.util.concurrent.RejectedExecutionException expected)
+            {
+                refused = true;
+            }
+        }
+        assertThat(refused).as("the closed connection's loop refuses tasks").isTrue();
+    }
+
+    @Test
     void scriptsRunBySha_andAreLoadedAgainAfterAFlush() throws Exception
     {
         redis = open(Duration.ofSeconds(1));

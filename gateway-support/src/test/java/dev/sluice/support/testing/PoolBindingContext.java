@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 public final class PoolBindingContext implements BindingContext, AutoCloseable
 {
     private final BindingContext delegate;
+    private final java.util.List<Executor> watchedLoops = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "test-executor"));
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r ->
     {
@@ -94,6 +95,20 @@ public final class PoolBindingContext implements BindingContext, AutoCloseable
     public Executor executor()
     {
         return pool;
+    }
+
+    /** Records {@code loop}, each once (as the runtime's admission would watch it). */
+    @Override
+    public void watchLoop(Executor loop)
+    {
+        if (watchedLoops.stream().noneMatch(watched -> watched == loop))
+            watchedLoops.add(loop);
+    }
+
+    /** @return the loops handed to {@link #watchLoop(Executor)}, in order */
+    public java.util.List<Executor> watchedLoops()
+    {
+        return watchedLoops;
     }
 
     @Override

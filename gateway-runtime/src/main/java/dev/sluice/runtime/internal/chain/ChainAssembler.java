@@ -351,6 +351,12 @@ public final class ChainAssembler
             }
 
             @Override
+            public void watchLoop(Executor loop)
+            {
+                services.watchLoop(loop);
+            }
+
+            @Override
             public Scheduler scheduler()
             {
                 return services.scheduler();

@@ -7,9 +7,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.channels.Selector;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,8 +24,8 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>With {@code adaptive}, the limit follows {@link AdmissionLimit} from the gateway's own scheduling delay, never
  * from the providers' latency: every {@value #PROBE_MILLIS} ms while requests are in flight, a no-op task is handed
- * to each server selector, to each upstream client's selector and to the worker pool, and the time it waited for its
- * thread is the sample. A selector runs such a task after the ready connections of its current pass, so its wait is
+ * to each server selector, to each upstream client's selector, to the worker pool and to each loop a plugin
+ * {@linkplain #watch watches} (a Redis client's event loop), and the time it waited for its thread is the sample. A selector runs such a task after the ready connections of its current pass, so its wait is
  * what a request that arrives now waits before the gateway reads it, or an answer that arrives now before the gateway
  * relays it. Every {@value #WINDOW_PROBES} probes (an interval) the least wait of each
  * thread over the interval, the worst of them, is the standing delay the limit is updated with: a burst or a pause
@@ -46,7 +47,8 @@ public final class Admission
     private final long retryAfterSeconds;
     private final long targetNanos;
     private volatile int limit;
-    private final List<Probe> probes = new ArrayList<>();
+    // Iterated by the scheduler thread; plugins' loops join from the threads that create bindings.
+    private final List<Probe> probes = new CopyOnWriteArrayList<>();
     private final Runnable tickTask = this::tick;
     private Scheduler scheduler;
     private volatile boolean stopped;
@@ -129,10 +131,29 @@ public final class Admission
         if (adaptive == null)
             return;
         for (ManagedSelector selector : selectors)
-            probes.add(new Probe(selector, null));
-        probes.add(new Probe(null, workers));
+            probes.add(new Probe(selector, null, false));
+        probes.add(new Probe(null, workers, false));
         this.scheduler = scheduler;
         scheduler.schedule(tickTask, PROBE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Probes {@code loop} too, a plugin's thread on which requests' work runs ({@code BindingContext.watchLoop}), until
+     * it refuses a probe (a loop that was shut down). Nothing without {@code adaptive}, or when it is probed already.
+     */
+    public void watch(Executor loop)
+    {
+        if (adaptive == null)
+            return;
+        synchronized (probes)
+        {
+            for (Probe probe : probes)
+            {
+                if (probe.executor == loop)
+                    return;
+            }
+            probes.add(new Probe(null, loop, true));
+        }
     }
 
     /** Stops probing; the limit stays as it is. */
@@ -155,7 +176,10 @@ public final class Admission
         if (inFlight.get() > 0)
         {
             for (Probe probe : probes)
-                probe.send(now);
+            {
+                if (!probe.send(now))
+                    probes.remove(probe);
+            }
         }
         if (++probesInWindow >= WINDOW_PROBES)
         {
@@ -200,20 +224,24 @@ public final class Admission
     {
         private final ManagedSelector selector;
         private final Executor executor;
+        // A plugin's loop: unwatched when it refuses a probe.
+        private final boolean plugin;
         // When the pending probe was sent; 0 when none is pending. Set by the scheduler, cleared by the probed thread.
         private volatile long sentAt;
         private final AtomicLong least = new AtomicLong(Long.MAX_VALUE);
 
-        Probe(ManagedSelector selector, Executor executor)
+        Probe(ManagedSelector selector, Executor executor, boolean plugin)
         {
             this.selector = selector;
             this.executor = executor;
+            this.plugin = plugin;
         }
 
-        void send(long now)
+        /** @return {@code false} when this probe is of a plugin's loop that refused it: it is to be dropped */
+        boolean send(long now)
         {
             if (sentAt != 0)
-                return;
+                return true;
             sentAt = now;
             try
             {
@@ -221,11 +249,18 @@ public final class Admission
                     selector.submit(this);
                 else
                     executor.execute(this);
+                return true;
+            }
+            catch (RejectedExecutionException shutDown)
+            {
+                // The server or the pool is stopping, or a plugin's loop was shut down: no sample.
+                sentAt = 0;
+                return !plugin;
             }
             catch (RuntimeException stopping)
             {
-                // The server or the pool is stopping: no sample.
                 sentAt = 0;
+                return true;
             }
         }
 

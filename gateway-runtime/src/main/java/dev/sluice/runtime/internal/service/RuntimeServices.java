@@ -42,6 +42,9 @@ public final class RuntimeServices
     private final List<Runnable> deferred = new ArrayList<>();
     private boolean started;
     private final List<CompletionListener> completionListeners = new ArrayList<>();
+    // The loops plugins asked admission to watch, each once; guarded by itself, as is loopWatcher.
+    private final List<Executor> watchedLoops = new ArrayList<>();
+    private java.util.function.Consumer<Executor> loopWatcher;
     // What runtimeStats() reads; set once the handler and the upstream clients exist (zeros before, and in check mode).
     private volatile java.util.function.LongSupplier inFlight = () -> 0;
     private volatile java.util.function.Supplier<List<RuntimeStats.UpstreamStats>> upstreams = List::of;
@@ -134,6 +137,51 @@ public final class RuntimeServices
     public Scheduler scheduler()
     {
         return pluginScheduler;
+    }
+
+    /**
+     * A plugin's loop for admission to watch ({@code BindingContext.watchLoop}): handed to the watcher now if one is
+     * set, else when it is set. Each loop once; nothing under {@code sluice check}.
+     */
+    public void watchLoop(Executor loop)
+    {
+        Objects.requireNonNull(loop, "loop");
+        if (checkOnly)
+            return;
+        java.util.function.Consumer<Executor> watcher;
+        synchronized (watchedLoops)
+        {
+            for (Executor watched : watchedLoops)
+            {
+                if (watched == loop)
+                    return;
+            }
+            watchedLoops.add(loop);
+            watcher = loopWatcher;
+        }
+        if (watcher != null)
+            watcher.accept(loop);
+    }
+
+    /** Hands every loop watched so far, and each one watched later, to {@code watcher} (admission). Called once. */
+    public void watchLoopsWith(java.util.function.Consumer<Executor> watcher)
+    {
+        List<Executor> loops;
+        synchronized (watchedLoops)
+        {
+            loopWatcher = watcher;
+            loops = List.copyOf(watchedLoops);
+        }
+        loops.forEach(watcher);
+    }
+
+    /** @return the loops plugins asked admission to watch, in order (tests) */
+    public List<Executor> watchedLoops()
+    {
+        synchronized (watchedLoops)
+        {
+            return List.copyOf(watchedLoops);
+        }
     }
 
     /** @return the admin routes registry for the binding named {@code binding} */
