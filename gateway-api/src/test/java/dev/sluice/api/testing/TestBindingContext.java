@@ -371,7 +371,7 @@ public final class TestBindingContext implements BindingContext
         return admin;
     }
 
-    /** Records {@code listener} in {@link #completionListeners()}. */
+    /** Records {@code loop} in {@link #watchedLoops()}, once; nothing in check mode. */
     @Override
     public void watchLoop(Executor loop)
     {
@@ -379,6 +379,7 @@ public final class TestBindingContext implements BindingContext
             watchedLoops.add(loop);
     }
 
+    /** Records {@code listener} in {@link #completionListeners()}. */
     @Override
     public void onComplete(CompletionListener listener)
     {

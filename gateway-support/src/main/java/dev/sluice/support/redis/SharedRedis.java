@@ -54,9 +54,10 @@ import java.util.logging.Logger;
  * <p><b>Threads.</b> Lettuce's Netty event loop writes commands and reads replies: one thread per connection
  * ({@code sluice-redis-io-N}; a second when a binding {@linkplain #subscribe subscribes}), on Netty's native epoll
  * transport on Linux x86-64 and ARM64 (fewer system calls per command than the JDK's selector, which it uses
- * elsewhere), each handed to {@link BindingContext#watchLoop} of every binding that opened a handle once a connection
- * runs on it, so that the gateway's admission counts how far behind it is, plus Lettuce's computation threads ({@code sluice-redis-computation-N}, at most 2, for its connection
- * events) and its timer ({@code sluice-redis-timer}, reconnect delays). A reply completes its stage on the event loop,
+ * elsewhere), each handed to {@link BindingContext#watchLoop} of every binding with an open handle once a connection
+ * runs on it, so that the gateway's admission counts how far behind it is; plus Lettuce's computation threads
+ * ({@code sluice-redis-computation-N}, at most 2, for its connection events) and its timer ({@code sluice-redis-timer},
+ * reconnect delays). A reply completes its stage on the event loop,
  * without a hand-off: what a binding chains on it runs there, so it must not block and should be short — continuing a
  * request through the chain to an upstream's non-blocking send is (a hand-off to the runtime's pool per reply costs a
  * third more CPU per request); anything longer goes to {@link BindingContext#executor()} from the continuation. One

@@ -24,10 +24,11 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>With {@code adaptive}, the limit follows {@link AdmissionLimit} from the gateway's own scheduling delay, never
  * from the providers' latency: every {@value #PROBE_MILLIS} ms while requests are in flight, a no-op task is handed
- * to each server selector, to each upstream client's selector, to the worker pool and to each loop a plugin
- * {@linkplain #watch watches} (a Redis client's event loop), and the time it waited for its thread is the sample. A selector runs such a task after the ready connections of its current pass, so its wait is
- * what a request that arrives now waits before the gateway reads it, or an answer that arrives now before the gateway
- * relays it. Every {@value #WINDOW_PROBES} probes (an interval) the least wait of each
+ * to each server selector, to each upstream client's selector, to the worker pool and to each loop a plugin has
+ * {@linkplain #watch watched} (a Redis client's event loop), and the time it waited for its thread is the sample. A
+ * selector runs such a task after the ready connections of its current pass, so its wait is what a request that
+ * arrives now waits before the gateway reads it, or an answer that arrives now before the gateway relays it. Every
+ * {@value #WINDOW_PROBES} probes (an interval) the least wait of each
  * thread over the interval, the worst of them, is the standing delay the limit is updated with: a burst or a pause
  * leaves some probe of the interval unhindered, a gateway that cannot keep up does not. One scheduler task, no timer
  * or allocation per request.</p>
@@ -259,6 +260,7 @@ public final class Admission
             }
             catch (RuntimeException stopping)
             {
+                // A selector that is stopping: no sample.
                 sentAt = 0;
                 return true;
             }
