@@ -18,7 +18,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -205,9 +204,7 @@ public final class Sluice implements AutoCloseable
             // After the server: its selectors exist once it started.
             if (admission != null)
             {
-                List<ManagedSelector> selectors = new ArrayList<>(http.serverSelectors());
-                selectors.addAll(upstreams.selectors());
-                admission.start(execution.scheduler(), selectors, execution.threads());
+                admission.start(execution.scheduler(), http.serverSelectors(), upstreams.selectors(), execution.threads());
                 services.watchLoopsWith(admission::watch);
             }
             LOG.info("sluice listening on {}:{} with {} bindings from plugins {}", config.host(), http.port(),

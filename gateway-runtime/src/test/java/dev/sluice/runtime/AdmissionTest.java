@@ -308,7 +308,8 @@ class AdmissionTest
     void aRelayThatFallsBehindLowersTheLimitThoughTheServerSelectorsKeepUp() throws Exception
     {
         start("{ min_limit: 1, max_limit: 1000, target_delay: 5ms }");
-        aStallLowersTheLimitUntilItEnds("the relay", release -> stall(gateway.gateway.upstreamSelectors(), release));
+        aStallLowersTheLimitUntilItEnds("the relay", "an upstream client's selector (the relay)",
+            release -> stall(gateway.gateway.upstreamSelectors(), release));
     }
 
     /**
@@ -338,7 +339,7 @@ class AdmissionTest
                 admin_path: /limits/anthropic
             """, Map.of("REDIS_URL", redis.url()));
         // The four held requests were each admitted by a reserve in Redis before they reached the provider.
-        aStallLowersTheLimitUntilItEnds("Redis' event loop", release ->
+        aStallLowersTheLimitUntilItEnds("Redis' event loop", "a plugin's event loop", release ->
         {
             // Both bindings share the process's one connection: its loop, watched once.
             List<java.util.concurrent.Executor> loops = gateway.gateway.watchedLoops();
@@ -357,17 +358,18 @@ class AdmissionTest
 
     /**
      * With four requests held at the provider, {@code stall}s the threads named {@code what}: the limit falls below
-     * the four and a new request is read and refused at once, as the port's selectors keep up. Then the threads run
-     * again, the held requests' clients leave, the limit climbs back to its ceiling and a request is served.
+     * the four and a new request is read and refused at once, as the port's selectors keep up, and the warning names
+     * the thread that was behind ({@code named}). Then the threads run again, the held requests' clients leave, the
+     * limit climbs back to its ceiling and a request is served.
      */
-    private void aStallLowersTheLimitUntilItEnds(String what, Stall stall) throws Exception
+    private void aStallLowersTheLimitUntilItEnds(String what, String named, Stall stall) throws Exception
     {
         Admission admission = gateway.gateway.admission();
         List<Request> held = new ArrayList<>();
         List<CompletableFuture<Result>> heldEnds = new ArrayList<>();
         holdFourAtTheProvider(held, heldEnds, admission);
         CountDownLatch release = new CountDownLatch(1);
-        try
+        try (CapturedLog log = CapturedLog.start())
         {
             stall.until(release);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -376,6 +378,12 @@ class AdmissionTest
             assertThat(admission.limit()).as("the limit while " + what + " is stalled").isLessThan(4);
             assertThat(admission.delayNanos()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(5));
             assertOpenAiRefusal(send(CHAT, openAiBody(MockModels.DEFAULT, false)));
+            // The next interval's end warns of the refusal.
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!log.since(0).contains("refusing requests (503)") && System.nanoTime() < deadline)
+                Thread.sleep(10);
+            assertThat(log.since(0).lines().filter(line -> line.contains("refusing requests (503)")))
+                .singleElement().asString().contains("the most " + named + " (admission.target_delay 5 ms)");
         }
         finally
         {

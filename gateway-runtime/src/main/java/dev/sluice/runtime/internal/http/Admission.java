@@ -59,6 +59,8 @@ public final class Admission
     private long lastWarning;
     private long lastDelay;
     private long peakDelay;
+    // Which thread was that far behind: what the warning names.
+    private String peakThread = "";
 
     /** @return the gate {@code config} describes, or {@code null} when admission is off */
     public static Admission of(GatewayConfig.Admission config)
@@ -123,17 +125,20 @@ public final class Admission
     }
 
     /**
-     * Starts probing {@code selectors} (the server's and the upstream clients') and {@code workers} on
-     * {@code scheduler} (nothing without {@code adaptive}). Called once, after the server and the clients started
-     * (their selectors exist then).
+     * Starts probing {@code serverSelectors}, {@code upstreamSelectors} and {@code workers} on {@code scheduler}
+     * (nothing without {@code adaptive}). Called once, after the server and the clients started (their selectors
+     * exist then).
      */
-    public void start(Scheduler scheduler, List<ManagedSelector> selectors, Executor workers)
+    public void start(Scheduler scheduler, List<ManagedSelector> serverSelectors, List<ManagedSelector> upstreamSelectors,
+                      Executor workers)
     {
         if (adaptive == null)
             return;
-        for (ManagedSelector selector : selectors)
-            probes.add(new Probe(selector, null, false));
-        probes.add(new Probe(null, workers, false));
+        for (ManagedSelector selector : serverSelectors)
+            probes.add(new Probe("a selector of the port", selector, null, false));
+        for (ManagedSelector selector : upstreamSelectors)
+            probes.add(new Probe("an upstream client's selector (the relay)", selector, null, false));
+        probes.add(new Probe("the worker pool", null, workers, false));
         this.scheduler = scheduler;
         scheduler.schedule(tickTask, PROBE_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -153,7 +158,7 @@ public final class Admission
                 if (probe.executor == loop)
                     return;
             }
-            probes.add(new Probe(null, loop, true));
+            probes.add(new Probe("a plugin's event loop", null, loop, true));
         }
     }
 
@@ -200,17 +205,30 @@ public final class Admission
     private void endInterval(long now)
     {
         long standing = 0;
+        Probe worst = null;
         for (Probe probe : probes)
-            standing = Math.max(standing, probe.standing(now));
+        {
+            long delay = probe.standing(now);
+            if (worst == null || delay > standing)
+            {
+                standing = delay;
+                worst = probe;
+            }
+        }
         lastDelay = standing;
-        peakDelay = Math.max(peakDelay, standing);
+        if (worst != null && standing > peakDelay)
+        {
+            peakDelay = standing;
+            peakThread = worst.name;
+        }
         limit = adaptive.update(standing, inFlight.get());
         long refusals = refused.sum();
         if (refusals > refusedAtWarning && now - lastWarning >= WARN_EVERY_NANOS)
         {
-            LOG.warn("refusing requests (503): the gateway's threads were up to {} ms behind (admission.target_delay {} ms);"
-                    + " limit {}, in flight {}, {} refused since the start", TimeUnit.NANOSECONDS.toMillis(peakDelay),
-                TimeUnit.NANOSECONDS.toMillis(targetNanos), limit, inFlight.get(), refusals);
+            LOG.warn("refusing requests (503): the gateway's threads were up to {} ms behind, the most {}"
+                    + " (admission.target_delay {} ms); limit {}, in flight {}, {} refused since the start",
+                TimeUnit.NANOSECONDS.toMillis(peakDelay), peakThread, TimeUnit.NANOSECONDS.toMillis(targetNanos), limit,
+                inFlight.get(), refusals);
             lastWarning = now;
             refusedAtWarning = refusals;
             peakDelay = 0;
@@ -223,6 +241,7 @@ public final class Admission
      */
     private static final class Probe implements Runnable, ManagedSelector.SelectorUpdate
     {
+        private final String name;
         private final ManagedSelector selector;
         private final Executor executor;
         // A plugin's loop: unwatched when it refuses a probe.
@@ -231,8 +250,9 @@ public final class Admission
         private volatile long sentAt;
         private final AtomicLong least = new AtomicLong(Long.MAX_VALUE);
 
-        Probe(ManagedSelector selector, Executor executor, boolean plugin)
+        Probe(String name, ManagedSelector selector, Executor executor, boolean plugin)
         {
+            this.name = name;
             this.selector = selector;
             this.executor = executor;
             this.plugin = plugin;
