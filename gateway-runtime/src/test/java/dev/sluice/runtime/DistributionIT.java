@@ -136,13 +136,13 @@ class DistributionIT
         // The JVM the script started (it replaced the shell) trims the native heap when this JDK knows how.
         String javaHome = System.getenv("JAVA_HOME");
         String java = javaHome == null || javaHome.isEmpty() ? "java" : javaHome + "/bin/java";
-        Process probe = new ProcessBuilder(java, "-XX:TrimNativeHeapInterval=5000", "-version")
+        Process probe = new ProcessBuilder(java, "-XX:TrimNativeHeapInterval=60000", "-version")
             .redirectErrorStream(true).start();
         probe.getInputStream().readAllBytes();
         boolean knowsTrim = probe.waitFor() == 0;
         String commandLine = Files.readString(Path.of("/proc/" + process.pid() + "/cmdline")).replace('\0', ' ');
         if (knowsTrim)
-            assertThat(commandLine).contains("-XX:TrimNativeHeapInterval=5000");
+            assertThat(commandLine).contains("-XX:TrimNativeHeapInterval=60000");
         else
             assertThat(commandLine).doesNotContain("TrimNativeHeapInterval");
     }
