@@ -48,7 +48,7 @@ public final class Admission
     private final long retryAfterSeconds;
     private final long targetNanos;
     private volatile int limit;
-    // Iterated by the scheduler thread; plugins' loops join from the threads that create bindings.
+    // Iterated by the scheduler thread; plugins' loops join from the threads that create bindings or connections.
     private final List<Probe> probes = new CopyOnWriteArrayList<>();
     private final Runnable tickTask = this::tick;
     private Scheduler scheduler;
@@ -145,21 +145,13 @@ public final class Admission
 
     /**
      * Probes {@code loop} too, a plugin's thread on which requests' work runs ({@code BindingContext.watchLoop}), until
-     * it refuses a probe (a loop that was shut down). Nothing without {@code adaptive}, or when it is probed already.
+     * it refuses a probe (a loop that was shut down). Nothing without {@code adaptive}. Each loop is handed over once
+     * ({@code RuntimeServices.watchLoop} keeps them).
      */
     public void watch(Executor loop)
     {
-        if (adaptive == null)
-            return;
-        synchronized (probes)
-        {
-            for (Probe probe : probes)
-            {
-                if (probe.executor == loop)
-                    return;
-            }
+        if (adaptive != null)
             probes.add(new Probe("a plugin's event loop", null, loop, true));
-        }
     }
 
     /** Stops probing; the limit stays as it is. */
