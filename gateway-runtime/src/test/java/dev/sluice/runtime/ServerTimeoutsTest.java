@@ -553,7 +553,8 @@ class ServerTimeoutsTest
         assertThat(answerHead(second, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
 
         // The kernel completes the third handshake (the listen queue), but the gateway does not take the connection:
-        // its request gets no answer while the other two are kept alive and still served.
+        // its request gets no answer while the other two are kept alive (idle for less than a second, so the cap
+        // closes neither) and still served.
         Socket third = connect();
         send(third, chat("gpt-4o", false));
         assertThat(answerHead(third, Duration.ofMillis(700))).as("an answer past the cap").isNull();
@@ -569,6 +570,84 @@ class ServerTimeoutsTest
         assertThat(answerHead(third, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
         assertThat(harness.gateway.connectionCapReached()).isGreaterThanOrEqualTo(1);
         assertThat(mock.requestCount()).isEqualTo(4);
+    }
+
+    @Test
+    @Timeout(60)
+    void atTheConnectionCapAnIdleConnectionIsClosedForAWaitingClient() throws Exception
+    {
+        start("max_connections: 2");
+        Socket older = connect();
+        Socket newer = connect();
+        send(older, chat("gpt-4o", false));
+        assertThat(answerHead(older, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        send(newer, chat("gpt-4o", false));
+        assertThat(answerHead(newer, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+
+        // Both kept alive and idle: a third client waits in the listen queue until one of them has been idle for a
+        // second, not for the 30 s idle timeout; then one is closed and the third taken and answered.
+        long start = System.nanoTime();
+        Socket waiting = connect();
+        send(waiting, chat("gpt-4o", false));
+        assertThat(answerHead(waiting, Duration.ofSeconds(10))).as("the waiting client's answer").startsWith("HTTP/1.1 200");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("well before the 30 s idle timeout")
+            .isLessThan(Duration.ofSeconds(5));
+        older.setSoTimeout(5_000);
+        assertThat(closedByGateway(older)).as("the connection idle longest is closed").isTrue();
+        send(waiting, chat("gpt-4o", false));
+        assertThat(answerHead(waiting, Duration.ofSeconds(10))).as("the new client's connection is kept").startsWith("HTTP/1.1 200");
+        assertThat(harness.gateway.connectionCapReached()).isGreaterThanOrEqualTo(2);
+        assertThat(mock.requestCount()).isEqualTo(4);
+    }
+
+    @Test
+    @Timeout(60)
+    void atTheConnectionCapTheConnectionsIdleLongestAreClosedFirstAndTheRecentOnesKept() throws Exception
+    {
+        start("max_connections: 3");
+        Socket oldest = connect();
+        Socket recent = connect();
+        send(oldest, chat("gpt-4o", false));
+        assertThat(answerHead(oldest, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        Thread.sleep(500);
+        send(recent, chat("gpt-4o", false));
+        assertThat(answerHead(recent, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        // The third connection reaches the cap. None is idle for a second yet; a second later both are, and the cap
+        // closes one of the two (an eighth of the idle ones, at least one): the one idle longest.
+        Socket third = connect();
+        send(third, chat("gpt-4o", false));
+        assertThat(answerHead(third, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        oldest.setSoTimeout(5_000);
+        assertThat(closedByGateway(oldest)).as("the connection idle longest is closed").isTrue();
+        // Below the cap again: nothing else is closed.
+        Thread.sleep(1_500);
+        send(recent, chat("gpt-4o", false));
+        assertThat(answerHead(recent, Duration.ofSeconds(10))).as("the one idle for less long is kept").startsWith("HTTP/1.1 200");
+        send(third, chat("gpt-4o", false));
+        assertThat(answerHead(third, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        assertThat(mock.requestCount()).isEqualTo(5);
+    }
+
+    @Test
+    @Timeout(60)
+    void atTheConnectionCapAConnectionIsNotClosedWhileItsRequestWaitsOnlyOnceIdleAfterItsAnswer() throws Exception
+    {
+        mock = MockProvider.builder().delay(Duration.ofMillis(1500)).start();
+        start("max_connections: 1");
+        Socket busy = connect();
+        send(busy, chat("gpt-4o", false));
+        assertThat(mock.awaitRequests(1, Duration.ofSeconds(10))).isTrue();
+        Socket waiting = connect();
+        send(waiting, chat("gpt-4o", false));
+
+        // The busy connection's request waits 1.5 s for the provider, past the cap's first looks: it is answered, not
+        // closed; idle a second after its answer, it is closed and the waiting client is taken.
+        assertThat(answerHead(busy, Duration.ofSeconds(10))).as("the busy connection's answer").startsWith("HTTP/1.1 200");
+        busy.setSoTimeout(10_000);
+        assertThat(closedByGateway(busy)).as("closed once idle").isTrue();
+        assertThat(answerHead(waiting, Duration.ofSeconds(10))).as("the waiting client's answer").startsWith("HTTP/1.1 200");
+        assertThat(mock.requestCount()).isEqualTo(2);
+        assertThat(mock.abortedCount()).isZero();
     }
 
     @Test

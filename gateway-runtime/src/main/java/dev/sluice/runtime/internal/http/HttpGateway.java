@@ -125,7 +125,8 @@ public final class HttpGateway
         // A bound on what clients can make the gateway hold (each connection a few KiB of parser, endpoint and timers
         // even when idle): without it, clients that time out and reconnect while the gateway is behind filled the
         // heap with connections it had not yet seen close (docs/operations.md, "Timeouts").
-        cap = maxConnections > 0 ? new ConnectionCap(maxConnections, connector, execution.threads()) : null;
+        cap = maxConnections > 0
+            ? new ConnectionCap(maxConnections, connector, execution.threads(), execution.scheduler()) : null;
         if (cap != null)
             server.addBean(cap);
         Handler top = handler;

@@ -55,7 +55,7 @@ final class IdleDeferringConnector extends ServerConnector
      * @param endPoint a connection's endpoint
      * @return how many bytes its socket holds that nobody read yet; 0 when unknown (not a socket, or closed)
      */
-    private static int unreadBytes(EndPoint endPoint)
+    static int unreadBytes(EndPoint endPoint)
     {
         if (!(endPoint.getTransport() instanceof SocketChannel channel))
             return 0;
