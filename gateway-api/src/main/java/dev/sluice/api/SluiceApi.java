@@ -17,7 +17,7 @@ package dev.sluice.api;
 public final class SluiceApi
 {
     /** The SPI version, {@code MAJOR.MINOR.PATCH}. */
-    public static final String VERSION = "0.12.0";
+    public static final String VERSION = "0.13.0";
 
     private SluiceApi()
     {

@@ -190,6 +190,7 @@ public final class Sluice implements AutoCloseable
             }
             HttpGateway http = new HttpGateway(config.host(), config.port(), config.grace(), handler, execution,
                 config.clientTimeouts(), config.maxConnections(), config.admin(), services.adminRoutes());
+            services.measureClientConnections(http::clientConnections);
             self[0] = new Sluice(types, execution, upstreams, http, config, chain.closeBindings(), admission, services);
             // The threads first: the server and the clients then find a started pool and leave its life to us.
             execution.start();
@@ -331,6 +332,12 @@ public final class Sluice implements AutoCloseable
     public int adminPort()
     {
         return http.adminPort();
+    }
+
+    /** @return the port's client connections as plugins read them ({@code RuntimeStats.clientConnections()}; tests) */
+    dev.sluice.api.binding.BindingContext.RuntimeStats.ClientConnectionStats clientConnections()
+    {
+        return services.runtimeStats().clientConnections();
     }
 
     /** @return how many times the client connections reached {@code listen.max_connections} (tests) */

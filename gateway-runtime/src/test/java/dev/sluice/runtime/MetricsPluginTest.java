@@ -453,6 +453,11 @@ class MetricsPluginTest
             "sluice_upstream_first_byte_seconds", "sluice_upstream_duration_seconds", "sluice_time_to_first_token_seconds",
             "sluice_stream_event_gap_max_seconds", "sluice_stream_event_gap_mean_seconds", "sluice_in_flight_requests",
             "sluice_upstream_connections", "sluice_upstream_connections_max", "sluice_upstream_queued_requests");
+        // The port's connections, under the default cap of 10,000 (or half the open-file limit), never reached.
+        assertThat(e.value("sluice_client_connections")).isBetween(0.0, 100.0);
+        assertThat(e.value("sluice_client_connections_max")).isBetween(1.0, 10_000.0);
+        assertThat(e.value("sluice_client_connection_cap_reached_total")).isZero();
+        assertThat(e.value("sluice_client_connections_closed_idle_total")).isZero();
         // The admission limit, at its default ceiling: nothing refused.
         assertThat(e.value("sluice_admission_limit")).isEqualTo(100_000.0);
         assertThat(e.value("sluice_admission_in_flight_requests")).isZero();

@@ -598,6 +598,12 @@ class ServerTimeoutsTest
         assertThat(answerHead(waiting, Duration.ofSeconds(10))).as("the new client's connection is kept").startsWith("HTTP/1.1 200");
         assertThat(harness.gateway.connectionCapReached()).isGreaterThanOrEqualTo(2);
         assertThat(mock.requestCount()).isEqualTo(4);
+        // What the metrics plugin reads: the cap, how often it was reached, the idle connections it closed.
+        var connections = harness.gateway.clientConnections();
+        assertThat(connections.max()).isEqualTo(2);
+        assertThat(connections.capReached()).isEqualTo(harness.gateway.connectionCapReached());
+        assertThat(connections.closedIdleAtCap()).isBetween(1L, 2L);
+        assertThat(connections.open()).isBetween(1, 2);
     }
 
     @Test

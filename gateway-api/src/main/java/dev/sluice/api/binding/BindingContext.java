@@ -192,6 +192,34 @@ public interface BindingContext
         }
 
         /**
+         * @return the client connections of the gateway's port: {@link ClientConnectionStats#NONE} when the runtime does
+         *         not say
+         * @since 0.13.0
+         */
+        default ClientConnectionStats clientConnections()
+        {
+            return ClientConnectionStats.NONE;
+        }
+
+        /**
+         * The client connections of the gateway's port (HTTP/1.1 and h2c; the admin listener's are not counted), at the
+         * time of the call.
+         *
+         * @param open            connections open now, idle ones included
+         * @param max             the most it holds at once ({@code listen.max_connections}); 0 when there is no cap
+         * @param capReached      times the connections reached {@code max} since the start: each time the gateway
+         *                        stopped accepting until one closed
+         * @param closedIdleAtCap connections idle for a second or more that the gateway closed at the cap since the
+         *                        start, to take clients waiting to connect
+         * @since 0.13.0
+         */
+        record ClientConnectionStats(int open, int max, long capReached, long closedIdleAtCap)
+        {
+            /** Nothing known. */
+            public static final ClientConnectionStats NONE = new ClientConnectionStats(0, 0, 0, 0);
+        }
+
+        /**
          * The gateway's limit on chat requests in flight, at the time of the call: requests over it are refused with 503.
          *
          * @param enabled  whether there is a limit at all

@@ -51,8 +51,9 @@ import java.util.concurrent.RejectedExecutionException;
  *     {@link #checkOnly(boolean) check mode} it refuses with {@link RejectedExecutionException}, as the runtime's does;
  * <li>{@link #watchLoop(Executor)} records each loop once in {@link #watchedLoops()} (none in check mode);
  * <li>{@link #advertisedModels()} answers what {@link #advertisedModels(String...)} set, counting its reads;
- * <li>{@link #runtimeStats()} reads, at each call, what {@link #inFlight(long)} and
- *     {@link #upstreamStats(RuntimeStats.UpstreamStats...)} set.
+ * <li>{@link #runtimeStats()} reads, at each call, what {@link #inFlight(long)},
+ *     {@link #upstreamStats(RuntimeStats.UpstreamStats...)} and
+ *     {@link #clientConnections(RuntimeStats.ClientConnectionStats)} set.
  * </ul>
  * {@link #bindingName()} answers what {@link #bindingName(String)} set, and refuses as the SPI's default does until then.
  *
@@ -84,6 +85,7 @@ public final class TestBindingContext implements BindingContext
     private boolean checkOnly;
     private boolean refuseOneShotSchedules;
     private long inFlight;
+    private volatile RuntimeStats.ClientConnectionStats clientConnections = RuntimeStats.ClientConnectionStats.NONE;
     private int advertisedModelsReads;
 
     /** @param exitNames the exits a binding may ask for; none for a binding that has no exit */
@@ -181,6 +183,18 @@ public final class TestBindingContext implements BindingContext
         List<RuntimeStats.UpstreamStats> list = List.of(stats);
         upstreamStats.clear();
         upstreamStats.addAll(list);
+        return this;
+    }
+
+    /**
+     * Sets the client connections that {@link #runtimeStats()} reports; {@link RuntimeStats.ClientConnectionStats#NONE}
+     * until set.
+     *
+     * @return this context
+     */
+    public TestBindingContext clientConnections(RuntimeStats.ClientConnectionStats stats)
+    {
+        this.clientConnections = stats;
         return this;
     }
 
@@ -342,7 +356,10 @@ public final class TestBindingContext implements BindingContext
         return executor;
     }
 
-    /** @return live figures set by {@link #inFlight(long)} and {@link #upstreamStats(RuntimeStats.UpstreamStats...)} */
+    /**
+     * @return live figures set by {@link #inFlight(long)}, {@link #upstreamStats(RuntimeStats.UpstreamStats...)} and
+     *         {@link #clientConnections(RuntimeStats.ClientConnectionStats)}
+     */
     @Override
     public RuntimeStats runtimeStats()
     {
@@ -497,6 +514,12 @@ public final class TestBindingContext implements BindingContext
         public List<UpstreamStats> upstreams()
         {
             return List.copyOf(upstreamStats);
+        }
+
+        @Override
+        public ClientConnectionStats clientConnections()
+        {
+            return clientConnections;
         }
     }
 

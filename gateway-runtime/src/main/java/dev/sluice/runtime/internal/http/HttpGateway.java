@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.http;
 
+import dev.sluice.api.binding.BindingContext;
 import dev.sluice.runtime.internal.config.GatewayConfig.ClientTimeouts;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.Handler;
@@ -181,6 +182,14 @@ public final class HttpGateway
     public int port()
     {
         return connector.getLocalPort();
+    }
+
+    /** @return the port's client connections now: open, the cap, how often it was reached, idle ones it closed */
+    public BindingContext.RuntimeStats.ClientConnectionStats clientConnections()
+    {
+        return new BindingContext.RuntimeStats.ClientConnectionStats(connector.getConnectedEndPoints().size(),
+            cap == null ? 0 : cap.getMaxNetworkConnectionCount(), cap == null ? 0 : cap.timesReached(),
+            cap == null ? 0 : cap.idleClosed());
     }
 
     /** @return how many times the connection cap was reached, 0 without a cap */

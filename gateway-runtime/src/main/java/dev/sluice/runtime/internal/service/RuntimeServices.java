@@ -50,6 +50,8 @@ public final class RuntimeServices
     private volatile java.util.function.Supplier<List<RuntimeStats.UpstreamStats>> upstreams = List::of;
     private volatile java.util.function.Supplier<RuntimeStats.AdmissionStats> admission =
         () -> RuntimeStats.AdmissionStats.OFF;
+    private volatile java.util.function.Supplier<RuntimeStats.ClientConnectionStats> clientConnections =
+        () -> RuntimeStats.ClientConnectionStats.NONE;
     private final RuntimeStats runtimeStats = new RuntimeStats()
     {
         @Override
@@ -68,6 +70,12 @@ public final class RuntimeServices
         public AdmissionStats admission()
         {
             return admission.get();
+        }
+
+        @Override
+        public ClientConnectionStats clientConnections()
+        {
+            return clientConnections.get();
         }
     };
 
@@ -221,6 +229,12 @@ public final class RuntimeServices
         this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
         this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
         this.admission = Objects.requireNonNull(admission, "admission");
+    }
+
+    /** Connects {@code RuntimeStats.clientConnections()} to the server's port; called once the server exists. */
+    public void measureClientConnections(java.util.function.Supplier<RuntimeStats.ClientConnectionStats> connections)
+    {
+        this.clientConnections = Objects.requireNonNull(connections, "connections");
     }
 
     /** @return the live figures bindings read through {@code BindingContext.runtimeStats()} */

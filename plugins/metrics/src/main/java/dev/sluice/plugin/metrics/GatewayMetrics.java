@@ -169,6 +169,45 @@ final class GatewayMetrics
             .help("Requests to the chat endpoints that arrived and are not over yet")
             .callback(cb -> cb.call(stats.get().inFlight()))
             .register(registry);
+        // The port's client connections (listen.max_connections): absent when the runtime does not say.
+        GaugeWithCallback.builder(config).name("sluice_client_connections")
+            .help("Client connections the gateway's port holds open, idle ones included (the admin listener's not counted)")
+            .callback(cb ->
+            {
+                RuntimeStats.ClientConnectionStats c = stats.get().clientConnections();
+                if (c != RuntimeStats.ClientConnectionStats.NONE)
+                    cb.call(c.open());
+            })
+            .register(registry);
+        GaugeWithCallback.builder(config).name("sluice_client_connections_max")
+            .help("The most client connections the gateway's port holds at once (listen.max_connections); absent without a cap")
+            .callback(cb ->
+            {
+                RuntimeStats.ClientConnectionStats c = stats.get().clientConnections();
+                if (c != RuntimeStats.ClientConnectionStats.NONE && c.max() > 0)
+                    cb.call(c.max());
+            })
+            .register(registry);
+        CounterWithCallback.builder(config).name("sluice_client_connection_cap_reached_total")
+            .help("Times the client connections reached listen.max_connections: each time the gateway stopped accepting"
+                + " until one closed")
+            .callback(cb ->
+            {
+                RuntimeStats.ClientConnectionStats c = stats.get().clientConnections();
+                if (c != RuntimeStats.ClientConnectionStats.NONE)
+                    cb.call(c.capReached());
+            })
+            .register(registry);
+        CounterWithCallback.builder(config).name("sluice_client_connections_closed_idle_total")
+            .help("Client connections idle for a second or more that the gateway closed at listen.max_connections to take"
+                + " clients waiting to connect")
+            .callback(cb ->
+            {
+                RuntimeStats.ClientConnectionStats c = stats.get().clientConnections();
+                if (c != RuntimeStats.ClientConnectionStats.NONE)
+                    cb.call(c.closedIdleAtCap());
+            })
+            .register(registry);
         // The admission limit (docs/admission.md): absent when it is off.
         GaugeWithCallback.builder(config).name("sluice_admission_limit")
             .help("The limit on chat requests in flight: a request over it is refused with 503 (admission)")

@@ -340,6 +340,31 @@ class MetricsBindingTest
     }
 
     @Test
+    void readsTheClientConnectionsWhenScrapedAndLeavesThemOutWhenTheRuntimeDoesNotSay() throws Exception
+    {
+        create("{\"jvm\":false}");
+        Exposition none = scrape();
+        assertThat(none.samples("sluice_client_connections")).isEmpty();
+        assertThat(none.samples("sluice_client_connections_max")).isEmpty();
+        assertThat(none.samples("sluice_client_connection_cap_reached_total")).isEmpty();
+        assertThat(none.samples("sluice_client_connections_closed_idle_total")).isEmpty();
+
+        context.clientConnections(new RuntimeStats.ClientConnectionStats(812, 10_000, 3, 129));
+        Exposition e = scrape();
+        assertThat(e.value("sluice_client_connections")).isEqualTo(812);
+        assertThat(e.value("sluice_client_connections_max")).isEqualTo(10_000);
+        assertThat(e.value("sluice_client_connection_cap_reached_total")).isEqualTo(3);
+        assertThat(e.value("sluice_client_connections_closed_idle_total")).isEqualTo(129);
+
+        // No cap: no maximum, the rest as it is.
+        context.clientConnections(new RuntimeStats.ClientConnectionStats(0, 0, 0, 0));
+        Exposition uncapped = scrape();
+        assertThat(uncapped.value("sluice_client_connections")).isZero();
+        assertThat(uncapped.samples("sluice_client_connections_max")).isEmpty();
+        assertThat(uncapped.value("sluice_client_connection_cap_reached_total")).isZero();
+    }
+
+    @Test
     void answersOpenMetricsWhenAskedAndFiltersByName() throws Exception
     {
         create("{}");
