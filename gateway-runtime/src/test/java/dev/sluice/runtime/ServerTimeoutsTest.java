@@ -406,6 +406,18 @@ class ServerTimeoutsTest
         assertThat(mock.abortedCount()).isZero();
     }
 
+    /** Sends a chat request on {@code s} and asserts a 200 answer within 10 s. */
+    private static void served(Socket s) throws IOException
+    {
+        served(s, "an answer");
+    }
+
+    private static void served(Socket s, String what) throws IOException
+    {
+        send(s, chat("gpt-4o", false));
+        assertThat(answerHead(s, Duration.ofSeconds(10))).as(what).startsWith("HTTP/1.1 200");
+    }
+
     private static void send(Socket s, String body) throws IOException
     {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
@@ -579,23 +591,19 @@ class ServerTimeoutsTest
         start("max_connections: 2");
         Socket older = connect();
         Socket newer = connect();
-        send(older, chat("gpt-4o", false));
-        assertThat(answerHead(older, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
-        send(newer, chat("gpt-4o", false));
-        assertThat(answerHead(newer, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        served(older);
+        served(newer);
 
         // Both kept alive and idle: a third client waits in the listen queue until one of them has been idle for a
         // second, not for the 30 s idle timeout; then one is closed and the third taken and answered.
         long start = System.nanoTime();
         Socket waiting = connect();
-        send(waiting, chat("gpt-4o", false));
-        assertThat(answerHead(waiting, Duration.ofSeconds(10))).as("the waiting client's answer").startsWith("HTTP/1.1 200");
+        served(waiting, "the waiting client's answer");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).as("well before the 30 s idle timeout")
             .isLessThan(Duration.ofSeconds(5));
         older.setSoTimeout(5_000);
         assertThat(closedByGateway(older)).as("the connection idle longest is closed").isTrue();
-        send(waiting, chat("gpt-4o", false));
-        assertThat(answerHead(waiting, Duration.ofSeconds(10))).as("the new client's connection is kept").startsWith("HTTP/1.1 200");
+        served(waiting, "the new client's connection is kept");
         assertThat(harness.gateway.connectionCapReached()).isGreaterThanOrEqualTo(2);
         assertThat(mock.requestCount()).isEqualTo(4);
         // What the metrics plugin reads: the cap, how often it was reached, the idle connections it closed.
@@ -613,24 +621,19 @@ class ServerTimeoutsTest
         start("max_connections: 3");
         Socket oldest = connect();
         Socket recent = connect();
-        send(oldest, chat("gpt-4o", false));
-        assertThat(answerHead(oldest, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        served(oldest);
         Thread.sleep(500);
-        send(recent, chat("gpt-4o", false));
-        assertThat(answerHead(recent, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        served(recent);
         // The third connection reaches the cap. None is idle for a second yet; a second later both are, and the cap
         // closes one of the two (an eighth of the idle ones, at least one): the one idle longest.
         Socket third = connect();
-        send(third, chat("gpt-4o", false));
-        assertThat(answerHead(third, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        served(third);
         oldest.setSoTimeout(5_000);
         assertThat(closedByGateway(oldest)).as("the connection idle longest is closed").isTrue();
         // Below the cap again: nothing else is closed.
         Thread.sleep(1_500);
-        send(recent, chat("gpt-4o", false));
-        assertThat(answerHead(recent, Duration.ofSeconds(10))).as("the one idle for less long is kept").startsWith("HTTP/1.1 200");
-        send(third, chat("gpt-4o", false));
-        assertThat(answerHead(third, Duration.ofSeconds(10))).startsWith("HTTP/1.1 200");
+        served(recent, "the one idle for less long is kept");
+        served(third);
         assertThat(mock.requestCount()).isEqualTo(5);
     }
 
