@@ -16,6 +16,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -145,6 +147,17 @@ class DistributionIT
             assertThat(commandLine).contains("-XX:TrimNativeHeapInterval=60000");
         else
             assertThat(commandLine).doesNotContain("TrimNativeHeapInterval");
+
+        // Class-data sharing only on Java 21 or later: an older JVM's archive can keep methods from ever being compiled.
+        Process version = new ProcessBuilder(java, "-version").redirectErrorStream(true).start();
+        String versionText = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        version.waitFor();
+        Matcher feature = Pattern.compile("version \"(\\d+)").matcher(versionText);
+        assertThat(feature.find()).as(versionText).isTrue();
+        if (Integer.parseInt(feature.group(1)) >= 21)
+            assertThat(commandLine).containsAnyOf("-XX:ArchiveClassesAtExit=", "-XX:SharedArchiveFile=");
+        else
+            assertThat(commandLine).doesNotContain("ArchiveClassesAtExit").doesNotContain("SharedArchiveFile");
     }
 
     @Test
