@@ -148,16 +148,89 @@ class DistributionIT
         else
             assertThat(commandLine).doesNotContain("TrimNativeHeapInterval");
 
-        // Class-data sharing only on Java 21 or later: an older JVM's archive can keep methods from ever being compiled.
-        Process version = new ProcessBuilder(java, "-version").redirectErrorStream(true).start();
-        String versionText = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        version.waitFor();
-        Matcher feature = Pattern.compile("version \"(\\d+)").matcher(versionText);
-        assertThat(feature.find()).as(versionText).isTrue();
-        if (Integer.parseInt(feature.group(1)) >= 21)
-            assertThat(commandLine).containsAnyOf("-XX:ArchiveClassesAtExit=", "-XX:SharedArchiveFile=");
+        // Before Java 21 a dynamic class archive can keep methods from ever being compiled: never recorded there.
+        if (javaFeature() < 21)
+            assertThat(commandLine).doesNotContain("ArchiveClassesAtExit");
+    }
+
+    /**
+     * The class-data-sharing archive: the first run records (Java 21+: the archive at exit; before: the names of the
+     * classes it loads, from which the next run has a JVM without a compiler build a static archive), the second maps it.
+     */
+    @Test
+    void aSecondRunMapsTheClassArchiveTheFirstOneRecorded() throws Exception
+    {
+        Path cds = dir.resolve("cds");
+        boolean dynamic = javaFeature() >= 21;
+        String first = startUntilHealthy(cds);
+        if (dynamic)
+            assertThat(first).contains("-XX:ArchiveClassesAtExit=" + cds);
         else
-            assertThat(commandLine).doesNotContain("ArchiveClassesAtExit").doesNotContain("SharedArchiveFile");
+            assertThat(first).contains("-XX:DumpLoadedClassList=" + cds).doesNotContain("ArchiveClassesAtExit")
+                .doesNotContain("SharedArchiveFile");
+        stopAndWait();
+
+        String second = startUntilHealthy(cds);
+        Path archive;
+        try (java.util.stream.Stream<Path> files = Files.list(cds))
+        {
+            archive = files.filter(f -> f.getFileName().toString().endsWith(dynamic ? ".jsa" : ".static.jsa")).findFirst()
+                .orElseThrow();
+        }
+        assertThat(Files.size(archive)).isPositive();
+        assertThat(second).contains("-XX:SharedArchiveFile=" + archive).doesNotContain("DumpLoadedClassList")
+            .doesNotContain("ArchiveClassesAtExit");
+        // Mapped, not silently dropped (-Xshare:auto runs without an archive it cannot use).
+        assertThat(Files.readString(Path.of("/proc/" + process.pid() + "/maps"))).contains(archive.toString());
+    }
+
+    /** Starts {@code bin/sluice run} on the demo config with its archive in {@code cds}; returns the JVM's command line. */
+    private String startUntilHealthy(Path cds) throws Exception
+    {
+        int port = freePort();
+        Path log = dir.resolve("sluice-" + System.nanoTime() + ".log");
+        ProcessBuilder builder = new ProcessBuilder(home().resolve("bin/sluice").toString(), "run", "--config",
+            home().resolve("config/demo.yaml").toString(), "--port", Integer.toString(port), "--admin-port",
+            Integer.toString(freePort()))
+            .redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().put("SLUICE_CDS_DIR", cds.toString());
+        process = builder.start();
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline && process.isAlive())
+        {
+            try
+            {
+                if (client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode() == 200)
+                    return Files.readString(Path.of("/proc/" + process.pid() + "/cmdline")).replace('\0', ' ');
+            }
+            catch (IOException notYet)
+            {
+                // not listening yet
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("gateway did not come up; log:\n" + Files.readString(log));
+    }
+
+    private void stopAndWait() throws Exception
+    {
+        process.destroy();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /** @return the feature version of the {@code java} bin/sluice starts (JAVA_HOME's, else the PATH's) */
+    private static int javaFeature() throws Exception
+    {
+        String javaHome = System.getenv("JAVA_HOME");
+        String java = javaHome == null || javaHome.isEmpty() ? "java" : javaHome + "/bin/java";
+        Process version = new ProcessBuilder(java, "-version").redirectErrorStream(true).start();
+        String text = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        version.waitFor();
+        Matcher feature = Pattern.compile("version \"(\\d+)").matcher(text);
+        assertThat(feature.find()).as(text).isTrue();
+        return Integer.parseInt(feature.group(1));
     }
 
     @Test
