@@ -136,9 +136,7 @@ class DistributionIT
         assertThat(Files.readString(log)).as("the demo starts without a warning").doesNotContain("WARN");
 
         // The JVM the script started (it replaced the shell) trims the native heap when this JDK knows how.
-        String javaHome = System.getenv("JAVA_HOME");
-        String java = javaHome == null || javaHome.isEmpty() ? "java" : javaHome + "/bin/java";
-        Process probe = new ProcessBuilder(java, "-XX:TrimNativeHeapInterval=60000", "-version")
+        Process probe = new ProcessBuilder(javaBin(), "-XX:TrimNativeHeapInterval=60000", "-version")
             .redirectErrorStream(true).start();
         probe.getInputStream().readAllBytes();
         boolean knowsTrim = probe.waitFor() == 0;
@@ -220,12 +218,17 @@ class DistributionIT
         assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
     }
 
-    /** @return the feature version of the {@code java} bin/sluice starts (JAVA_HOME's, else the PATH's) */
-    private static int javaFeature() throws Exception
+    /** @return the {@code java} bin/sluice starts: JAVA_HOME's, else the PATH's */
+    private static String javaBin()
     {
         String javaHome = System.getenv("JAVA_HOME");
-        String java = javaHome == null || javaHome.isEmpty() ? "java" : javaHome + "/bin/java";
-        Process version = new ProcessBuilder(java, "-version").redirectErrorStream(true).start();
+        return javaHome == null || javaHome.isEmpty() ? "java" : javaHome + "/bin/java";
+    }
+
+    /** @return the feature version of {@link #javaBin()} */
+    private static int javaFeature() throws Exception
+    {
+        Process version = new ProcessBuilder(javaBin(), "-version").redirectErrorStream(true).start();
         String text = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         version.waitFor();
         Matcher feature = Pattern.compile("version \"(\\d+)").matcher(text);
