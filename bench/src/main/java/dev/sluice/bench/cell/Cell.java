@@ -10,7 +10,8 @@ package dev.sluice.bench.cell;
  * @param mock        the mock provider's latency profile
  * @param bodyBytes   the approximate size of the request body
  * @param stream      whether requests ask for an SSE stream
- * @param h2c         HTTP/2 in clear text on both sides of the gateway (and for the direct run)
+ * @param h2c         HTTP/2 in clear text on both sides of the gateway (and for the direct run); see also
+ *                    {@link #upstreamH2c()}
  * @param connections the generator's connection bound (HTTP/1.1) or connection count (h2c)
  * @param workers     closed loop: the number of workers; 0 for open loop
  * @param upstreamMaxConnections the gateway's pool size towards the mock
@@ -112,6 +113,16 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
             case "S1-5k-targets-one" -> Route.WEIGHTED_ONE_CLIENT;
             default -> Route.EXIT;
         };
+    }
+
+    /**
+     * @return whether the gateway speaks h2c (prior knowledge) to the mock: in every {@link #h2c()} cell, and in
+     *         HICCUP-up-h2c, where the clients speak HTTP/1.1 to the gateway and the gateway multiplexes its requests over
+     *         a few h2c connections to the mock, as it does by default to an {@code https} provider (h2)
+     */
+    boolean upstreamH2c()
+    {
+        return h2c || "HICCUP-up-h2c".equals(name);
     }
 
     /** @return whether the gateway translates between two dialects in this cell */

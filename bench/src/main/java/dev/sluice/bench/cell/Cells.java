@@ -133,6 +133,10 @@ final class Cells
         add(new Cell("HICCUP", Cell.Kind.RESILIENCE, "5,000 req/s for 30 s, the gateway stopped (SIGSTOP) for 300 ms at 10 s "
             + "and 600 ms at 20 s: errors, p99, max, time until the p99 of half-second runs is back after each resume",
             5000, l0, SMALL_BODY, false, false, 1024, 0, 512, false, null));
+        // HICCUP with the upstream a provider gets by default (h2 over TLS; h2c here): the same clients and load, the
+        // gateway's requests multiplexed over a few connections to the mock instead of one connection each.
+        add(new Cell("HICCUP-up-h2c", Cell.Kind.RESILIENCE, "HICCUP with the gateway speaking h2c to the mock (clients "
+            + "on HTTP/1.1, as HICCUP)", 5000, l0, SMALL_BODY, false, false, 1024, 0, 512, false, null));
         add(new Cell("COLD-1k", Cell.Kind.RESILIENCE, "a fresh gateway loaded at 1,000 req/s for 10 s from its first 200 "
             + "on /readyz: refusals, errors, p99 over the run and after the first second", 1000, l0, SMALL_BODY, false,
             false, 1024, 0, 512, false, null));

@@ -44,7 +44,7 @@ final class GatewayConfigs
         return front(port, stagesPort, cell.client(), keySha256, cell.guardrails(), cell.cache() != null,
                 cell.observability() ? requestLog : null, limits) +
             router(cell.route(), routeAll, cell.stream()) +
-            clients(cell.route(), cell.provider(), mockPort, cell.h2c(), cell.upstreamMaxConnections());
+            clients(cell.route(), cell.provider(), mockPort, cell.upstreamH2c(), cell.upstreamMaxConnections());
     }
 
     /**

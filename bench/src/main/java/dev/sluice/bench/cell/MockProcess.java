@@ -46,13 +46,15 @@ final class MockProcess implements AutoCloseable
     private final ChildProcess process;
     private final int port;
     private final int http11Port;
+    private final int directPort;
     private final boolean nginx;
 
-    private MockProcess(ChildProcess process, int port, int http11Port, boolean nginx)
+    private MockProcess(ChildProcess process, int port, int http11Port, int directPort, boolean nginx)
     {
         this.process = process;
         this.port = port;
         this.http11Port = http11Port;
+        this.directPort = directPort;
         this.nginx = nginx;
     }
 
@@ -120,7 +122,7 @@ final class MockProcess implements AutoCloseable
         // resent those requests on new ones: a latency spike of the harness's making.
         command.addAll(List.of("--idle-timeout-s", Long.toString(JAVA_MOCK_IDLE_SECONDS)));
         ChildProcess child = ChildProcess.start("mock", pinning.harness(command), Map.of(), log);
-        return ready(new MockProcess(child, port, port, false), "");
+        return ready(new MockProcess(child, port, port, port, false), "");
     }
 
     /**
@@ -128,7 +130,7 @@ final class MockProcess implements AutoCloseable
      *
      * @param binary the nginx executable
      * @param prefix the instance's own directory (created; its config, logs and pid)
-     * @param port the port to listen on (h2c when {@code cell.h2c()}, else HTTP/1.1)
+     * @param port the port to listen on (h2c when {@code cell.upstreamH2c()}, else HTTP/1.1)
      * @param cell the cell
      * @param spec the cell's direct load: its path, headers and body are the request answered
      * @param pinning where it runs (the harness' core when pinning: {@code worker_processes 1} inherits it)
@@ -142,12 +144,15 @@ final class MockProcess implements AutoCloseable
         String path = spec.target().getPath();
         Map<String, FixedAnswer> answers = Map.of(path, FixedAnswer.of(path, spec.headers(), spec.body(),
             cell.mock().events()));
-        int http11Port = cell.h2c() ? Ports.free() : port;
-        String conf = NginxMockConf.render(prefix, port, http11Port, cell.h2c(), NginxProcess.user(), answers);
+        int http11Port = cell.upstreamH2c() ? Ports.free() : port;
+        String conf = NginxMockConf.render(prefix, port, http11Port, cell.upstreamH2c(), NginxProcess.user(), answers);
         List<String> command = NginxProcess.command(binary, prefix, conf);
         ChildProcess child = ChildProcess.start("mock", pinning.harness(command), Map.of(),
             prefix.resolve("logs/stdout.log"));
-        return ready(new MockProcess(child, port, http11Port, true), NginxProcess.errorLog(prefix));
+        // The direct load speaks what the cell's clients speak: h2c to the h2c port, HTTP/1.1 to the HTTP/1.1 one (an
+        // upstream-only h2c cell).
+        return ready(new MockProcess(child, port, http11Port, cell.h2c() ? port : http11Port, true),
+            NginxProcess.errorLog(prefix));
     }
 
     private static MockProcess ready(MockProcess mock, String diagnostics) throws IOException
@@ -175,13 +180,16 @@ final class MockProcess implements AutoCloseable
         return nginx ? "nginx (static answers, 1 worker)" : "Java MockProvider";
     }
 
-    /** @return a port speaking HTTP/1.1: {@link #port()}, except for the nginx mock of an h2c cell */
+    /**
+     * @return a port speaking HTTP/1.1: {@link #port()}, except for the nginx mock of a cell whose gateway speaks h2c
+     *         to it
+     */
     int http11Port()
     {
         return http11Port;
     }
 
-    /** @return its port */
+    /** @return the port the gateway is configured with (h2c when the cell's {@code upstreamH2c()}) */
     int port()
     {
         return port;
@@ -193,10 +201,13 @@ final class MockProcess implements AutoCloseable
         return uri(Dialects.path(Dialects.OPENAI));
     }
 
-    /** @return the mock's URL for {@code path} */
+    /**
+     * @return the mock's URL for {@code path} on the port that speaks what the cell's clients speak (the direct
+     *         load's target): h2c in an h2c cell, else HTTP/1.1
+     */
     URI uri(String path)
     {
-        return URI.create("http://127.0.0.1:" + port + path);
+        return URI.create("http://127.0.0.1:" + directPort + path);
     }
 
     private URI statsUri()

@@ -24,7 +24,7 @@ import dev.sluice.bench.load.Timeline;
  * <ul>
  * <li><b>STEP</b>: open loop 3,000 → 5,000 → 8,000 req/s, 20 s each, no warm-up at a new rate.</li>
  * <li><b>HICCUP</b>: 5,000 req/s for 30 s, the gateway process stopped ({@code SIGSTOP}) for 300 ms at 10 s and for
- * 600 ms at 20 s ({@link Hiccup}).</li>
+ * 600 ms at 20 s ({@link Hiccup}). <b>HICCUP-up-h2c</b>: the same with the gateway speaking h2c to the mock.</li>
  * <li><b>COLD-1k</b>, <b>COLD-3k</b>: a fresh gateway loaded at 1,000 or 3,000 req/s for 10 s from the moment
  * {@code /readyz} answers 200, without priming.</li>
  * <li><b>OVERLOAD</b>: 2 × the saturation rate ({@code --saturation-rate}) for 30 s, then half the saturation rate for
@@ -98,7 +98,7 @@ final class Resilience
         spec.put("load", switch (cell.name())
         {
             case "STEP" -> STEP_RATES.stream().map(Fmt::rate).toList() + ", " + secs(scaled(STEP_PHASE)) + " each";
-            case "HICCUP" -> Fmt.rate(HICCUP_RATE) + " for " + secs(scaled(HICCUP_LENGTH)) + ", SIGSTOP " +
+            case "HICCUP", "HICCUP-up-h2c" -> Fmt.rate(HICCUP_RATE) + " for " + secs(scaled(HICCUP_LENGTH)) + ", SIGSTOP " +
                 stalls().stream().map(s -> Fmt.num(s.stallMillis(), 0) + " ms at " + Fmt.num(s.atMillis() / 1000, 1) + " s")
                     .toList();
             case "OVERLOAD" -> Fmt.rate(2 * o.saturationRate()) + " (2 × saturation " + Fmt.rate(o.saturationRate()) +
@@ -126,7 +126,7 @@ final class Resilience
         Outcome outcome = switch (cell.name())
         {
             case "STEP" -> step(rep, mock);
-            case "HICCUP" -> hiccup(rep, mock);
+            case "HICCUP", "HICCUP-up-h2c" -> hiccup(rep, mock);
             case "OVERLOAD" -> overload(rep, mock);
             default -> cold(rep, mock);
         };
@@ -404,7 +404,7 @@ final class Resilience
         long passed = outcomes.stream().filter(Outcome::passed).count();
         String criteria = switch (name)
         {
-            case "STEP", "HICCUP" -> "no full collection after start-up, p99 back ≤ 1 s after each event, " +
+            case "STEP", "HICCUP", "HICCUP-up-h2c" -> "no full collection after start-up, p99 back ≤ 1 s after each event, " +
                 "0 errors other than 503";
             case "OVERLOAD" -> "no full collection after start-up, p99 of the half-rate phase back to the " +
                 "fresh gateway's";

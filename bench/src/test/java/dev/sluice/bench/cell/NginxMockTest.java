@@ -69,7 +69,7 @@ class NginxMockTest
         assertThat(nginxCells).containsExactly("S1-1k", "S1-5k", "S1-5k-aa", "S1-5k-guard", "S1-5k-limits",
             "S1-5k-limits-redis", "S1-1k-limits", "S1-1k-limits-redis", "S1-5k-obs", "S1-5k-cache-miss",
             "S1-5k-cache-hit", "S1-5k-targets", "S1-5k-targets-one", "S1-5k-ejected", "S1-5k-responses", "S1-h2c", "X1-cross", "X1-cross-rev", "R404", "R401", "C64",
-            "SAT", "STEP", "HICCUP", "COLD-1k", "COLD-3k", "OVERLOAD");
+            "SAT", "STEP", "HICCUP", "HICCUP-up-h2c", "COLD-1k", "COLD-3k", "OVERLOAD");
         assertThat(MockProcess.needsJava(Cells.select(List.of("S3-stream")).get(0))).isEqualTo("streamed answers");
         assertThat(MockProcess.needsJava(Cells.select(List.of("L1500-inflight")).get(0))).contains("L1500");
         assertThat(MockProcess.needsJava(Cells.select(List.of("S2-large")).get(0))).contains("16 KiB");
@@ -185,6 +185,41 @@ class NginxMockTest
         // that read the bodies are not counted, so the count is still one per upstream request.
         String status = Http.get(URI.create("http://127.0.0.1:" + nginx.http11Port() + "/_mock/stats")).body();
         assertThat(status).contains("\n 2 2 52 ");
+    }
+
+    @Test
+    void upstreamOnlyH2cCellServesTheGatewayH2cAndTheDirectLoadHttp11() throws Exception
+    {
+        String binary = nginxBinary();
+        assumeTrue(binary != null, "nginx is not installed");
+        Cell cell = Cells.select(List.of("HICCUP-up-h2c")).get(0);
+        int port = Ports.free();
+        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
+        // The port the gateway is configured with speaks h2c; the direct load's URL is the HTTP/1.1 port.
+        assertThat(nginx.port()).isEqualTo(port);
+        assertThat(nginx.http11Port()).isNotEqualTo(port);
+        assertThat(nginx.uri("/v1/chat/completions").getPort()).isEqualTo(nginx.http11Port());
+        client = client(true);
+        ContentResponse h2 = send(cell, port);
+        assertThat(h2.getStatus()).isEqualTo(200);
+        assertThat(h2.getVersion()).isEqualTo(HttpVersion.HTTP_2);
+        HttpClient http11 = client(false);
+        try
+        {
+            ContentResponse plain = http11.newRequest(nginx.uri(Dialects.path(cell.provider())))
+                .method(HttpMethod.POST)
+                .headers(h -> direct(cell, port).headers().forEach(h::put))
+                .body(new BytesRequestContent(direct(cell, port).headers().get("content-type"), direct(cell, port).body()))
+                .timeout(10, TimeUnit.SECONDS)
+                .send();
+            assertThat(plain.getStatus()).isEqualTo(200);
+            assertThat(plain.getVersion()).isEqualTo(HttpVersion.HTTP_1_1);
+            assertThat(new String(plain.getContent(), StandardCharsets.UTF_8)).contains("chat.completion");
+        }
+        finally
+        {
+            http11.stop();
+        }
     }
 
     private ContentResponse send(Cell cell, int port) throws Exception

@@ -55,6 +55,16 @@ class PiecesTest
         String r404 = GatewayConfigs.yaml(8081, 9001, false, 4096, false, -1);
         assertThat(r404).doesNotContain("admin").contains("model: \"bench-*\"")
             .contains("version: http/1.1, max_connections: 4096");
+        // HICCUP-up-h2c: clients on HTTP/1.1 as in HICCUP, the gateway on h2c to the mock.
+        Cell upH2c = Fixtures.cell("HICCUP-up-h2c");
+        assertThat(upH2c.h2c()).isFalse();
+        assertThat(upH2c.upstreamH2c()).isTrue();
+        assertThat(Fixtures.cell("HICCUP").upstreamH2c()).isFalse();
+        assertThat(Fixtures.cell("S1-h2c").upstreamH2c()).isTrue();
+        assertThat(GatewayConfigs.yaml(upH2c, 8081, 9001, true, -1, "/tmp/requests.jsonl"))
+            .contains("http: { version: h2c, max_connections: 512 }");
+        assertThat(GatewayConfigs.yaml(Fixtures.cell("HICCUP"), 8081, 9001, true, -1, "/tmp/requests.jsonl"))
+            .contains("http: { version: http/1.1, max_connections: 512 }");
         assertThat(Cells.UNKNOWN_MODEL).doesNotStartWith("bench-");
         assertThat(Cells.MODEL).startsWith("bench-");
     }
