@@ -20,6 +20,8 @@ import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.client.transport.HttpExchange;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -365,14 +367,22 @@ final class JettyUpstream implements Upstream
     Request newRequest(URI uri, UpstreamRequest upstreamRequest)
     {
         Request request = client.newRequest(uri).method(upstreamRequest.method());
-        if (UpstreamClients.protocol(options) == HttpVersion.H2C)
+        boolean h2c = UpstreamClients.protocol(options) == HttpVersion.H2C;
+        if (h2c)
             request.version(org.eclipse.jetty.http.HttpVersion.HTTP_2);
         if (options.totalTimeout() != null)
             request.timeout(options.totalTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        // The Host header Jetty would add to a request whose version is HTTP/1.1 (not h2c's): its value is the
+        // destination's, but Jetty finds it by building the request's java.net.URI again, about a kilobyte of garbage
+        // per request. Known once the destination is, from the first request on.
+        HttpDestination d = destination;
+        HttpField host = h2c || d == null ? null : d.getHostField();
         request.headers(h ->
         {
             for (Map.Entry<String, String> e : upstreamRequest.headers())
                 h.add(e.getKey(), e.getValue());
+            if (host != null && !h.contains(HttpHeader.HOST))
+                h.add(host);
         });
         if (upstreamRequest.body() != null)
             request.body(new BytesRequestContent(upstreamRequest.contentType(), upstreamRequest.body()));
