@@ -206,10 +206,11 @@ class NginxMockTest
         HttpClient http11 = client(false);
         try
         {
+            LoadSpec spec = direct(cell, port);
             ContentResponse plain = http11.newRequest(nginx.uri(Dialects.path(cell.provider())))
                 .method(HttpMethod.POST)
-                .headers(h -> direct(cell, port).headers().forEach(h::put))
-                .body(new BytesRequestContent(direct(cell, port).headers().get("content-type"), direct(cell, port).body()))
+                .headers(h -> spec.headers().forEach(h::put))
+                .body(new BytesRequestContent(spec.headers().get("content-type"), spec.body()))
                 .timeout(10, TimeUnit.SECONDS)
                 .send();
             assertThat(plain.getStatus()).isEqualTo(200);

@@ -374,7 +374,7 @@ final class JettyUpstream implements Upstream
             request.timeout(options.totalTimeout().toMillis(), TimeUnit.MILLISECONDS);
         // The Host header Jetty would add to a request whose version is HTTP/1.1 (not h2c's): its value is the
         // destination's, but Jetty finds it by building the request's java.net.URI again, about a kilobyte of garbage
-        // per request. Known once the destination is, from the first request on.
+        // per request. The destination is known from this upstream's second request on; the first gets Jetty's.
         HttpDestination d = destination;
         HttpField host = h2c || d == null ? null : d.getHostField();
         request.headers(h ->
