@@ -78,8 +78,9 @@ class UpstreamHostHeaderTest
 
         List<RecordedRequest> sent = mock.requests();
         assertThat(sent).hasSize(5);
-        for (RecordedRequest request : sent)
+        for (int i = 0; i < sent.size(); i++)
         {
+            RecordedRequest request = sent.get(i);
             List<String> hosts = request.headers().stream()
                 .filter(h -> h.name().equalsIgnoreCase("host"))
                 .map(RecordedRequest.Header::value)
@@ -87,7 +88,7 @@ class UpstreamHostHeaderTest
             if ("h2c".equals(version))
                 assertThat(request.httpVersion()).isEqualTo("HTTP/2.0");
             else
-                assertThat(hosts).as("request %s", sent.indexOf(request) + 1).containsExactly(authority);
+                assertThat(hosts).as("request %s", i + 1).containsExactly(authority);
             // Over h2c the origin travels as :authority; a Host header, if the server shows one, is that and only one.
             assertThat(hosts).hasSizeLessThanOrEqualTo(1).allMatch(authority::equals);
         }
