@@ -1,0 +1,174 @@
+package dev.sluice.runtime.internal.upstream;
+
+import dev.sluice.api.upstream.BodyChunk;
+import dev.sluice.api.upstream.BodySource;
+import dev.sluice.api.upstream.HttpVersion;
+import dev.sluice.api.upstream.Upstream;
+import dev.sluice.api.upstream.UpstreamOptions;
+import dev.sluice.api.upstream.UpstreamRequest;
+import dev.sluice.api.upstream.UpstreamResponse;
+import dev.sluice.runtime.internal.http.Execution;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * How a provider's body is read over HTTP/1.1, against a provider on a plain socket that sends each chunk when the
+ * test says so. An event stream's read after a chunk leaves the next try to the demand (one socket read per event
+ * instead of two) and loses nothing: bytes that arrived meanwhile come with the demand's callback, at once. Any other
+ * body is read on as before.
+ */
+class EventStreamReadsTest
+{
+    private Execution execution;
+    private UpstreamClients clients;
+    private ServerSocket server;
+    private Socket accepted;
+    /** One permit per chunk the provider may send. */
+    private final Semaphore send = new Semaphore(0);
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        if (clients != null)
+            clients.stop();
+        if (execution != null)
+            execution.stop();
+        if (server != null)
+            server.close();
+        if (accepted != null)
+            accepted.close();
+    }
+
+    /** Answers one request with a chunked body of {@code type}: its first chunk with the head, then one per permit. */
+    private int provider(String type, String... chunks) throws Exception
+    {
+        server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread thread = new Thread(() ->
+        {
+            try
+            {
+                accepted = server.accept();
+                InputStream in = accepted.getInputStream();
+                StringBuilder head = new StringBuilder();
+                while (!head.toString().endsWith("\r\n\r\n"))
+                    head.append((char)in.read());
+                in.readNBytes(2);
+                OutputStream out = accepted.getOutputStream();
+                out.write(("HTTP/1.1 200 OK\r\nContent-Type: " + type + "\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + chunk(chunks[0])).getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                for (int i = 1; i <= chunks.length; i++)
+                {
+                    send.acquire();
+                    out.write((i < chunks.length ? chunk(chunks[i]) : "0\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+                    out.flush();
+                }
+            }
+            catch (Exception closed)
+            {
+                // The test ended.
+            }
+        }, "event-provider");
+        thread.setDaemon(true);
+        thread.start();
+        return server.getLocalPort();
+    }
+
+    private static String chunk(String data)
+    {
+        return Integer.toHexString(data.length()) + "\r\n" + data + "\r\n";
+    }
+
+    private BodySource body(String type, String... chunks) throws Exception
+    {
+        int port = provider(type, chunks);
+        execution = new Execution(4, Execution.DEFAULT_BUFFER_POOL_BYTES, null);
+        clients = new UpstreamClients(execution);
+        Upstream upstream = clients.upstream("south", new UpstreamOptions(URI.create("http://127.0.0.1:" + port),
+            HttpVersion.HTTP_1_1, 16, Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(30), null, 16,
+            Duration.ofSeconds(5)));
+        execution.start();
+        clients.start();
+        UpstreamResponse response = upstream.send(new UpstreamRequest("POST", "/v1/chat/completions", List.of(),
+            "{}".getBytes(StandardCharsets.UTF_8), "application/json")).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(response.status()).isEqualTo(200);
+        return response.body();
+    }
+
+    /** Reads the next chunk as a relay does: a read, and when it finds nothing a demand and a read in its callback. */
+    private static String next(BodySource body) throws Exception
+    {
+        BodyChunk chunk = body.read();
+        if (chunk == null)
+        {
+            CountDownLatch available = new CountDownLatch(1);
+            body.demand(available::countDown);
+            assertThat(available.await(10, TimeUnit.SECONDS)).as("the demand's callback").isTrue();
+            chunk = body.read();
+        }
+        assertThat(chunk).isNotNull();
+        assertThat(chunk.failure()).isNull();
+        String text = StandardCharsets.UTF_8.decode(chunk.buffer()).toString();
+        chunk.release();
+        return chunk.last() && text.isEmpty() ? "<end>" : text;
+    }
+
+    /** Lets the provider send its next chunk and gives it time to arrive in the gateway's socket. */
+    private void arrive() throws Exception
+    {
+        send.release();
+        Thread.sleep(200);
+    }
+
+    @Test
+    @Timeout(60)
+    void anEventStreamsReadAfterAChunkLeavesTheTryToTheDemand() throws Exception
+    {
+        BodySource body = body("text/event-stream; charset=utf-8", "data: 1\n\n", "data: 2\n\n");
+        assertThat(next(body)).isEqualTo("data: 1\n\n");
+
+        arrive();
+        assertThat(body.read()).as("the read after a chunk does not try the socket, though bytes are there").isNull();
+        long demanded = System.nanoTime();
+        assertThat(next(body)).isEqualTo("data: 2\n\n");
+        assertThat(System.nanoTime() - demanded).as("the bytes that were there come at once")
+            .isLessThan(TimeUnit.SECONDS.toNanos(2));
+
+        arrive();
+        assertThat(body.read()).isNull();
+        assertThat(next(body)).isEqualTo("<end>");
+    }
+
+    @Test
+    @Timeout(60)
+    void anyOtherBodyIsReadOnAfterAChunk() throws Exception
+    {
+        BodySource body = body("application/json", "{\"a\":", "1}");
+        assertThat(next(body)).isEqualTo("{\"a\":");
+
+        arrive();
+        BodyChunk second = body.read();
+        assertThat(second).as("read on: the bytes that are there").isNotNull();
+        assertThat(StandardCharsets.UTF_8.decode(second.buffer()).toString()).isEqualTo("1}");
+        second.release();
+
+        arrive();
+        assertThat(next(body)).isEqualTo("<end>");
+    }
+}
