@@ -75,6 +75,20 @@ final class Targets
                 Percentiles ttft = o == null ? null : o.ttft();
                 Percentiles gaps = o == null ? null : o.gaps();
                 checks.add(atMost("TTFT overhead p99", 1_000, ttft == null ? null : ttft.p99()));
+                // Against the byte pipe of the same session: nginx's own overhead and CPU, medians over repetitions.
+                Overhead pipe = c.overhead().get("nginx");
+                Double pipeTtft = pipe == null || pipe.ttft() == null ? null : pipe.ttft().p50();
+                Double ttftLimit = pipeTtft == null ? null : pipeTtft + 25;
+                checks.add(new Check("TTFT overhead p50 vs byte pipe", "≤ nginx's + 25 µs"
+                    + (ttftLimit == null ? "" : " (" + Fmt.us(ttftLimit) + ")"), Fmt.us(ttft == null ? null : ttft.p50()),
+                    ttft == null || ttftLimit == null ? null : ttft.p50() <= ttftLimit));
+                TargetSummary nginx = c.targets().get("nginx");
+                Double pipeCpu = nginx == null ? null : nginx.cpuUsPerRequest();
+                Double cpuLimit = pipeCpu == null ? null : 2 * pipeCpu;
+                Double cpu = gw == null ? null : gw.cpuUsPerRequest();
+                checks.add(new Check("CPU per stream vs byte pipe", "≤ 2× nginx's"
+                    + (cpuLimit == null ? "" : " (" + Fmt.us(cpuLimit) + ")"), Fmt.us(cpu),
+                    cpu == null || cpuLimit == null ? null : cpu <= cpuLimit));
                 checks.add(atMost("inter-event overhead p99", 200, gaps == null ? null : gaps.p99()));
                 Long broken = gw == null ? null : gw.errorsByClass().getOrDefault("broken_body", 0L);
                 checks.add(new Check("broken streams", "0", broken == null ? Fmt.NONE : broken.toString(),

@@ -147,6 +147,29 @@ class TargetsTest
             .contains("(S3-stream not run)");
     }
 
+    @Test
+    void s3StreamIsJudgedAgainstTheBytePipeOfTheSameSession()
+    {
+        String ttft = "TTFT overhead p50 vs byte pipe";
+        String cpu = "CPU per stream vs byte pipe";
+        // nginx: its first event 150 µs over the direct run's, 300 µs of CPU per stream.
+        Map<String, Check> within = byWhat(Targets.check(stream("S3-stream", 170, 170, 590.0, 150.0, 300.0), Map.of()));
+        assertThat(within.get(ttft).target()).isEqualTo("≤ nginx's + 25 µs (175 µs)");
+        assertThat(within.get(ttft).measured()).isEqualTo("170 µs");
+        assertThat(within.get(cpu).target()).isEqualTo("≤ 2× nginx's (600 µs)");
+        assertThat(within.get(ttft).met()).isTrue();
+        assertThat(within.get(cpu).met()).isTrue();
+
+        Map<String, Check> over = byWhat(Targets.check(stream("S3-stream", 180, 180, 610.0, 150.0, 300.0), Map.of()));
+        assertThat(over.get(ttft).met()).isFalse();
+        assertThat(over.get(cpu).met()).isFalse();
+
+        Map<String, Check> alone = byWhat(Targets.check(stream("S3-stream", 180, 180), Map.of()));
+        assertThat(alone.get(ttft).met()).as("without nginx there is nothing to judge against").isNull();
+        assertThat(alone.get(cpu).met()).isNull();
+        assertThat(alone.get(ttft).target()).isEqualTo("≤ nginx's + 25 µs");
+    }
+
     /** @return the checks by what they check */
     static Map<String, Check> byWhat(List<Check> checks)
     {
@@ -170,11 +193,23 @@ class TargetsTest
      */
     static CellResult stream(String name, double ttftOver, double ttfcOver)
     {
+        return stream(name, ttftOver, ttfcOver, 30.0, null, null);
+    }
+
+    /**
+     * As {@link #stream(String, double, double)}, with the gateway's CPU per stream, and nginx beside it (its TTFT
+     * and TTFC {@code nginxOver} µs over the direct run's, {@code nginxCpu} µs per stream) unless {@code nginxOver}
+     * is {@code null}.
+     */
+    static CellResult stream(String name, double ttftOver, double ttfcOver, double cpu, Double nginxOver, Double nginxCpu)
+    {
         List<Rep> reps = new ArrayList<>();
         for (int i = 1; i <= 3; i++)
         {
-            reps.add(new Rep(i, List.of(Fixtures.step(Fixtures.streamRun("gateway", 200_000 + ttftOver, 220_000 + ttfcOver, 30.0),
-                Fixtures.streamRun("direct", 200_000, null), null)), Map.of(), Map.of(), null, null));
+            TargetRun nginx = nginxOver == null ? null
+                : Fixtures.streamRun("nginx", 200_000 + nginxOver, 220_000 + nginxOver, nginxCpu);
+            reps.add(new Rep(i, List.of(Fixtures.step(Fixtures.streamRun("gateway", 200_000 + ttftOver, 220_000 + ttfcOver, cpu),
+                Fixtures.streamRun("direct", 200_000, null), nginx)), Map.of(), Map.of(), null, null));
         }
         return Summaries.summarize(Fixtures.cell(name), "ok", List.of(), Map.of(), reps);
     }
