@@ -8,11 +8,13 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each request that held one of the pool's connections (or, for h2c, one of its streams) reports its completion with
  * whether requests were still waiting then. The time between two consecutive completions that both left requests
- * waiting is one sample of the saturated pool's service gap. The estimate is their plain mean over the first
- * {@link #UNCAPPED_SAMPLES} samples after the pool was cold, then an exponentially weighted mean of the last few (weight
- * 1/8); it refuses nothing before it has {@link #MIN_SAMPLES} samples, since one gap cannot tell a pool's pace from a
- * hiccup of the process (taken alone, a first gap spanning a collection would refuse a burst the pool serves within
- * milliseconds). Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it, a sample enters it at
+ * waiting is one sample of the saturated pool's service gap. The estimate is the plain mean of the first
+ * {@link #UNCAPPED_SAMPLES} samples after the pool was cold, all but the largest of them, then an exponentially weighted
+ * mean of the last few (weight 1/8); it refuses nothing before it has {@link #MIN_SAMPLES} samples, since one gap
+ * cannot tell a pool's pace from a hiccup of the process (taken alone, a first gap spanning a collection would refuse a
+ * burst the pool serves within milliseconds), and the largest is left out for the same reason: behind a burst of
+ * hundreds, one 40 ms pause among four samples would have put the last of them past a 2 s queue timeout, with every one
+ * of them served within half a second. Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it, a sample enters it at
  * most {@link #MAX_SAMPLE_RATIO} times the mean: a gap that spans a pause of the whole process (a long collection, a
  * stopped or descheduled VM) measures the pause, not the pool, and taken whole it would refuse for dozens of
  * completions the backlog the pause let in; a pool that really slows is still followed, by a factor of up to 1.875 a
@@ -50,6 +52,9 @@ final class PoolThroughput
     private volatile long sampledAt;
     /** Samples taken since the estimate was stale, up to {@link #UNCAPPED_SAMPLES}. */
     private volatile int samples;
+    /** The sum and the largest of those samples, while there are fewer than {@link #UNCAPPED_SAMPLES}. */
+    private volatile long firstSum;
+    private volatile long firstMax;
 
     /**
      * Reports a completion of a request that held a connection.
@@ -81,8 +86,13 @@ final class PoolThroughput
             gapNanos = Math.max(1, mean + ((Math.min(gap, mean * MAX_SAMPLE_RATIO) - mean) >> SHIFT));
         else
         {
+            long sum = (taken == 0 ? 0 : firstSum) + gap;
+            long max = taken == 0 ? gap : Math.max(firstMax, gap);
+            firstSum = sum;
+            firstMax = max;
             samples = taken + 1;
-            gapNanos = taken == 0 ? gap : Math.max(1, mean + (gap - mean) / (taken + 1));
+            // The mean of the others: taken + 1 samples, the largest left out.
+            gapNanos = taken == 0 ? gap : Math.max(1, (sum - max) / taken);
         }
         sampledAt = now;
     }

@@ -101,11 +101,32 @@ class PoolThroughputTest
         pool.completed(t, true);
         assertThat(pool.waitNanos(236, t)).as("one sample estimates nothing").isEqualTo(-1);
         t = saturated(pool, t, 3, MS / 10);
-        // Four samples: their mean, 5 ms, puts the 237th request at 1.2 s, within a 2 s queue timeout (the first
-        // sample alone said 4.7 s, and refused it).
+        // Four samples, the largest left out: 0.1 ms, which puts the 237th request at 24 ms (the first sample alone
+        // said 4.7 s, and refused it).
         assertThat(pool.waitNanos(236, t)).isLessThan(2_000 * MS);
         t = saturated(pool, t, 12, MS / 10);
         assertThat(pool.waitNanos(236, t)).isLessThan(400 * MS);
+    }
+
+    @Test
+    void aPauseAmongAColdPoolsFirstSamplesDoesNotRefuseTheBurstBehindIt()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        // The same burst, its pool's pace 0.1 ms a completion, and the process paused for 40 ms between the third and
+        // the fourth completion (a collection, a descheduled VM): the burst is served within 30 ms of the pause.
+        long t = 1_000 * MS;
+        pool.completed(t, true);
+        t = saturated(pool, t, 2, MS / 10);
+        t += 40 * MS;
+        pool.completed(t, true);
+        t = saturated(pool, t, 1, MS / 10);
+        // Four samples with the pause among them: their plain mean, 10 ms, would put the 237th request at 2.4 s and
+        // refuse it; without the pause, 0.1 ms.
+        assertThat(pool.waitNanos(236, t)).isLessThan(100 * MS);
+        // A pool whose gaps are all that long is still seen as slow: the largest is one of many alike.
+        PoolThroughput slow = new PoolThroughput();
+        long s = saturated(slow, 1_000 * MS, 5, 40 * MS);
+        assertThat(slow.waitNanos(236, s)).isGreaterThan(2_000 * MS);
     }
 
     @Test
