@@ -15,6 +15,7 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.util.StringUtil;
 import org.eclipse.jetty.util.thread.Invocable;
 
 import java.nio.ByteBuffer;
@@ -153,15 +154,10 @@ final class JettyResponse implements UpstreamResponse, BodySource, Headers
         {
             String type = response.getVersion() == HttpVersion.HTTP_1_1
                 ? response.getHeaders().get(HttpHeader.CONTENT_TYPE) : null;
-            eventStream = type != null && (startsWithIgnoreCase(type, "text/event-stream")
-                || startsWithIgnoreCase(type, "application/x-ndjson")) ? (byte)1 : (byte)-1;
+            eventStream = type != null && (StringUtil.asciiStartsWithIgnoreCase(type, "text/event-stream")
+                || StringUtil.asciiStartsWithIgnoreCase(type, "application/x-ndjson")) ? (byte)1 : (byte)-1;
         }
         return eventStream > 0;
-    }
-
-    private static boolean startsWithIgnoreCase(String value, String prefix)
-    {
-        return value.regionMatches(true, 0, prefix, 0, prefix.length());
     }
 
     @Override
