@@ -125,8 +125,9 @@ class EventStreamReadsTest
         assertThat(chunk).isNotNull();
         assertThat(chunk.failure()).isNull();
         String text = StandardCharsets.UTF_8.decode(chunk.buffer()).toString();
+        boolean end = chunk.last() && text.isEmpty();
         chunk.release();
-        return chunk.last() && text.isEmpty() ? "<end>" : text;
+        return end ? "<end>" : text;
     }
 
     /** Lets the provider send its next chunk. */
