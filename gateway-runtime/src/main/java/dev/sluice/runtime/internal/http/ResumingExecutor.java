@@ -1,5 +1,6 @@
 package dev.sluice.runtime.internal.http;
 
+import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.server.internal.HttpConnection;
 import org.eclipse.jetty.util.thread.Invocable;
 
@@ -7,7 +8,8 @@ import java.util.concurrent.Executor;
 
 /**
  * The executor of the client listener's connections: the shared pool, except that an HTTP/1.1 connection resumed with
- * nothing left to parse looks for its next request on the thread that resumed it instead of in a pool thread.
+ * nothing left to parse looks for its next request on the thread that resumed it instead of in a pool thread, and that
+ * a new connection is made on the selector that registered it.
  *
  * <p>When an exchange completes on another thread than the one that parsed its request — every proxied request does:
  * the answer is written from the upstream's thread — Jetty 12.1's HTTP/1.1 connection resumes by handing itself to its
@@ -18,9 +20,19 @@ import java.util.concurrent.Executor;
  * the server's handlers never block. A connection that still holds bytes (a pipelined request, which that step would
  * go on to handle) is handed to the pool as before, so that the upstream's thread does not take on client requests, and
  * so is every other job.</p>
+ *
+ * <p>The same for a new connection: Jetty's selector registers an accepted socket and hands the job that makes it an
+ * endpoint and a connection ({@code ManagedSelector}'s {@code Accept}) to its executor — a thread wake-up per
+ * connection, paid when a backlog of clients connects at once (after a process pause, a client's pool grows by
+ * hundreds). Making them creates objects and registers for reading: nothing blocks (a TLS handshake, when there is one,
+ * runs later, on reads), so the selector runs that job itself. Jetty keeps that class private: it is recognised by
+ * name, and if an upgrade renames it, its jobs go to the pool as before ({@code ResumingExecutorTest} says so).</p>
  */
 final class ResumingExecutor implements Executor
 {
+    /** Jetty's job that makes an accepted socket an endpoint and a connection, or {@code null} if it is not found. */
+    static final Class<?> ACCEPT = nested(ManagedSelector.class, "Accept");
+
     private final Executor pool;
 
     /** @param pool where every job goes, but the resumption of a connection with nothing to parse */
@@ -38,7 +50,22 @@ final class ResumingExecutor implements Executor
             connection.onFillable();
             return;
         }
+        if (job.getClass() == ACCEPT)
+        {
+            job.run();
+            return;
+        }
         pool.execute(job);
+    }
+
+    private static Class<?> nested(Class<?> outer, String name)
+    {
+        for (Class<?> nested : outer.getDeclaredClasses())
+        {
+            if (nested.getSimpleName().equals(name))
+                return nested;
+        }
+        return null;
     }
 
     @Override

@@ -33,8 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The client listener's HTTP/1.1 connections, their exchanges completed on another thread as a proxied request's are:
- * every request on a kept-alive connection is answered in order, pipelined ones included, and a connection with
- * nothing left to parse is not handed to a pool thread to wait for its next request. The control runs the same
+ * every request on a kept-alive connection is answered in order, pipelined ones included, a connection with nothing
+ * left to parse is not handed to a pool thread to wait for its next request, and a new connection is made without one. The control runs the same
  * exchanges on Jetty's plain executor: if a Jetty upgrade stops handing such a connection to the pool, it fails, and
  * {@link ResumingExecutor} has no reason left to exist.
  */
@@ -145,6 +145,26 @@ class ResumingExecutorTest
         }
     }
 
+    @Test
+    void aNewConnectionIsMadeOnTheSelectorWithoutAPoolThread() throws Exception
+    {
+        start(new ResumingExecutor(pool));
+        for (int i = 0; i < 20; i++)
+            askInTurn(2);
+        assertThat(ResumingExecutor.ACCEPT).as("Jetty's accept job").isNotNull();
+        assertThat(pool.acceptJobs.get()).as("accepted sockets handed to the pool to become connections").isZero();
+    }
+
+    @Test
+    void jettysOwnExecutorHandsEachNewConnectionToThePool() throws Exception
+    {
+        start(pool);
+        for (int i = 0; i < 20; i++)
+            askInTurn(2);
+        // The control: if a Jetty upgrade renames the job or stops handing it over, this fails and the name needs a look.
+        assertThat(pool.acceptJobs.get()).isEqualTo(20);
+    }
+
     private void start(Executor executor) throws Exception
     {
         server = new Server(pool, null, buffers);
@@ -224,6 +244,7 @@ class ResumingExecutorTest
     private static final class CountingPool extends QueuedThreadPool
     {
         final AtomicInteger connectionJobs = new AtomicInteger();
+        final AtomicInteger acceptJobs = new AtomicInteger();
 
         CountingPool()
         {
@@ -235,6 +256,8 @@ class ResumingExecutorTest
         {
             if (job instanceof HttpConnection)
                 connectionJobs.incrementAndGet();
+            if (job.getClass().getName().equals("org.eclipse.jetty.io.ManagedSelector$Accept"))
+                acceptJobs.incrementAndGet();
             super.execute(job);
         }
     }
