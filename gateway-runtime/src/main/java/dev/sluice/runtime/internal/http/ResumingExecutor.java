@@ -35,7 +35,10 @@ final class ResumingExecutor implements Executor
 
     private final Executor pool;
 
-    /** @param pool where every job goes, but the resumption of a connection with nothing to parse */
+    /**
+     * @param pool where every job goes, but the resumption of a connection with nothing to parse and the making of a new
+     *             connection
+     */
     ResumingExecutor(Executor pool)
     {
         this.pool = pool;

@@ -34,9 +34,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The client listener's HTTP/1.1 connections, their exchanges completed on another thread as a proxied request's are:
  * every request on a kept-alive connection is answered in order, pipelined ones included, a connection with nothing
- * left to parse is not handed to a pool thread to wait for its next request, and a new connection is made without one. The control runs the same
- * exchanges on Jetty's plain executor: if a Jetty upgrade stops handing such a connection to the pool, it fails, and
- * {@link ResumingExecutor} has no reason left to exist.
+ * left to parse is not handed to a pool thread to wait for its next request, and a new connection is made without
+ * one. The controls run the same exchanges on Jetty's plain executor: if a Jetty upgrade stops handing such jobs to
+ * the pool, they fail, and that part of {@link ResumingExecutor} has no reason left to exist.
  */
 @Timeout(30)
 class ResumingExecutorTest
@@ -161,7 +161,7 @@ class ResumingExecutorTest
         start(pool);
         for (int i = 0; i < 20; i++)
             askInTurn(2);
-        // The control: if a Jetty upgrade renames the job or stops handing it over, this fails and the name needs a look.
+        // The control: fails if a Jetty upgrade renames the job or stops handing it to the pool.
         assertThat(pool.acceptJobs.get()).isEqualTo(20);
     }
 
