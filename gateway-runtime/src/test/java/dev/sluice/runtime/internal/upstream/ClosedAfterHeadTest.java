@@ -1,25 +1,19 @@
 package dev.sluice.runtime.internal.upstream;
 
-import dev.sluice.api.upstream.HttpVersion;
 import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.api.upstream.UpstreamRequest;
-import dev.sluice.runtime.internal.http.Execution;
 import dev.sluice.support.upstream.Bodies;
 import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -43,18 +37,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class ClosedAfterHeadTest
 {
-    private Execution execution;
-    private UpstreamClients clients;
+    private RawProviderUpstream south;
     private ServerSocket server;
     private final List<Socket> accepted = new ArrayList<>();
 
     @AfterEach
     void stop() throws Exception
     {
-        if (clients != null)
-            clients.stop();
-        if (execution != null)
-            execution.stop();
+        if (south != null)
+            south.close();
         if (server != null)
             server.close();
         for (Socket socket : accepted)
@@ -73,12 +64,7 @@ class ClosedAfterHeadTest
                 {
                     Socket socket = server.accept();
                     accepted.add(socket);
-                    InputStream in = socket.getInputStream();
-                    // Read the request head and its 2-byte body.
-                    StringBuilder head = new StringBuilder();
-                    while (!head.toString().endsWith("\r\n\r\n"))
-                        head.append((char)in.read());
-                    in.readNBytes(2);
+                    RawProviderUpstream.readRequest(socket.getInputStream());
                     OutputStream out = socket.getOutputStream();
                     out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
@@ -99,15 +85,8 @@ class ClosedAfterHeadTest
     /** @return an HTTP/1.1 upstream to {@link #provider()}, on a started execution and clients of its own */
     private Upstream upstream() throws Exception
     {
-        int port = provider();
-        execution = new Execution(4, Execution.DEFAULT_BUFFER_POOL_BYTES, null);
-        clients = new UpstreamClients(execution);
-        Upstream upstream = clients.upstream("south", new UpstreamOptions(URI.create("http://127.0.0.1:" + port),
-            HttpVersion.HTTP_1_1, 16, Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(30), null, 16,
-            Duration.ofSeconds(5)));
-        execution.start();
-        clients.start();
-        return upstream;
+        south = RawProviderUpstream.to(provider());
+        return south.upstream;
     }
 
     @Test
@@ -115,8 +94,8 @@ class ClosedAfterHeadTest
     void aBufferTakenWhileTheFailedParseUnwindsKeepsItsBytes() throws Exception
     {
         Upstream upstream = upstream();
-        org.eclipse.jetty.client.HttpClient client = clients.getBeans(org.eclipse.jetty.client.HttpClient.class).iterator()
-            .next();
+        org.eclipse.jetty.client.HttpClient client =
+            south.clients.getBeans(org.eclipse.jetty.client.HttpClient.class).iterator().next();
         int responseBufferSize = client.getResponseBufferSize();
         boolean direct = client.isUseInputDirectByteBuffers();
 
@@ -137,7 +116,7 @@ class ClosedAfterHeadTest
                     // Take what the pool gives now, as another connection would, and fill it.
                     for (int b = 0; b < 4; b++)
                     {
-                        RetainableByteBuffer buffer = execution.buffers().acquire(responseBufferSize, direct);
+                        RetainableByteBuffer buffer = south.execution.buffers().acquire(responseBufferSize, direct);
                         ByteBuffer bytes2 = buffer.getByteBuffer();
                         bytes2.clear();
                         bytes2.put("still here".getBytes(StandardCharsets.US_ASCII));

@@ -2,24 +2,17 @@ package dev.sluice.runtime.internal.upstream;
 
 import dev.sluice.api.upstream.BodyChunk;
 import dev.sluice.api.upstream.BodySource;
-import dev.sluice.api.upstream.HttpVersion;
-import dev.sluice.api.upstream.Upstream;
-import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.api.upstream.UpstreamRequest;
 import dev.sluice.api.upstream.UpstreamResponse;
-import dev.sluice.runtime.internal.http.Execution;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -35,8 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class EventStreamReadsTest
 {
-    private Execution execution;
-    private UpstreamClients clients;
+    private RawProviderUpstream south;
     private ServerSocket server;
     private Socket accepted;
     /** One permit per chunk the provider may send. */
@@ -45,10 +37,8 @@ class EventStreamReadsTest
     @AfterEach
     void stop() throws Exception
     {
-        if (clients != null)
-            clients.stop();
-        if (execution != null)
-            execution.stop();
+        if (south != null)
+            south.close();
         if (server != null)
             server.close();
         if (accepted != null)
@@ -64,11 +54,7 @@ class EventStreamReadsTest
             try
             {
                 accepted = server.accept();
-                InputStream in = accepted.getInputStream();
-                StringBuilder head = new StringBuilder();
-                while (!head.toString().endsWith("\r\n\r\n"))
-                    head.append((char)in.read());
-                in.readNBytes(2);
+                RawProviderUpstream.readRequest(accepted.getInputStream());
                 OutputStream out = accepted.getOutputStream();
                 out.write(("HTTP/1.1 200 OK\r\nContent-Type: " + type + "\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + chunk(chunks[0])).getBytes(StandardCharsets.UTF_8));
@@ -97,15 +83,8 @@ class EventStreamReadsTest
 
     private BodySource body(String type, String... chunks) throws Exception
     {
-        int port = provider(type, chunks);
-        execution = new Execution(4, Execution.DEFAULT_BUFFER_POOL_BYTES, null);
-        clients = new UpstreamClients(execution);
-        Upstream upstream = clients.upstream("south", new UpstreamOptions(URI.create("http://127.0.0.1:" + port),
-            HttpVersion.HTTP_1_1, 16, Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(30), null, 16,
-            Duration.ofSeconds(5)));
-        execution.start();
-        clients.start();
-        UpstreamResponse response = upstream.send(new UpstreamRequest("POST", "/v1/chat/completions", List.of(),
+        south = RawProviderUpstream.to(provider(type, chunks));
+        UpstreamResponse response = south.upstream.send(new UpstreamRequest("POST", "/v1/chat/completions", List.of(),
             "{}".getBytes(StandardCharsets.UTF_8), "application/json")).toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertThat(response.status()).isEqualTo(200);
         return response.body();
