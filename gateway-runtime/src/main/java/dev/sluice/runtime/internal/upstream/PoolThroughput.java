@@ -8,17 +8,17 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each request that held one of the pool's connections (or, for h2c, one of its streams) reports its completion with
  * whether requests were still waiting then. The time between two consecutive completions that both left requests
- * waiting is one sample of the saturated pool's service gap. The estimate is the plain mean of the first
- * {@link #UNCAPPED_SAMPLES} samples after the pool was cold, all but the largest of them, then an exponentially weighted
- * mean of the last few (weight 1/8); it refuses nothing before it has {@link #MIN_SAMPLES} samples, since one gap
- * cannot tell a pool's pace from a hiccup of the process (taken alone, a first gap spanning a collection would refuse a
- * burst the pool serves within milliseconds), and the largest is left out for the same reason: behind a burst of
- * hundreds, one 40 ms pause among four samples puts a plain mean's wait for the last of them past a 2 s queue timeout,
- * though the pool serves them all within half a second. Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it,
- * a sample enters it at most {@link #MAX_SAMPLE_RATIO} times the mean: a gap that spans a pause of the whole process (a
- * long collection, a stopped or descheduled VM) measures the pause, not the pool, and taken whole it would refuse for
- * dozens of completions the backlog the pause let in; a pool that really slows is still followed, by a factor of up to
- * 1.875 a completion. Requests that wait while the pool may still open connections wait for those to open, not for others to
+ * waiting is one sample of the saturated pool's service gap. The estimate is the plain mean of the first {@link
+ * #UNCAPPED_SAMPLES} samples after the pool was cold, all but the largest of them, then an exponentially weighted mean
+ * of the last few (weight 1/8); it refuses nothing before it has {@link #MIN_SAMPLES} samples, since one gap cannot
+ * tell a pool's pace from a hiccup of the process (taken alone, a first gap spanning a collection would refuse a burst
+ * the pool serves within milliseconds), and the largest is left out for the same reason: behind a burst of hundreds,
+ * one 40 ms pause among four samples puts a plain mean's wait for the last of them past a 2 s queue timeout, though the
+ * pool serves them all within half a second. Once the mean has {@link #UNCAPPED_SAMPLES} samples behind it, a sample
+ * enters it at most {@link #MAX_SAMPLE_RATIO} times the mean: a gap that spans a pause of the whole process (a long
+ * collection, a stopped or descheduled VM) measures the pause, not the pool, and taken whole it would refuse for dozens
+ * of completions the backlog the pause let in; a pool that really slows is still followed, by a factor of up to 1.875 a
+ * completion. Requests that wait while the pool may still open connections wait for those to open, not for others to
  * free: such a completion counts as leaving none waiting. A completion that leaves none waiting ends the run: the time
  * until the next saturated completion would measure the offered load, not the pool. So a pool that never had to queue
  * has no estimate (it is cold), and one that queued long ago forgets it after {@link #STALE_NANOS} (or four gaps, if
