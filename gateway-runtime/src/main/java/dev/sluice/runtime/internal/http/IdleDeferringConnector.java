@@ -31,7 +31,8 @@ import java.util.concurrent.TimeoutException;
  * nothing was read by the next expiry, the connection is closed, so bytes that are never read (whatever the reason)
  * cannot keep one open. h2c connections are left to Jetty.</p>
  *
- * <p>{@link #newEndPoint} does what {@link ServerConnector#newEndPoint} does (Jetty 12.1) with the subclass.</p>
+ * <p>{@link #newEndPoint} does what {@link ServerConnector#newEndPoint} does (Jetty 12.1) with the subclass, which
+ * also reads an emptied socket only once the selector has seen it readable ({@link ShortReadEndPoint}).</p>
  */
 final class IdleDeferringConnector extends ServerConnector
 {
@@ -70,7 +71,7 @@ final class IdleDeferringConnector extends ServerConnector
         }
     }
 
-    private static final class IdleDeferringEndPoint extends SocketChannelEndPoint
+    private static final class IdleDeferringEndPoint extends ShortReadEndPoint
     {
         // The bytes its connection had read when an expiry was last deferred. Only the idle check touches it, and Jetty
         // runs one endpoint's checks one after the other (each schedules the next).

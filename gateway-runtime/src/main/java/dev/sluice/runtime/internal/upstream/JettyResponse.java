@@ -13,9 +13,7 @@ import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.util.StringUtil;
 import org.eclipse.jetty.util.thread.Invocable;
 
 import java.nio.ByteBuffer;
@@ -33,17 +31,6 @@ final class JettyResponse implements UpstreamResponse, BodySource, Headers
     private volatile boolean ended;
     private final Exchange exchange;
     private final UpstreamOptions options;
-    /**
-     * An event stream over HTTP/1.1 gave a chunk since the reader's last {@link #demand}. Jetty's {@code read()} tries
-     * the socket when it holds no chunk, and its {@code demand()} tries once more before it waits; between two events
-     * of a stream the provider has sent nothing, so both find nothing: two system calls per event where one does. The
-     * read after a chunk therefore returns {@code null} without trying and leaves the one try to {@code demand()},
-     * which calls back at once when bytes did arrive. Not for other bodies: there the read after a chunk usually finds
-     * the rest, or the end, in what Jetty already holds, without a system call.
-     */
-    private boolean readSinceDemand;
-    /** Whether the body is an event stream over HTTP/1.1: 0 not known yet, 1 yes, -1 no. */
-    private byte eventStream;
 
     /**
      * @param request  the request it answers (aborted when the reader fails the body)
@@ -123,8 +110,6 @@ final class JettyResponse implements UpstreamResponse, BodySource, Headers
     @Override
     public BodyChunk read()
     {
-        if (readSinceDemand)
-            return null;
         Content.Chunk chunk = source.read();
         if (chunk == null)
             return null;
@@ -142,28 +127,12 @@ final class JettyResponse implements UpstreamResponse, BodySource, Headers
             if (exchange != null)
                 exchange.mark(Stage.UPSTREAM_END);
         }
-        else if (isEventStream())
-            readSinceDemand = true;
         return new JettyChunk(chunk);
-    }
-
-    /** @return whether the body is a stream of events (SSE, NDJSON) read over HTTP/1.1; asked once */
-    private boolean isEventStream()
-    {
-        if (eventStream == 0)
-        {
-            String type = response.getVersion() == HttpVersion.HTTP_1_1
-                ? response.getHeaders().get(HttpHeader.CONTENT_TYPE) : null;
-            eventStream = type != null && (StringUtil.asciiStartsWithIgnoreCase(type, "text/event-stream")
-                || StringUtil.asciiStartsWithIgnoreCase(type, "application/x-ndjson")) ? (byte)1 : (byte)-1;
-        }
-        return eventStream > 0;
     }
 
     @Override
     public void demand(Runnable onAvailable)
     {
-        readSinceDemand = false;
         // A demand callback only reads on and hands bytes on, never blocks (the concurrency contract of every
         // reader on the request path): declared so, Jetty runs it on the thread that read the upstream bytes
         // instead of waking a pool thread for each chunk. The stream pump's callback says so itself, and is

@@ -5,6 +5,7 @@ import dev.sluice.api.upstream.HttpVersion;
 import dev.sluice.api.upstream.Upstream;
 import dev.sluice.api.upstream.UpstreamOptions;
 import dev.sluice.runtime.internal.http.Execution;
+import dev.sluice.runtime.internal.http.ShortReadEndPoint;
 import org.eclipse.jetty.client.ConnectionPool;
 import org.eclipse.jetty.client.Destination;
 import org.eclipse.jetty.client.HttpClient;
@@ -274,7 +275,8 @@ public final class UpstreamClients extends ContainerLifeCycle
 
     private HttpClient newClient(ClientKey key)
     {
-        ClientConnector connector = new ClientConnector();
+        // Jetty's, with endpoints that do not read a socket they emptied until the selector sees it readable.
+        ClientConnector connector = ShortReadEndPoint.clientConnector();
         connector.setSelectors(1);
         connectors.add(connector);
         connector.setConnectTimeout(key.timeouts().connect());
