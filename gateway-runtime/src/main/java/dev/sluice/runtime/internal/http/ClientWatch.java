@@ -232,6 +232,10 @@ final class ClientWatch implements Callback
     {
         // Jetty's buffers are in flush mode: empty is position = limit = 0.
         BufferUtil.clear(scratch);
+        // A read, even if the request's read emptied the socket: the end of stream of a client that left since then is
+        // what the look is for.
+        if (endPoint instanceof ShortReadEndPoint socket)
+            return socket.fillNow(scratch);
         return endPoint.fill(scratch);
     }
 

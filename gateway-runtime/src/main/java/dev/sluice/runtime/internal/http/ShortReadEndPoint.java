@@ -24,7 +24,8 @@ import java.util.Map;
  * first finds nothing). Between two events of a relayed stream, or after a request, the peer has sent nothing, so that
  * read is a system call that returns {@code EAGAIN}. Here it returns 0 without the call. Every caller of
  * {@link #fill} treats 0 as "nothing yet" and asks for fill interest (a caller that polled instead would wait for
- * ever: the {@code Content.Source} contract does not allow it), and the JDK's selector reports a socket readable for
+ * ever: the {@code Content.Source} contract does not allow it; a look that must see the socket as it is now, such as
+ * {@link ClientWatch}'s for a client that left, uses {@link #fillNow}), and the JDK's selector reports a socket readable for
  * as long as it holds bytes, so bytes that arrived after the emptying read are seen at the selector's next pass:
  * nothing is lost or delayed by more than that pass. A read that filled the room it had says nothing about the socket
  * and is followed by another read, as before.</p>
@@ -55,6 +56,20 @@ public class ShortReadEndPoint extends SocketChannelEndPoint
         if (filled >= 0 && filled < room)
             emptied = true;
         return filled;
+    }
+
+    /**
+     * Reads what the socket holds now, even if a read emptied it since the selector last reported it: for a look at a
+     * client that must see an end of stream that arrived meanwhile (which the selector would report only to a
+     * registered fill interest).
+     *
+     * @param buffer a buffer in flush mode
+     * @return what {@link #fill} returns
+     */
+    public int fillNow(ByteBuffer buffer) throws IOException
+    {
+        emptied = false;
+        return fill(buffer);
     }
 
     @Override

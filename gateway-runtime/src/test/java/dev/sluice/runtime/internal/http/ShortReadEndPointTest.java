@@ -215,6 +215,22 @@ class ShortReadEndPointTest
     }
 
     @Test
+    @Timeout(60)
+    void aLookReadsTheSocketAsItIsNowEvenAfterAnEmptyingRead() throws Exception
+    {
+        ByteBuffer buffer = BufferUtil.allocate(64);
+        send("request");
+        awaitUnread(7);
+        assertThat(endPoint.fill(buffer)).isEqualTo(7);
+        // The client leaves after its request, before anyone registered a fill interest: a plain fill would not see
+        // it, the look does (as ClientWatch's, with a buffer of one byte).
+        peer.close();
+        Thread.sleep(50);
+        assertThat(endPoint.fill(buffer)).isZero();
+        assertThat(endPoint.fillNow(BufferUtil.allocate(1))).isEqualTo(-1);
+    }
+
+    @Test
     void theTwoMethodsItOverridesAreJettysOverridablePublicOnes() throws Exception
     {
         // A Jetty upgrade that makes either final, or moves them, fails here rather than in production.
