@@ -174,7 +174,9 @@ public final class BenchCommand
         String target = needsGateway ? "the distribution " + options.root().relativize(options.dist()) +
             " (bin/sluice, default JVM flags + GC log" + (options.pin() ? " + -XX:ActiveProcessorCount=" +
             Pinning.TARGET_ACTIVE_PROCESSORS + ", under taskset -c " + Pinning.TARGET_CPUS : "") +
-            "), a fresh process per repetition" : options.targetUrl() +
+            "), a fresh process per repetition" + (options.baselineDist().equals(options.dist()) ? ""
+            : "; --pair's baseline gateways run the distribution " + options.root().relativize(options.baselineDist()))
+            : options.targetUrl() +
             (options.targetPid() != 0 ? " (pid " + options.targetPid() + ")" : " (no pid: no CPU/RSS figures)");
         // The machine's cores, not the bench JVM's: bench/run pins it to one.
         int online = ProcFs.onlineCpus();

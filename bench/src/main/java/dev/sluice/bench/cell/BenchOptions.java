@@ -36,6 +36,8 @@ import java.util.List;
  * @param mock         {@code java}, {@code nginx} or {@code auto}: which mock serves the cells the nginx mock can serve
  * @param pair         whether the cells with a baseline ({@link Cells#baseline(Cell)}) run paired: their gateway and a
  *                     baseline gateway loaded in the same window, half the rate each, schedules interleaved
+ * @param baselineDist the distribution {@code --pair}'s baseline gateway runs: {@code dist} unless
+ *                     {@code --baseline-dist} names another (a build before a change, measured in the same window)
  * @param gatewayJvm   JVM flags that replace the distribution's defaults for every gateway process
  *                     ({@code SLUICE_JAVA_OPTS}), or null for the defaults
  * @param gatewayJvmAdd JVM flags added after the defaults (or after {@code gatewayJvm}) for every gateway process; empty
@@ -54,7 +56,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
                            String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
-                           boolean jettyProxy, List<String> evidence, String mock, boolean pair, String gatewayJvm,
+                           boolean jettyProxy, List<String> evidence, String mock, boolean pair, Path baselineDist, String gatewayJvm,
                            String gatewayJvmAdd, String gatewayWarmup, String gatewayAdmission, double scale, double saturationRate,
                            double recoveryTolerance)
 {
@@ -73,7 +75,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           CELL              S1-1k S1-5k S1-5k-aa S1-5k-responses S1-5k-embed-hit S1-1k-embed-hit-1536 S1-5k-guard
                             S1-5k-limits S1-5k-limits-redis S1-1k-limits S1-1k-limits-redis S1-5k-obs S1-5k-cache-miss
                             S1-5k-cache-hit S1-5k-targets S1-5k-targets-one S1-5k-ejected S1-h2c S3-stream
-                            S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev X1-cross-stream
+                            S3-stream-aa S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev X1-cross-stream
                             X1-cross-stream-rev R404 R401 L1500-inflight C64 SAT STEP HICCUP HICCUP-up-h2c COLD-1k
                             COLD-3k OVERLOAD IDLE, or all (default);
                             --list describes each
@@ -104,7 +106,11 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             S1-5k's config, S3-stream-targets against S3-stream's: each repetition starts the cell's
                             gateway and a baseline gateway (both on core 1), loads both in the same window at half the
                             rate each, requests alternating, and reports the paired cost = gateway − baseline (p50, p90,
-                            p99, CPU/req; streams also TTFT, TTFC); no evidence spans for them; other cells run as usual
+                            p99, CPU/req; streams also TTFT, TTFC); no evidence spans for them; other cells run as usual.
+                            S1-5k-aa and S3-stream-aa are paired with their own config: the method's controls, or,
+                            with --baseline-dist, a build against another
+          --baseline-dist DIR  with --pair: the distribution the baseline gateway runs (default: --dist's), e.g. a copy
+                            of the build before a change: both builds in the same window, the machine's drift shared
           --stages off|on|auto  the gateway's per-stage table (default off: it is a diagnostic the gateway does not
                             run by default, and recording it costs CPU; auto = on if the config key is accepted)
           --out DIR         the session directory (default bench/results/<yyyy-MM-dd-HHmm>-<host>)
@@ -143,6 +149,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         Double stepWindow = null;
         Path root = Path.of("").toAbsolutePath();
         Path dist = null;
+        Path baselineDist = null;
         Path out = null;
         URI targetUrl = null;
         long targetPid = 0;
@@ -203,6 +210,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                         case "--step-window" -> stepWindow = seconds(a, v, false);
                         case "--root" -> root = Path.of(v).toAbsolutePath();
                         case "--dist" -> dist = Path.of(v).toAbsolutePath();
+                        case "--baseline-dist" -> baselineDist = Path.of(v).toAbsolutePath();
                         case "--out" -> out = Path.of(v).toAbsolutePath();
                         case "--target-url" -> targetUrl = url(a, v);
                         case "--target-pid" -> targetPid = positiveInt(a, v);
@@ -277,10 +285,13 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         // bench JVM it starts is already pinned and sees a single core.
         boolean pinned = pin != null ? pin : Runtime.getRuntime().availableProcessors() >= 2;
         Duration jw = Duration.ofMillis(Math.round(1000 * (jvmWarmup != null ? jvmWarmup : 60)));
-        return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root,
-            dist != null ? dist : root.resolve("gateway-runtime/target/sluice"), out, targetUrl, targetPid, mock, nginx,
-            nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list, pinned, jw, haproxy,
-            jettyProxy, evidence, mockServer, pair, gatewayJvm, gatewayJvmAdd, gatewayWarmup, gatewayAdmission, scale, saturationRate,
+        if (baselineDist != null && !pair)
+            throw new IllegalArgumentException("--baseline-dist: only with --pair");
+        Path gatewayDist = dist != null ? dist : root.resolve("gateway-runtime/target/sluice");
+        return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root, gatewayDist, out, targetUrl,
+            targetPid, mock, nginx, nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list,
+            pinned, jw, haproxy, jettyProxy, evidence, mockServer, pair,
+            baselineDist != null ? baselineDist : gatewayDist, gatewayJvm, gatewayJvmAdd, gatewayWarmup, gatewayAdmission, scale, saturationRate,
             recoveryTolerance);
     }
 

@@ -95,6 +95,10 @@ final class Cells
             l0, SMALL_BODY, false, true, 4, 0, 512, true, null));
         add(new Cell("S3-stream", Cell.Kind.OPEN, "500 streams/s, LS (first event 200 ms, then 10 × 20 ms), HTTP/1.1",
             500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, true, null));
+        // S3-stream's control, as S1-5k-aa is S1-5k's; with --baseline-dist, a build against another on streams.
+        add(new Cell("S3-stream-aa", Cell.Kind.OPEN, "S3-stream paired with itself (--pair): the control of paired "
+            + "stream cells, whose cost should read 0", 500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, false,
+            null));
         add(new Cell("S3-stream-cache", Cell.Kind.OPEN, "S3-stream through a cache binding, every stream recorded and "
             + "stored (Cache-Control: no-cache)", 500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, false, null));
         add(new Cell("S3-stream-targets", Cell.Kind.OPEN, "S3-stream through a route with two weighted targets (3:1), "
@@ -214,7 +218,7 @@ final class Cells
             case "S1-5k-aa", "S1-5k-obs", "S1-5k-cache-miss", "S1-5k-cache-hit", "S1-5k-guard", "S1-5k-targets",
                  "S1-5k-targets-one", "S1-5k-ejected" ->
                 ALL.get("S1-5k");
-            case "S3-stream-targets" -> ALL.get("S3-stream");
+            case "S3-stream-aa", "S3-stream-targets" -> ALL.get("S3-stream");
             case "S1-5k-limits" -> ALL.get("S1-5k");
             case "S1-5k-limits-redis" -> ALL.get("S1-5k-limits");
             case "S1-1k-limits" -> ALL.get("S1-1k");

@@ -128,7 +128,9 @@ final class TargetLauncher
         Files.writeString(file, yaml, StandardCharsets.UTF_8);
         Path gc = session.raw().resolve("gc-" + stem + "-" + rep + ".log");
         Files.deleteIfExists(gc);
-        return GatewayProcess.start(name, o.dist(), file, port, adminPort, gc,
+        // --pair's baseline runs its own distribution when --baseline-dist names one.
+        Path dist = "baseline".equals(name) ? o.baselineDist() : o.dist();
+        return GatewayProcess.start(name, dist, file, port, adminPort, gc,
             session.raw().resolve("logs/gateway-" + stem + "-r" + rep + ".log"), session.pinning(), o.gatewayJvm(),
             o.gatewayJvmAdd());
     }

@@ -24,7 +24,7 @@ class BenchOptionsTest
         assertThat(o.nginx()).isTrue();
         assertThat(o.mockPort()).isZero();
         assertThat(o.dist().endsWith(Path.of("gateway-runtime/target/sluice"))).isTrue();
-        assertThat(Cells.select(o.cells())).hasSize(38);
+        assertThat(Cells.select(o.cells())).hasSize(39);
     }
 
     @Test
@@ -59,6 +59,22 @@ class BenchOptionsTest
         assertThat(o.quick()).isTrue();
         assertThat(BenchOptions.USAGE).contains("--pair").contains("paired cost = gateway − baseline")
             .contains("S1-5k-targets and S1-5k-ejected").contains("S3-stream-targets against S3-stream's");
+    }
+
+    @Test
+    void aPairsBaselineRunsTheGatewaysDistributionUnlessAnotherIsNamed()
+    {
+        BenchOptions same = BenchOptions.parse("S3-stream-aa", "--pair", "--dist", "/tmp/after");
+        assertThat(same.baselineDist()).isEqualTo(same.dist()).isEqualTo(Path.of("/tmp/after"));
+        BenchOptions other = BenchOptions.parse("S3-stream-aa", "--pair", "--dist", "/tmp/after", "--baseline-dist",
+            "/tmp/before");
+        assertThat(other.dist()).isEqualTo(Path.of("/tmp/after"));
+        assertThat(other.baselineDist()).isEqualTo(Path.of("/tmp/before"));
+        assertThat(Cells.baseline(Fixtures.cell("S3-stream-aa")).name()).isEqualTo("S3-stream");
+        // Without --pair nothing runs the baseline: a second distribution would be ignored, so it is refused.
+        assertThatThrownBy(() -> BenchOptions.parse("S3-stream", "--baseline-dist", "/tmp/before"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only with --pair");
+        assertThat(BenchOptions.USAGE).contains("--baseline-dist DIR").contains("S3-stream-aa");
     }
 
     @Test
