@@ -24,15 +24,16 @@ import java.util.Map;
  * first finds nothing). Between two events of a relayed stream, or after a request, the peer has sent nothing, so that
  * read is a system call that returns {@code EAGAIN}. Here it returns 0 without the call. Every caller of
  * {@link #fill} treats 0 as "nothing yet" and asks for fill interest (a caller that polled instead would wait for
- * ever: the {@code Content.Source} contract does not allow it; a look that must see the socket as it is now, such as
- * {@link ClientWatch}'s for a client that left, uses {@link #fillNow}), and the JDK's selector reports a socket readable for
- * as long as it holds bytes, so bytes that arrived after the emptying read are seen at the selector's next pass:
+ * ever, which the {@code Content.Source} contract does not allow), and the JDK's selector reports a socket readable
+ * for as long as it holds bytes, so bytes that arrived after the emptying read are seen at the selector's next pass:
  * nothing is lost or delayed by more than that pass. A read that filled the room it had says nothing about the socket
- * and is followed by another read, as before.</p>
+ * and is followed by another read, as before. A look that must see the socket as it is now, such as
+ * {@link ClientWatch}'s at a client that may have left, reads through {@link #fillNow}.</p>
  *
  * <p>Both the server's connections ({@link IdleDeferringConnector}) and the upstream clients'
- * ({@link #clientConnector()}) are made of it. {@link #fill} and {@link #onSelected} are the two methods Jetty 12.1's
- * endpoint offers for this; {@code ShortReadEndPointTest} fails if either stops being called as it is now.</p>
+ * ({@link #clientConnector()}) are made of it. It overrides two methods of Jetty 12.1's endpoint, {@link #fill} and
+ * {@link #onSelected}; {@code ShortReadEndPointTest} fails if either stops being overridable, and
+ * {@code UpstreamBodyReadsTest} if the upstream connections stop skipping the read.</p>
  */
 public class ShortReadEndPoint extends SocketChannelEndPoint
 {
@@ -82,8 +83,9 @@ public class ShortReadEndPoint extends SocketChannelEndPoint
 
     /**
      * @param buffer a buffer in flush mode, as {@link #fill} gets it
-     * @return how many bytes {@link SocketChannelEndPoint#fill} can read into it: the room {@code BufferUtil.flipToFill}
-     * makes, which reuses an empty buffer whole, appends after the content when there is room, and otherwise compacts
+     * @return how many bytes {@link SocketChannelEndPoint#fill} can read into it: the room
+     * {@code BufferUtil.flipToFill} makes, which reuses an empty buffer whole, appends after the content when there is
+     * room, and otherwise compacts
      */
     static int room(ByteBuffer buffer)
     {

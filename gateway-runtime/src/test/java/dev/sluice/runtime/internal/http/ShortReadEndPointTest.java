@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -234,7 +235,7 @@ class ShortReadEndPointTest
     void theTwoMethodsItOverridesAreJettysOverridablePublicOnes() throws Exception
     {
         // A Jetty upgrade that makes either final, or moves them, fails here rather than in production.
-        for (var method : new java.lang.reflect.Method[]{SocketChannelEndPoint.class.getMethod("fill", ByteBuffer.class),
+        for (Method method : new Method[]{SocketChannelEndPoint.class.getMethod("fill", ByteBuffer.class),
             SelectableChannelEndPoint.class.getMethod("onSelected")})
         {
             assertThat(Modifier.isPublic(method.getModifiers())).as(method.toString()).isTrue();
@@ -342,7 +343,8 @@ class ShortReadEndPointTest
             // Jetty's HTTP/1.1 client connection is also an I/O connection, on the endpoint the connector made.
             org.eclipse.jetty.client.Connection connection = response.getRequest().getConnection();
             assertThat(connection).isInstanceOf(org.eclipse.jetty.io.Connection.class);
-            assertThat(((org.eclipse.jetty.io.Connection)connection).getEndPoint()).isInstanceOf(ShortReadEndPoint.class);
+            EndPoint clientEndPoint = ((org.eclipse.jetty.io.Connection)connection).getEndPoint();
+            assertThat(clientEndPoint).isInstanceOf(ShortReadEndPoint.class);
             assertThat(response.getStatus()).isEqualTo(200);
             assertThat(response.getContentAsString()).isEqualTo("123456789");
         }
