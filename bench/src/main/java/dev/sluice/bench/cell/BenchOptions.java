@@ -56,9 +56,9 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
                            String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
-                           boolean jettyProxy, List<String> evidence, String mock, boolean pair, Path baselineDist, String gatewayJvm,
-                           String gatewayJvmAdd, String gatewayWarmup, String gatewayAdmission, double scale, double saturationRate,
-                           double recoveryTolerance)
+                           boolean jettyProxy, List<String> evidence, String mock, boolean pair, Path baselineDist,
+                           String gatewayJvm, String gatewayJvmAdd, String gatewayWarmup, String gatewayAdmission,
+                           double scale, double saturationRate, double recoveryTolerance)
 {
     /** OVERLOAD's saturation rate unless {@code --saturation-rate} says otherwise: S1-5k's rate, which passes here. */
     public static final double DEFAULT_SATURATION_RATE = 5_000;
@@ -75,9 +75,9 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           CELL              S1-1k S1-5k S1-5k-aa S1-5k-responses S1-5k-embed-hit S1-1k-embed-hit-1536 S1-5k-guard
                             S1-5k-limits S1-5k-limits-redis S1-1k-limits S1-1k-limits-redis S1-5k-obs S1-5k-cache-miss
                             S1-5k-cache-hit S1-5k-targets S1-5k-targets-one S1-5k-ejected S1-h2c S3-stream
-                            S3-stream-aa S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev X1-cross-stream
-                            X1-cross-stream-rev R404 R401 L1500-inflight C64 SAT STEP HICCUP HICCUP-up-h2c COLD-1k
-                            COLD-3k OVERLOAD IDLE, or all (default);
+                            S3-stream-aa S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev
+                            X1-cross-stream X1-cross-stream-rev R404 R401 L1500-inflight C64 SAT STEP HICCUP
+                            HICCUP-up-h2c COLD-1k COLD-3k OVERLOAD IDLE, or all (default);
                             --list describes each
           --reps N          repetitions per cell, medians reported (default 3)
           --quick           smoke test: 2 s warm-up + 5 s window (ladder steps 1 s + 3 s)
@@ -106,7 +106,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             S1-5k's config, S3-stream-targets against S3-stream's: each repetition starts the cell's
                             gateway and a baseline gateway (both on core 1), loads both in the same window at half the
                             rate each, requests alternating, and reports the paired cost = gateway − baseline (p50, p90,
-                            p99, CPU/req; streams also TTFT, TTFC); no evidence spans for them; other cells run as usual.
+                            p99, CPU/req; streams also TTFT, TTFC); no evidence spans for them; other cells run as
+                            usual.
                             S1-5k-aa and S3-stream-aa are paired with their own config: the method's controls, or,
                             with --baseline-dist, a build against another
           --baseline-dist DIR  with --pair: the distribution the baseline gateway runs (default: --dist's), e.g. a copy
@@ -289,10 +290,10 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
             throw new IllegalArgumentException("--baseline-dist: only with --pair");
         Path gatewayDist = dist != null ? dist : root.resolve("gateway-runtime/target/sluice");
         return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root, gatewayDist, out, targetUrl,
-            targetPid, mock, nginx, nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator, list,
-            pinned, jw, haproxy, jettyProxy, evidence, mockServer, pair,
-            baselineDist != null ? baselineDist : gatewayDist, gatewayJvm, gatewayJvmAdd, gatewayWarmup, gatewayAdmission, scale, saturationRate,
-            recoveryTolerance);
+            targetPid, mock, nginx, nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator,
+            list, pinned, jw, haproxy, jettyProxy, evidence, mockServer, pair,
+            baselineDist != null ? baselineDist : gatewayDist, gatewayJvm, gatewayJvmAdd, gatewayWarmup,
+            gatewayAdmission, scale, saturationRate, recoveryTolerance);
     }
 
     /**

@@ -97,8 +97,8 @@ final class Cells
             500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, true, null));
         // S3-stream's control, as S1-5k-aa is S1-5k's; with --baseline-dist, a build against another on streams.
         add(new Cell("S3-stream-aa", Cell.Kind.OPEN, "S3-stream paired with itself (--pair): the control of paired "
-            + "stream cells, whose cost should read 0", 500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, false,
-            null));
+            + "stream cells, whose cost should read 0", 500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512,
+            false, null));
         add(new Cell("S3-stream-cache", Cell.Kind.OPEN, "S3-stream through a cache binding, every stream recorded and "
             + "stored (Cache-Control: no-cache)", 500, MockProfile.LS, SMALL_BODY, true, false, 1024, 0, 512, false, null));
         add(new Cell("S3-stream-targets", Cell.Kind.OPEN, "S3-stream through a route with two weighted targets (3:1), "

@@ -27,8 +27,8 @@ public final class Report
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     /** How {@code --pair} measures, as the report says it. */
     static final String PAIRED_METHOD = "Paired cost (`--pair`) = gateway − baseline, per repetition, then the median " +
-        "over repetitions. Each repetition starts two gateway processes from the same distribution (the baseline from " +
-        "`--baseline-dist`'s when given, as the target line says), `gateway` (the " +
+        "over repetitions. Each repetition starts two gateway processes from the same distribution (the baseline " +
+        "from `--baseline-dist`'s when given, as the target line says), `gateway` (the " +
         "cell's config) and `baseline` (the same chain without what the cell measures, its plugins or its route's " +
         "targets: S1-5k's or S3-stream's config), both on the gateway's core, primes each in turn, then loads both " +
         "in the same window, each at half the cell's rate and half its connections, with the same request, the " +
