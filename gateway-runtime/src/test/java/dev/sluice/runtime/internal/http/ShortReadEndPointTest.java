@@ -53,9 +53,7 @@ class ShortReadEndPointTest
 {
     private final List<AutoCloseable> open = new ArrayList<>();
     private Selector selector;
-    private SocketChannel channel;
     private Socket peer;
-    private SelectionKey key;
     private ShortReadEndPoint endPoint;
 
     @BeforeEach
@@ -66,12 +64,12 @@ class ShortReadEndPointTest
         listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         peer = new Socket(InetAddress.getLoopbackAddress(), ((InetSocketAddress)listener.getLocalAddress()).getPort());
         open.add(peer);
-        channel = listener.accept();
+        SocketChannel channel = listener.accept();
         open.add(channel);
         channel.configureBlocking(false);
         selector = Selector.open();
         open.add(selector);
-        key = channel.register(selector, SelectionKey.OP_READ);
+        SelectionKey key = channel.register(selector, SelectionKey.OP_READ);
         // No ManagedSelector: the endpoint's fill and onSelected use only the channel and the key.
         endPoint = new ShortReadEndPoint(channel, null, key, null);
     }
@@ -105,6 +103,17 @@ class ShortReadEndPointTest
         assertThat(selector.select(10_000)).as("the selector sees the socket").isEqualTo(1);
         selector.selectedKeys().clear();
         endPoint.onSelected();
+    }
+
+    /** Writes each piece after a pause of 50 ms, so that the reader has emptied its socket before the next. */
+    private static void sendInPieces(OutputStream out, String... pieces) throws Exception
+    {
+        for (String piece : pieces)
+        {
+            Thread.sleep(50);
+            out.write(piece.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+        }
     }
 
     private static String take(ByteBuffer buffer)
@@ -286,12 +295,7 @@ class ShortReadEndPointTest
             out.write(("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\nConnection: close\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            for (String piece : new String[]{"abc", "def", "ghi"})
-            {
-                Thread.sleep(50);
-                out.write(piece.getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-            }
+            sendInPieces(out, "abc", "def", "ghi");
             InputStream in = client.getInputStream();
             String answer = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
             assertThat(answer).startsWith("HTTP/1.1 200").endsWith("got abcdefghi");
@@ -317,12 +321,7 @@ class ShortReadEndPointTest
                     OutputStream out = accepted.getOutputStream();
                     out.write("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                     out.flush();
-                    for (String piece : new String[]{"123", "456", "789"})
-                    {
-                        Thread.sleep(50);
-                        out.write(piece.getBytes(StandardCharsets.US_ASCII));
-                        out.flush();
-                    }
+                    sendInPieces(out, "123", "456", "789");
                     Thread.sleep(200);
                 }
                 catch (Exception e)
