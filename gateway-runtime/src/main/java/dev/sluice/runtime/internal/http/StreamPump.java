@@ -7,7 +7,10 @@ import dev.sluice.api.model.RawFrame;
 import dev.sluice.api.model.RetainedFrame;
 import dev.sluice.api.model.StreamEvent;
 import dev.sluice.api.model.StreamItem;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.IteratingCallback;
 import org.eclipse.jetty.util.thread.Invocable;
@@ -17,19 +20,29 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 
 /**
- * Writes a streamed reply to the client, one item per write. The next item is read only after the previous write
- * succeeded: this is our back-pressure, all the way to the upstream socket. The terminal write carries the
- * handler's callback, so completion happens in one place. A failed write (client gone) cancels the stream, which
- * aborts the upstream request.
+ * Writes a streamed reply to the client. The next item is read only after the previous write succeeded: this is our
+ * back-pressure, all the way to the upstream socket. The terminal write carries the handler's callback, so completion
+ * happens in one place. A failed write (client gone) cancels the stream, which aborts the upstream request.
+ *
+ * <p>Items that have already arrived together go out in one write. Before writing an item the pump reads the next; as
+ * long as one is there at once (the provider sent several events in one packet, or the end right behind the last
+ * event) it copies them into one buffer from the server's pool, up to {@value #GATHER_MAX} bytes, and writes that: one
+ * system call and one chunk or frame instead of one per item, the end of the stream included. A read that finds
+ * nothing ends the gathering at once — the pump never waits for a next item — and an item alone is written as it is,
+ * without a copy. An error, or an item that does not fit, waits for the next turn.</p>
  *
  * <p>Raw relays lend their upstream chunks ({@link RetainedFrame}) instead of copying them: a lent frame is written as
- * it is and released exactly once, when its write completed — {@link #onSuccess()} before the next item is read, or
- * {@link #onCompleted(Throwable)} once a failed write can no longer touch the buffer.</p>
+ * it is and released exactly once — when its write completed ({@link #onSuccess()} before the next item is read, or
+ * {@link #onCompleted(Throwable)} once a failed write can no longer touch the buffer), or as soon as it was copied into
+ * a gathered write.</p>
  */
 final class StreamPump extends IteratingCallback
 {
     private static final Logger LOG = LoggerFactory.getLogger(StreamPump.class);
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** The most bytes one gathered write carries; items are gathered only while they fit. */
+    static final int GATHER_MAX = 16 * 1024;
+    private static final int GATHER_SMALL = 4 * 1024;
 
     private final String requestId;
     private final EventStream events;
@@ -37,11 +50,19 @@ final class StreamPump extends IteratingCallback
     private final Response response;
     private final Callback handlerCallback;
     private final ErrorRenderer beforeCommit;
+    private final ByteBufferPool buffers;
     private boolean wroteAny;
     private boolean rawAtBoundary = true;
     private boolean canonical;
     private boolean done;
+    /** The lent frame or the gathered buffer whose write is pending. */
     private RetainedFrame inFlight;
+    private RetainableByteBuffer gatheredInFlight;
+    /** The item in hand: read, not yet written; its bytes once known (an event is encoded only when they are needed). */
+    private Kind next = Kind.NONE;
+    private StreamItem nextItem;
+    private ByteBuffer nextBytes;
+    private GatewayException nextError;
     private final Observer observer;
     private final Redaction redaction;
     /**
@@ -51,6 +72,18 @@ final class StreamPump extends IteratingCallback
      * read, the relay and the write to the client happen on one thread, with no wake-up in between.
      */
     private final Runnable onAvailable = Invocable.from(InvocationType.NON_BLOCKING, this::iterate);
+
+    private enum Kind
+    {
+        /** Nothing in hand. */
+        NONE,
+        /** Bytes to write. */
+        DATA,
+        /** The clean end. */
+        END,
+        /** The stream failed, or an event could not be encoded. */
+        ERROR
+    }
 
     /** Told what the pump writes: the completion's byte count, time to first event and gaps between events. */
     interface Observer
@@ -79,6 +112,7 @@ final class StreamPump extends IteratingCallback
         this.response = response;
         this.handlerCallback = handlerCallback;
         this.beforeCommit = beforeCommit;
+        this.buffers = response.getRequest().getComponents().getByteBufferPool();
         // Before the first read: the stream may then lend its chunks instead of copying them.
         events.acceptRetainedFrames();
     }
@@ -90,67 +124,193 @@ final class StreamPump extends IteratingCallback
         {
             if (done)
                 return Action.SUCCEEDED;
-            StreamItem item = events.read();
-            if (item == null)
+            Kind kind = peek();
+            if (kind == Kind.NONE)
             {
                 events.demand(onAvailable);
                 return Action.IDLE;
             }
-            if (item instanceof RetainedFrame frame)
-            {
-                rawAtBoundary = frame.atBoundary();
-                if (!frame.bytes().hasRemaining())
-                {
-                    frame.release();
-                    continue;
-                }
-                inFlight = frame;
-                write(frame.bytes());
-                return Action.SCHEDULED;
-            }
-            if (item instanceof RawFrame frame)
-            {
-                rawAtBoundary = frame.atBoundary();
-                if (!frame.bytes().hasRemaining())
-                    continue;
-                write(frame.bytes());
-                return Action.SCHEDULED;
-            }
-            if (item == StreamItem.END)
+            if (kind == Kind.ERROR)
             {
                 done = true;
-                // A raw stream already carried the dialect's own end marker; a canonical one gets the encoder's.
-                ByteBuffer end = canonical ? encoder.end() : EMPTY;
-                observer.wrote(end.remaining());
-                response.write(true, end, handlerCallback);
+                GatewayException error = nextError;
+                clearHand();
+                failStream(error);
                 return Action.SUCCEEDED;
             }
-            if (item instanceof StreamEvent.Error error)
-            {
-                done = true;
-                failStream(error.error());
-                return Action.SUCCEEDED;
-            }
-            StreamEvent event = (StreamEvent) item;
-            canonical = true;
-            ByteBuffer bytes;
-            try
-            {
-                bytes = encoder.encode(event);
-            }
-            catch (GatewayException e)
-            {
-                // The event cannot be written in the client's dialect: abort the upstream, end with an error.
-                done = true;
-                events.cancel(e);
-                failStream(e);
-                return Action.SUCCEEDED;
-            }
-            if (!bytes.hasRemaining())
+            ByteBuffer bytes = bytesInHand();
+            if (bytes == null)
                 continue;
-            write(bytes);
+            if (kind == Kind.END)
+            {
+                done = true;
+                clearHand();
+                observer.wrote(bytes.remaining());
+                response.write(true, bytes, handlerCallback);
+                return Action.SUCCEEDED;
+            }
+            return writeData(bytes);
+        }
+    }
+
+    /** Writes {@code first}, the data in hand, with whatever has already arrived behind it. */
+    private Action writeData(ByteBuffer first)
+    {
+        RetainedFrame firstFrame = takeData();
+        Kind following = peek();
+        int known = first.remaining() + (nextItem instanceof RawFrame raw ? raw.bytes().remaining()
+            : nextItem instanceof RetainedFrame lent ? lent.bytes().remaining() : 0);
+        if (following == Kind.NONE || following == Kind.ERROR || known > GATHER_MAX)
+        {
+            // Alone, as it is; what follows (an error, or too much to gather) waits for the next turn.
+            inFlight = firstFrame;
+            write(first);
             return Action.SCHEDULED;
         }
+        RetainableByteBuffer gathered = buffers.acquire(known <= GATHER_SMALL ? GATHER_SMALL : GATHER_MAX, true);
+        ByteBuffer into = gathered.getByteBuffer();
+        // Copied before the next event is encoded: an encoder may reuse the buffer it returned.
+        BufferUtil.append(into, first);
+        if (firstFrame != null)
+            firstFrame.release();
+        while (true)
+        {
+            Kind kind = peek();
+            if (kind == Kind.NONE || kind == Kind.ERROR)
+                break;
+            ByteBuffer bytes = bytesInHand();
+            if (bytes == null)
+                continue;
+            if (bytes.remaining() > BufferUtil.space(into))
+                break;
+            BufferUtil.append(into, bytes);
+            if (kind == Kind.END)
+            {
+                done = true;
+                clearHand();
+                wroteAny = true;
+                observer.event();
+                observer.wrote(into.remaining());
+                response.write(true, into, new Callback.Nested(handlerCallback)
+                {
+                    @Override
+                    public void completed()
+                    {
+                        gathered.release();
+                    }
+                });
+                return Action.SUCCEEDED;
+            }
+            RetainedFrame frame = takeData();
+            if (frame != null)
+                frame.release();
+        }
+        gatheredInFlight = gathered;
+        write(into);
+        return Action.SCHEDULED;
+    }
+
+    /**
+     * Reads the next item into the hand unless one is there already; empty frames are dropped on the way.
+     *
+     * @return what is in hand; {@link Kind#NONE} if nothing has arrived
+     */
+    private Kind peek()
+    {
+        while (next == Kind.NONE)
+        {
+            StreamItem item = events.read();
+            if (item == null)
+                return Kind.NONE;
+            if (item instanceof RetainedFrame frame && !frame.bytes().hasRemaining())
+            {
+                frame.release();
+                continue;
+            }
+            if (item instanceof RawFrame frame && !frame.bytes().hasRemaining())
+                continue;
+            nextItem = item;
+            if (item == StreamItem.END)
+            {
+                next = Kind.END;
+            }
+            else if (item instanceof StreamEvent.Error error)
+            {
+                nextError = error.error();
+                next = Kind.ERROR;
+            }
+            else
+            {
+                next = Kind.DATA;
+            }
+        }
+        return next;
+    }
+
+    /**
+     * The bytes of the data or end in hand, an event encoded now.
+     *
+     * @return the bytes, or {@code null} if the event had no wire form (the hand is then empty) or could not be
+     *         encoded (the hand then holds the error, and the upstream is cancelled)
+     */
+    private ByteBuffer bytesInHand()
+    {
+        if (nextBytes != null)
+            return nextBytes;
+        StreamItem item = nextItem;
+        if (item instanceof RetainedFrame frame)
+            return nextBytes = frame.bytes();
+        if (item instanceof RawFrame frame)
+            return nextBytes = frame.bytes();
+        if (item == StreamItem.END)
+        {
+            // A raw stream already carried the dialect's own end marker; a canonical one gets the encoder's.
+            return nextBytes = canonical ? encoder.end() : EMPTY;
+        }
+        canonical = true;
+        ByteBuffer bytes;
+        try
+        {
+            bytes = encoder.encode((StreamEvent) item);
+        }
+        catch (GatewayException e)
+        {
+            // The event cannot be written in the client's dialect: abort the upstream, end with an error.
+            events.cancel(e);
+            nextItem = null;
+            nextError = e;
+            next = Kind.ERROR;
+            return null;
+        }
+        if (!bytes.hasRemaining())
+        {
+            clearHand();
+            return null;
+        }
+        return nextBytes = bytes;
+    }
+
+    /**
+     * Takes the data in hand out of it: it is being written now.
+     *
+     * @return its lent frame, to release once written or copied; {@code null} if it was not lent
+     */
+    private RetainedFrame takeData()
+    {
+        StreamItem item = nextItem;
+        if (item instanceof RetainedFrame frame)
+            rawAtBoundary = frame.atBoundary();
+        else if (item instanceof RawFrame frame)
+            rawAtBoundary = frame.atBoundary();
+        clearHand();
+        return item instanceof RetainedFrame frame ? frame : null;
+    }
+
+    private void clearHand()
+    {
+        next = Kind.NONE;
+        nextItem = null;
+        nextBytes = null;
     }
 
     private void write(ByteBuffer bytes)
@@ -194,8 +354,14 @@ final class StreamPump extends IteratingCallback
     @Override
     protected void onCompleted(Throwable causeOrNull)
     {
-        // After a failure Jetty calls this only when no write is pending: the buffer is no longer in use.
+        // After a failure Jetty calls this only when no write is pending: the buffers are no longer in use.
         releaseInFlight();
+        // A lent frame read but not written (the client left while it waited its turn) is released here.
+        if (nextItem instanceof RetainedFrame frame)
+        {
+            clearHand();
+            frame.release();
+        }
     }
 
     private void releaseInFlight()
@@ -205,6 +371,12 @@ final class StreamPump extends IteratingCallback
         {
             inFlight = null;
             frame.release();
+        }
+        RetainableByteBuffer gathered = gatheredInFlight;
+        if (gathered != null)
+        {
+            gatheredInFlight = null;
+            gathered.release();
         }
     }
 
