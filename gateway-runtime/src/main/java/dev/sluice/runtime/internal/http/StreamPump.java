@@ -29,7 +29,9 @@ import java.nio.ByteBuffer;
  * event) it copies them into one buffer from the server's pool, up to {@value #GATHER_MAX} bytes, and writes that: one
  * system call and one chunk or frame instead of one per item, the end of the stream included. A read that finds
  * nothing ends the gathering at once — the pump never waits for a next item — and an item alone is written as it is,
- * without a copy. An error, or an item that does not fit, waits for the next turn.</p>
+ * without a copy. An error, or an item that does not fit, waits for the next turn. A write after a read that found
+ * nothing is followed by the demand alone, not by another read: the demand delivers at once whatever arrived
+ * meanwhile, and a read of an upstream HTTP/1.1 body takes a buffer from its pool even when it finds nothing.</p>
  *
  * <p>Raw relays lend their upstream chunks ({@link RetainedFrame}) instead of copying them: a lent frame is written as
  * it is and released exactly once — when its write completed ({@link #onSuccess()} before the next item is read, or
@@ -63,6 +65,8 @@ final class StreamPump extends IteratingCallback
     private StreamItem nextItem;
     private ByteBuffer nextBytes;
     private GatewayException nextError;
+    /** The last read, just before the pending write, found nothing: after the write, demand without reading again. */
+    private boolean foundNothing;
     private final Observer observer;
     private final Redaction redaction;
     /**
@@ -124,7 +128,8 @@ final class StreamPump extends IteratingCallback
         {
             if (done)
                 return Action.SUCCEEDED;
-            Kind kind = peek();
+            Kind kind = foundNothing ? Kind.NONE : peek();
+            foundNothing = false;
             if (kind == Kind.NONE)
             {
                 events.demand(onAvailable);
@@ -163,6 +168,7 @@ final class StreamPump extends IteratingCallback
         if (following == Kind.NONE || following == Kind.ERROR || known > GATHER_MAX)
         {
             // Alone, as it is; what follows (an error, or too much to gather) waits for the next turn.
+            foundNothing = following == Kind.NONE;
             inFlight = firstFrame;
             write(first);
             return Action.SCHEDULED;
@@ -177,7 +183,10 @@ final class StreamPump extends IteratingCallback
         {
             Kind kind = peek();
             if (kind == Kind.NONE || kind == Kind.ERROR)
+            {
+                foundNothing = kind == Kind.NONE;
                 break;
+            }
             ByteBuffer bytes = bytesInHand();
             if (bytes == null)
                 continue;
