@@ -175,6 +175,45 @@ final class StreamPump extends IteratingCallback
         }
         RetainableByteBuffer gathered = buffers.acquire(known <= GATHER_SMALL ? GATHER_SMALL : GATHER_MAX, true);
         ByteBuffer into = gathered.getByteBuffer();
+        boolean last;
+        try
+        {
+            last = gather(first, firstFrame, into);
+        }
+        catch (Throwable x)
+        {
+            // An encoder that threw: the buffer goes back, and the pump fails as it would have without gathering.
+            gathered.release();
+            throw x;
+        }
+        wroteAny = true;
+        observer.event();
+        observer.wrote(into.remaining());
+        if (last)
+        {
+            done = true;
+            response.write(true, into, new Callback.Nested(handlerCallback)
+            {
+                @Override
+                public void completed()
+                {
+                    gathered.release();
+                }
+            });
+            return Action.SUCCEEDED;
+        }
+        gatheredInFlight = gathered;
+        response.write(false, into, this);
+        return Action.SCHEDULED;
+    }
+
+    /**
+     * Copies {@code first} into {@code into}, then the items in hand while they fit.
+     *
+     * @return whether the end of the stream was copied too: {@code into} is then the stream's last write
+     */
+    private boolean gather(ByteBuffer first, RetainedFrame firstFrame, ByteBuffer into)
+    {
         // Copied before the next event is encoded: an encoder may reuse the buffer it returned.
         BufferUtil.append(into, first);
         if (firstFrame != null)
@@ -185,38 +224,23 @@ final class StreamPump extends IteratingCallback
             if (kind == Kind.NONE || kind == Kind.ERROR)
             {
                 foundNothing = kind == Kind.NONE;
-                break;
+                return false;
             }
             ByteBuffer bytes = bytesInHand();
             if (bytes == null)
                 continue;
             if (bytes.remaining() > BufferUtil.space(into))
-                break;
+                return false;
             BufferUtil.append(into, bytes);
             if (kind == Kind.END)
             {
-                done = true;
                 clearHand();
-                wroteAny = true;
-                observer.event();
-                observer.wrote(into.remaining());
-                response.write(true, into, new Callback.Nested(handlerCallback)
-                {
-                    @Override
-                    public void completed()
-                    {
-                        gathered.release();
-                    }
-                });
-                return Action.SUCCEEDED;
+                return true;
             }
             RetainedFrame frame = takeData();
             if (frame != null)
                 frame.release();
         }
-        gatheredInFlight = gathered;
-        write(into);
-        return Action.SCHEDULED;
     }
 
     /**
