@@ -30,8 +30,9 @@ import java.util.concurrent.atomic.LongAdder;
  * arrives now waits before the gateway reads it, or an answer that arrives now before the gateway relays it. Every
  * {@value #WINDOW_PROBES} probes (an interval) the least wait of each
  * thread over the interval, the worst of them, is the standing delay the limit is updated with: a burst or a pause
- * leaves some probe of the interval unhindered, a gateway that cannot keep up does not. One scheduler task, no timer
- * or allocation per request.</p>
+ * leaves some probe of the interval unhindered, a gateway that cannot keep up does not. A thread whose probe ran
+ * within the target is left alone for the rest of the interval. One scheduler task, no timer or allocation per
+ * request.</p>
  */
 public final class Admission
 {
@@ -175,7 +176,7 @@ public final class Admission
         {
             for (Probe probe : probes)
             {
-                if (!probe.send(now))
+                if (!probe.send(now, targetNanos))
                     probes.remove(probe);
             }
         }
@@ -229,7 +230,11 @@ public final class Admission
 
     /**
      * One thread's probe: a task that records how long it waited. At most one is pending per thread, so a thread that
-     * is far behind is not handed more of them; the one pending then says how long it has waited.
+     * is far behind is not handed more of them; the one pending then says how long it has waited. Once a probe of the
+     * interval ran within the target, the thread is not probed again until the next interval: the interval's least
+     * wait is then within the target whatever the later probes would find, and the limit asks no more of it (only a
+     * standing delay over the target is compared or scales the limit). A gateway that keeps up so wakes each idle
+     * thread once per interval instead of once per probe; a thread that is late is probed every time, as before.
      */
     private static final class Probe implements Runnable, ManagedSelector.SelectorUpdate
     {
@@ -250,10 +255,14 @@ public final class Admission
             this.plugin = plugin;
         }
 
-        /** @return {@code false} when this probe is of a plugin's loop that refused it: it is to be dropped */
-        boolean send(long now)
+        /**
+         * Sends a probe unless one is pending or one of this interval already ran within {@code targetNanos}.
+         *
+         * @return {@code false} when this probe is of a plugin's loop that refused it: it is to be dropped
+         */
+        boolean send(long now, long targetNanos)
         {
-            if (sentAt != 0)
+            if (sentAt != 0 || least.get() <= targetNanos)
                 return true;
             sentAt = now;
             try
