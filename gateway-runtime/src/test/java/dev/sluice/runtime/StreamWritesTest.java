@@ -253,6 +253,20 @@ class StreamWritesTest
 
     @Test
     @Timeout(60)
+    void aStreamThatArrivesWholeIsStillAnsweredAsAStream() throws Exception
+    {
+        // Finished in its first write, the answer would go out with a Content-Length: the end gets a write of its own.
+        answer(chunk(delta("A")) + chunk(delta("B")) + chunk(DONE) + END);
+        try (Socket socket = post("/v1/chat/completions"))
+        {
+            InputStream in = firstArrives(socket);
+            assertThat(readChunk(in)).isEqualTo(delta("A") + delta("B") + DONE);
+            assertThat(readChunk(in)).isEmpty();
+        }
+    }
+
+    @Test
+    @Timeout(60)
     void eventsThatArriveApartLeaveApartEachAtOnce() throws Exception
     {
         answer(chunk(delta("A")), chunk(delta("B")), chunk(DONE), END);

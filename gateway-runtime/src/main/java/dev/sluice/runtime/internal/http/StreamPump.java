@@ -25,13 +25,15 @@ import java.nio.ByteBuffer;
  * happens in one place. A failed write (client gone) cancels the stream, which aborts the upstream request.
  *
  * <p>Items that have already arrived together go out in one write. Before writing an item the pump reads the next; as
- * long as one is there at once (the provider sent several events in one packet, or the end right behind the last
- * event) it copies them into one buffer from the server's pool, up to {@value #GATHER_MAX} bytes, and writes that: one
- * system call and one chunk or frame instead of one per item, the end of the stream included. A read that finds
- * nothing ends the gathering at once — the pump never waits for a next item — and an item alone is written as it is,
- * without a copy. An error, or an item that does not fit, waits for the next turn. A write after a read that found
- * nothing is followed by the demand alone, not by another read: the demand delivers at once whatever arrived
- * meanwhile, and a read of an upstream HTTP/1.1 body takes a buffer from its pool even when it finds nothing.</p>
+ * long as one is there at once (the provider sent several events in one packet, or the end right behind the last event)
+ * it copies them into one buffer from the server's pool, up to {@value #GATHER_MAX} bytes, and writes that: one system
+ * call and one chunk or frame instead of one per item, the end of the stream included once something was written (a
+ * response finished in its first write would go out with a {@code Content-Length}, not as a stream); each item still
+ * counts as an event for the completion ({@link Observer#event()}). A read that finds nothing ends the gathering at
+ * once — the pump never waits for a next item — and an item alone is written as it is, without a copy. An error, or an
+ * item that does not fit, waits for the next turn. A write after a read that found nothing is followed by the demand
+ * alone, not by another read: the demand delivers at once whatever arrived meanwhile, and a read of an upstream
+ * HTTP/1.1 body takes a buffer from its pool even when it finds nothing.</p>
  *
  * <p>Raw relays lend their upstream chunks ({@link RetainedFrame}) instead of copying them: a lent frame is written as
  * it is and released exactly once — when its write completed ({@link #onSuccess()} before the next item is read, or
@@ -175,10 +177,10 @@ final class StreamPump extends IteratingCallback
         }
         RetainableByteBuffer gathered = buffers.acquire(known <= GATHER_SMALL ? GATHER_SMALL : GATHER_MAX, true);
         ByteBuffer into = gathered.getByteBuffer();
-        boolean last;
+        int items;
         try
         {
-            last = gather(first, firstFrame, into);
+            items = gather(first, firstFrame, into);
         }
         catch (Throwable x)
         {
@@ -187,11 +189,12 @@ final class StreamPump extends IteratingCallback
             throw x;
         }
         wroteAny = true;
-        observer.event();
+        // Each item counts as an event written now (the completion's event count and gaps).
+        for (int i = 0; i < items; i++)
+            observer.event();
         observer.wrote(into.remaining());
-        if (last)
+        if (done)
         {
-            done = true;
             response.write(true, into, new Callback.Nested(handlerCallback)
             {
                 @Override
@@ -208,38 +211,45 @@ final class StreamPump extends IteratingCallback
     }
 
     /**
-     * Copies {@code first} into {@code into}, then the items in hand while they fit.
+     * Copies {@code first} into {@code into}, then the items in hand while they fit, and the end of the stream behind
+     * them unless nothing was written before: a response is not finished in its first write, which would make Jetty
+     * send it with a {@code Content-Length} instead of as a stream.
      *
-     * @return whether the end of the stream was copied too: {@code into} is then the stream's last write
+     * @return how many data items were copied ({@code first} among them); {@link #done} is set if the end was copied
      */
-    private boolean gather(ByteBuffer first, RetainedFrame firstFrame, ByteBuffer into)
+    private int gather(ByteBuffer first, RetainedFrame firstFrame, ByteBuffer into)
     {
         // Copied before the next event is encoded: an encoder may reuse the buffer it returned.
         BufferUtil.append(into, first);
         if (firstFrame != null)
             firstFrame.release();
+        int items = 1;
         while (true)
         {
             Kind kind = peek();
             if (kind == Kind.NONE || kind == Kind.ERROR)
             {
                 foundNothing = kind == Kind.NONE;
-                return false;
+                return items;
             }
+            if (kind == Kind.END && !wroteAny)
+                return items;
             ByteBuffer bytes = bytesInHand();
             if (bytes == null)
                 continue;
             if (bytes.remaining() > BufferUtil.space(into))
-                return false;
+                return items;
             BufferUtil.append(into, bytes);
             if (kind == Kind.END)
             {
                 clearHand();
-                return true;
+                done = true;
+                return items;
             }
             RetainedFrame frame = takeData();
             if (frame != null)
                 frame.release();
+            items++;
         }
     }
 
