@@ -254,7 +254,8 @@ final class StreamPump extends IteratingCallback
     }
 
     /**
-     * Reads the next item into the hand unless one is there already; empty frames are dropped on the way.
+     * Reads the next item into the hand unless one is there already; empty frames are dropped on the way (their
+     * boundary still counts, as a written frame's does).
      *
      * @return what is in hand; {@link Kind#NONE} if nothing has arrived
      */
@@ -267,11 +268,15 @@ final class StreamPump extends IteratingCallback
                 return Kind.NONE;
             if (item instanceof RetainedFrame frame && !frame.bytes().hasRemaining())
             {
+                rawAtBoundary = frame.atBoundary();
                 frame.release();
                 continue;
             }
             if (item instanceof RawFrame frame && !frame.bytes().hasRemaining())
+            {
+                rawAtBoundary = frame.atBoundary();
                 continue;
+            }
             nextItem = item;
             if (item == StreamItem.END)
             {
