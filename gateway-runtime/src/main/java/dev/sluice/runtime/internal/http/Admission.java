@@ -13,6 +13,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -54,6 +55,20 @@ public final class Admission
     private final Runnable tickTask = this::tick;
     private Scheduler scheduler;
     private volatile boolean stopped;
+    /**
+     * The tick sleeps (is not scheduled) while nothing is in flight and the limit is at its ceiling; 1 then. Whoever
+     * turns it back to 0 — the first request admitted, or the tick that saw one arrive as it went to sleep — schedules
+     * the next tick.
+     */
+    private volatile int sleeping;
+    private static final AtomicIntegerFieldUpdater<Admission> SLEEPING =
+        AtomicIntegerFieldUpdater.newUpdater(Admission.class, "sleeping");
+    private final int maxLimit;
+    /** When the first request after a sleep woke the tick: the stall detection's start (a pause may follow at once). */
+    private volatile long wokeAt;
+    // The scheduler's own: whether the tick slept before this run, and whether a tick of this interval saw a request.
+    private boolean slept;
+    private boolean busyInterval;
     private int probesInWindow;
     private long lastTick;
     private long refusedAtWarning;
@@ -75,6 +90,7 @@ public final class Admission
         this.adaptive = config.adaptive()
             ? new AdmissionLimit(config.minLimit(), config.maxLimit(), config.initialLimit(), targetNanos) : null;
         this.limit = config.initialLimit();
+        this.maxLimit = config.maxLimit();
         this.retryAfterSeconds = config.retryAfterSeconds();
         this.lastWarning = System.nanoTime() - WARN_EVERY_NANOS;
     }
@@ -83,7 +99,11 @@ public final class Admission
     boolean tryAcquire()
     {
         if (inFlight.incrementAndGet() <= limit)
+        {
+            if (sleeping != 0)
+                wake();
             return true;
+        }
         inFlight.decrementAndGet();
         refused.increment();
         return false;
@@ -161,12 +181,57 @@ public final class Admission
         stopped = true;
     }
 
+    /** The first request after the tick went to sleep: ticks again, unless the tick saw the request itself. */
+    private void wake()
+    {
+        if (SLEEPING.compareAndSet(this, 1, 0) && !stopped)
+        {
+            wokeAt = System.nanoTime();
+            schedule();
+        }
+    }
+
+    private void schedule()
+    {
+        try
+        {
+            scheduler.schedule(tickTask, PROBE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+        catch (java.util.concurrent.RejectedExecutionException stopping)
+        {
+            stopped = true;
+        }
+    }
+
+    /**
+     * Called at the end of an interval in which no tick saw a request in flight, the limit at its ceiling: an idle
+     * gateway has nothing to probe or to limit, so the tick sleeps until a request is admitted instead of waking the
+     * scheduler a hundred times a second. A gateway under load never does (some tick of each interval finds a request
+     * in flight). The stall detection resumes from the moment of the wake, so a pause right after it is still seen.
+     *
+     * @return whether the tick is asleep; {@code false} if a request arrived meanwhile and the ticks go on
+     */
+    private boolean sleep()
+    {
+        sleeping = 1;
+        if (inFlight.get() == 0)
+            return true;
+        // A request was admitted meanwhile: if it saw the flag, it has scheduled the next tick; if not, this tick does.
+        return !SLEEPING.compareAndSet(this, 1, 0);
+    }
+
     /** Runs on the scheduler only. */
     private void tick()
     {
         if (stopped)
             return;
         long now = System.nanoTime();
+        if (slept)
+        {
+            // Asleep until a request woke it: the time asleep is no stall, the time since the wake may be.
+            slept = false;
+            lastTick = wokeAt;
+        }
         // This task runs every PROBE_MILLIS: when it ran far later, the whole process stood still.
         if (lastTick != 0 && now - lastTick >= AdmissionLimit.STALL_NANOS)
             adaptive.stalled(now - lastTick);
@@ -174,6 +239,7 @@ public final class Admission
         // An idle gateway has nothing to protect: no probe wakes its selectors.
         if (inFlight.get() > 0)
         {
+            busyInterval = true;
             for (Probe probe : probes)
             {
                 if (!probe.send(now, targetNanos))
@@ -184,15 +250,18 @@ public final class Admission
         {
             probesInWindow = 0;
             endInterval(now);
+            boolean idle = !busyInterval && inFlight.get() == 0 && limit >= maxLimit;
+            busyInterval = false;
+            if (idle)
+            {
+                // Set first: the tick a waking request schedules may run on another of the scheduler's threads.
+                slept = true;
+                if (sleep())
+                    return;
+                slept = false;
+            }
         }
-        try
-        {
-            scheduler.schedule(tickTask, PROBE_MILLIS, TimeUnit.MILLISECONDS);
-        }
-        catch (java.util.concurrent.RejectedExecutionException stopping)
-        {
-            stopped = true;
-        }
+        schedule();
     }
 
     private void endInterval(long now)

@@ -20,13 +20,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * How often admission's probes wake a thread, counted on a loop handed to it as a plugin hands its event loop: a thread
  * whose probe ran within the target is left alone for the rest of the interval (one probe per 100 ms), a thread that
- * is late is probed every 10 ms while none is pending, and nothing is probed while no request is in flight.
+ * is late is probed every 10 ms while none is pending, and nothing is probed while no request is in flight. And how
+ * often its tick wakes the scheduler: not at all while the gateway is idle, from the first request on again.
  */
 class AdmissionProbesTest
 {
     private static final Duration TARGET = Duration.ofMillis(10);
 
-    private final ScheduledExecutorScheduler scheduler = new ScheduledExecutorScheduler("probes-test", true);
+    /** Counts the tasks scheduled on it: the ticks. */
+    private final AtomicInteger ticks = new AtomicInteger();
+    private final ScheduledExecutorScheduler scheduler = new ScheduledExecutorScheduler("probes-test", true)
+    {
+        @Override
+        public Task schedule(Runnable task, long delay, TimeUnit unit)
+        {
+            ticks.incrementAndGet();
+            return super.schedule(task, delay, unit);
+        }
+    };
     private final ExecutorService lateThread = Executors.newSingleThreadExecutor();
     private Admission admission;
 
@@ -103,5 +114,32 @@ class AdmissionProbesTest
         });
         Thread.sleep(500);
         assertThat(probes.get()).isZero();
+    }
+
+    @Test
+    @Timeout(30)
+    void anIdleGatewaysTickSleepsUntilARequestIsAdmitted() throws Exception
+    {
+        AtomicInteger probes = new AtomicInteger();
+        admission.start(scheduler, List.of(), List.of(), task -> task.run());
+        admission.watch(task ->
+        {
+            probes.incrementAndGet();
+            task.run();
+        });
+        // One interval of ticks with nothing in flight and the limit at its ceiling, then none.
+        Thread.sleep(400);
+        int asleep = ticks.get();
+        assertThat(asleep).isBetween(5, 15);
+        Thread.sleep(400);
+        assertThat(ticks.get()).as("ticks while idle").isEqualTo(asleep);
+        assertThat(probes.get()).isZero();
+
+        assertThat(admission.tryAcquire()).isTrue();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (probes.get() == 0 && System.nanoTime() < deadline)
+            Thread.sleep(5);
+        assertThat(probes.get()).as("the request woke the ticks, which probe the loop").isPositive();
+        admission.release();
     }
 }
