@@ -28,7 +28,6 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -47,6 +46,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class StreamWritesTest
 {
     private static final String DONE = "data: [DONE]\n\n";
+    /** The last chunk of a provider's chunked body. */
+    private static final String END = "0\r\n\r\n";
 
     @TempDir
     Path dir;
@@ -162,8 +163,6 @@ class StreamWritesTest
         byte[] bytes = event.getBytes(StandardCharsets.UTF_8);
         return Integer.toHexString(bytes.length) + "\r\n" + event + "\r\n";
     }
-
-    private static final String END = "0\r\n\r\n";
 
     private static String delta(String text)
     {

@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.LongAdder;
  * thread over the interval, the worst of them, is the standing delay the limit is updated with: a burst or a pause
  * leaves some probe of the interval unhindered, a gateway that cannot keep up does not. A thread whose probe ran
  * within the target is left alone for the rest of the interval. One scheduler task, no timer or allocation per
- * request.</p>
+ * request; the task sleeps while the gateway is idle, until a request is admitted.</p>
  */
 public final class Admission
 {
@@ -197,7 +197,7 @@ public final class Admission
         {
             scheduler.schedule(tickTask, PROBE_MILLIS, TimeUnit.MILLISECONDS);
         }
-        catch (java.util.concurrent.RejectedExecutionException stopping)
+        catch (RejectedExecutionException stopping)
         {
             stopped = true;
         }
