@@ -56,16 +56,27 @@ class AdmissionProbesTest
         lateThread.shutdownNow();
     }
 
-    /** Counts the probes {@code loop} is handed over one second with one request in flight. */
-    private int probesInASecond(Executor loop) throws InterruptedException
+    /**
+     * Starts probing, with {@code loop} handed over as a plugin's event loop.
+     *
+     * @return the count of probes handed to {@code loop}
+     */
+    private AtomicInteger startWatching(Executor loop)
     {
         AtomicInteger probes = new AtomicInteger();
-        admission.start(scheduler, List.of(), List.of(), task -> task.run());
+        admission.start(scheduler, List.of(), List.of(), Runnable::run);
         admission.watch(task ->
         {
             probes.incrementAndGet();
             loop.execute(task);
         });
+        return probes;
+    }
+
+    /** Counts the probes {@code loop} is handed over one second with one request in flight. */
+    private int probesInASecond(Executor loop) throws InterruptedException
+    {
+        AtomicInteger probes = startWatching(loop);
         assertThat(admission.tryAcquire()).isTrue();
         Thread.sleep(1_000);
         admission.release();
@@ -105,13 +116,7 @@ class AdmissionProbesTest
     @Timeout(30)
     void nothingInFlightNothingProbed() throws Exception
     {
-        AtomicInteger probes = new AtomicInteger();
-        admission.start(scheduler, List.of(), List.of(), task -> task.run());
-        admission.watch(task ->
-        {
-            probes.incrementAndGet();
-            task.run();
-        });
+        AtomicInteger probes = startWatching(Runnable::run);
         Thread.sleep(500);
         assertThat(probes.get()).isZero();
     }
@@ -120,13 +125,7 @@ class AdmissionProbesTest
     @Timeout(30)
     void anIdleGatewaysTickSleepsUntilARequestIsAdmitted() throws Exception
     {
-        AtomicInteger probes = new AtomicInteger();
-        admission.start(scheduler, List.of(), List.of(), task -> task.run());
-        admission.watch(task ->
-        {
-            probes.incrementAndGet();
-            task.run();
-        });
+        AtomicInteger probes = startWatching(Runnable::run);
         // One interval of ticks with nothing in flight and the limit at its ceiling, then none.
         Thread.sleep(400);
         int asleep = ticks.get();
