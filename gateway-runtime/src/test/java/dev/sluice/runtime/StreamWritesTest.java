@@ -100,8 +100,8 @@ class StreamWritesTest
     }
 
     /**
-     * Answers the next request with an event stream: the head at once, then each packet (chunked events, and the
-     * stream's end where the packet says {@code <end>}) when the test lets it, written in one {@code write}.
+     * Answers the next request with an event stream: the head at once, then each packet (events as chunks, the body's
+     * last chunk {@link #END} where a packet ends the stream) when the test lets it, written in one {@code write}.
      */
     private void answer(String... packets)
     {
@@ -315,7 +315,8 @@ class StreamWritesTest
             assertThat(first.split("\n\n")).as(first).hasSizeGreaterThanOrEqualTo(4);
             arrive();
             String last = readChunk(in);
-            assertThat(last).contains("event: message_delta").endsWith("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+            assertThat(last).contains("event: message_delta")
+                .endsWith("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
             assertThat(readChunk(in)).isEmpty();
         }
     }
