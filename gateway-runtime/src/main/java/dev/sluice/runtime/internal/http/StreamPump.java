@@ -167,9 +167,11 @@ final class StreamPump extends IteratingCallback
         Kind following = peek();
         int known = first.remaining() + (nextItem instanceof RawFrame raw ? raw.bytes().remaining()
             : nextItem instanceof RetainedFrame lent ? lent.bytes().remaining() : 0);
-        if (following == Kind.NONE || following == Kind.ERROR || known > GATHER_MAX)
+        if (following == Kind.NONE || following == Kind.ERROR || following == Kind.END && !wroteAny
+            || known > GATHER_MAX)
         {
-            // Alone, as it is; what follows (an error, or too much to gather) waits for the next turn.
+            // Alone, as it is; what follows (an error, an end that may not finish the first write, or too much to
+            // gather) waits for the next turn.
             foundNothing = following == Kind.NONE;
             inFlight = firstFrame;
             write(first);
