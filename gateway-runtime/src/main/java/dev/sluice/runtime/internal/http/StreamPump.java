@@ -165,8 +165,8 @@ final class StreamPump extends IteratingCallback
     {
         RetainedFrame firstFrame = takeData();
         Kind following = peek();
-        int known = first.remaining() + (nextItem instanceof RawFrame raw ? raw.bytes().remaining()
-            : nextItem instanceof RetainedFrame lent ? lent.bytes().remaining() : 0);
+        ByteBuffer behind = rawBytes(nextItem);
+        int known = first.remaining() + (behind == null ? 0 : behind.remaining());
         if (following == Kind.NONE || following == Kind.ERROR || following == Kind.END && !wroteAny
             || known > GATHER_MAX)
         {
@@ -268,15 +268,12 @@ final class StreamPump extends IteratingCallback
             StreamItem item = events.read();
             if (item == null)
                 return Kind.NONE;
-            if (item instanceof RetainedFrame frame && !frame.bytes().hasRemaining())
+            ByteBuffer raw = rawBytes(item);
+            if (raw != null && !raw.hasRemaining())
             {
-                rawAtBoundary = frame.atBoundary();
-                frame.release();
-                continue;
-            }
-            if (item instanceof RawFrame frame && !frame.bytes().hasRemaining())
-            {
-                rawAtBoundary = frame.atBoundary();
+                noteBoundary(item);
+                if (item instanceof RetainedFrame frame)
+                    frame.release();
                 continue;
             }
             nextItem = item;
@@ -308,10 +305,9 @@ final class StreamPump extends IteratingCallback
         if (nextBytes != null)
             return nextBytes;
         StreamItem item = nextItem;
-        if (item instanceof RetainedFrame frame)
-            return nextBytes = frame.bytes();
-        if (item instanceof RawFrame frame)
-            return nextBytes = frame.bytes();
+        ByteBuffer raw = rawBytes(item);
+        if (raw != null)
+            return nextBytes = raw;
         if (item == StreamItem.END)
         {
             // A raw stream already carried the dialect's own end marker; a canonical one gets the encoder's.
@@ -348,12 +344,28 @@ final class StreamPump extends IteratingCallback
     private RetainedFrame takeData()
     {
         StreamItem item = nextItem;
+        noteBoundary(item);
+        clearHand();
+        return item instanceof RetainedFrame frame ? frame : null;
+    }
+
+    /** @return the bytes of a raw item (lent or not); {@code null} for anything else */
+    private static ByteBuffer rawBytes(StreamItem item)
+    {
+        if (item instanceof RetainedFrame frame)
+            return frame.bytes();
+        if (item instanceof RawFrame frame)
+            return frame.bytes();
+        return null;
+    }
+
+    /** A raw item went out or was dropped: where the raw stream's last event ended is now where it ends. */
+    private void noteBoundary(StreamItem item)
+    {
         if (item instanceof RetainedFrame frame)
             rawAtBoundary = frame.atBoundary();
         else if (item instanceof RawFrame frame)
             rawAtBoundary = frame.atBoundary();
-        clearHand();
-        return item instanceof RetainedFrame frame ? frame : null;
     }
 
     private void clearHand()
