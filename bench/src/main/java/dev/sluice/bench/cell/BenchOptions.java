@@ -36,6 +36,8 @@ import java.util.List;
  * @param mock         {@code java}, {@code nginx} or {@code auto}: which mock serves the cells the nginx mock can serve
  * @param pair         whether the cells with a baseline ({@link Cells#baseline(Cell)}) run paired: their gateway and a
  *                     baseline gateway loaded in the same window, half the rate each, schedules interleaved
+ * @param pairNginx    whether the cells measured against nginx run their gateway and nginx in the same window, half the
+ *                     rate each, schedules interleaved ({@code --pair-nginx}): the paired cost is gateway − nginx
  * @param baselineDist the distribution {@code --pair}'s baseline gateway runs: {@code dist} unless
  *                     {@code --baseline-dist} names another (a build before a change, measured in the same window)
  * @param gatewayJvm   JVM flags that replace the distribution's defaults for every gateway process
@@ -56,7 +58,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
                            long targetPid, int mockPort, boolean nginx, String nginxWorkers, String stages,
                            String generator, boolean list, boolean pin, Duration jvmWarmup, boolean haproxy,
-                           boolean jettyProxy, List<String> evidence, String mock, boolean pair, Path baselineDist,
+                           boolean jettyProxy, List<String> evidence, String mock, boolean pair, boolean pairNginx,
+                           Path baselineDist,
                            String gatewayJvm, String gatewayJvmAdd, String gatewayWarmup, String gatewayAdmission,
                            double scale, double saturationRate, double recoveryTolerance)
 {
@@ -110,6 +113,11 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             usual.
                             S1-5k-aa and S3-stream-aa are paired with their own config: the method's controls, or,
                             with --baseline-dist, a build against another
+          --pair-nginx      the cells measured against nginx (S1-5k, S1-h2c, S3-stream, ...) run their gateway and nginx
+                            together instead of one after the other: both on core 1, the same window, half the rate
+                            each, requests alternating, and report the paired cost = gateway − nginx (p50, p90, p99,
+                            CPU/req; streams also TTFT, TTFC); the checks against nginx then take nginx's run of the
+                            same window, S3-stream's time to first event as that paired difference; not with --pair
           --baseline-dist DIR  with --pair: the distribution the baseline gateway runs (default: --dist's), e.g. a copy
                             of the build before a change: both builds in the same window, the machine's drift shared
           --stages off|on|auto  the gateway's per-stage table (default off: it is a diagnostic the gateway does not
@@ -167,6 +175,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         String mockServer = MockProcess.AUTO;
         boolean list = false;
         boolean pair = false;
+        boolean pairNginx = false;
         String gatewayJvm = null;
         String gatewayJvmAdd = "";
         String gatewayWarmup = "";
@@ -193,6 +202,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                 case "--no-stages" -> stages = "off";
                 case "--list" -> list = true;
                 case "--pair" -> pair = true;
+                case "--pair-nginx" -> pairNginx = true;
                 case "--no-build" ->
                 {
                     // bench/run's option; harmless here.
@@ -288,10 +298,14 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         Duration jw = Duration.ofMillis(Math.round(1000 * (jvmWarmup != null ? jvmWarmup : 60)));
         if (baselineDist != null && !pair)
             throw new IllegalArgumentException("--baseline-dist: only with --pair");
+        if (pairNginx && pair)
+            throw new IllegalArgumentException("--pair-nginx: not with --pair (a repetition runs one pair)");
+        if (pairNginx && !nginx)
+            throw new IllegalArgumentException("--pair-nginx: not with --no-nginx");
         Path gatewayDist = dist != null ? dist : root.resolve("gateway-runtime/target/sluice");
         return new BenchOptions(List.copyOf(cells), reps, quick, w, m, sw, sm, root, gatewayDist, out, targetUrl,
             targetPid, mock, nginx, nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator,
-            list, pinned, jw, haproxy, jettyProxy, evidence, mockServer, pair,
+            list, pinned, jw, haproxy, jettyProxy, evidence, mockServer, pair, pairNginx,
             baselineDist != null ? baselineDist : gatewayDist, gatewayJvm, gatewayJvmAdd, gatewayWarmup,
             gatewayAdmission, scale, saturationRate, recoveryTolerance);
     }

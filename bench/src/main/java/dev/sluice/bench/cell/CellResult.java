@@ -54,6 +54,17 @@ record CellResult(String cell, String title, String status, List<String> notes, 
         return reps.stream().anyMatch(r -> r.steps().stream().anyMatch(s -> s.runs().containsKey("baseline")));
     }
 
+    /**
+     * @return what the cell's paired cost was measured against: {@code baseline} ({@code --pair}), {@code nginx}
+     *         ({@code --pair-nginx}: a repetition with a paired cost and no baseline run), or null when it ran unpaired
+     */
+    String pairedAgainst()
+    {
+        if (ranPaired())
+            return "baseline";
+        return reps.stream().anyMatch(r -> r.steps().stream().anyMatch(s -> s.paired() != null)) ? "nginx" : null;
+    }
+
     /** @return the gateway's summary, or null */
     TargetSummary gateway()
     {

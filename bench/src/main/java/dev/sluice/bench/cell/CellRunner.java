@@ -198,9 +198,12 @@ final class CellRunner implements AutoCloseable
             cell.h2c(), cell.connections(), o.warmup(), o.window()) : spec;
         Map<String, TargetRun> runs = new LinkedHashMap<>();
         boolean paired = paired(session.options(), cell);
+        boolean pairedNginx = !paired && pairedWithNginx(cell);
         BenchRedis.Sample redisBefore = redisSample(cell);
         if (paired)
             runs.putAll(pairRun(cell, rep, mock, clientSpec));
+        else if (pairedNginx)
+            runs.putAll(pairNginxRun(cell, rep, mock, clientSpec, TargetLauncher.referenceSpec("nginx", spec)));
         else
             runs.put("gateway", gatewayRun(cell, rep, mock, clientSpec));
         logRedis(cell, rep, redisBefore);
@@ -208,6 +211,8 @@ final class CellRunner implements AutoCloseable
             null));
         for (String ref : launcher.references(cell))
         {
+            if (pairedNginx && "nginx".equals(ref))
+                continue;
             runs.put(ref, processRun(cell, rep, mock, TargetLauncher.referenceSpec(ref, spec), ref,
                 () -> launcher.startReference(ref, cell, rep, mock)));
         }
@@ -221,7 +226,8 @@ final class CellRunner implements AutoCloseable
                 overhead.put(t, over);
         }
         return new Step(cell.rate(), runs, overhead, Map.of(), Map.of(),
-            paired ? PairedCost.of(runs.get("gateway"), runs.get("baseline")) : null);
+            paired ? PairedCost.of(runs.get("gateway"), runs.get("baseline"))
+                : pairedNginx ? PairedCost.of(runs.get("gateway"), runs.get("nginx")) : null);
     }
 
     /** @return the Redis server's figures before a repetition of a cell whose limits live in Redis, or null */
@@ -276,6 +282,16 @@ final class CellRunner implements AutoCloseable
     static boolean paired(BenchOptions o, Cell cell)
     {
         return o.pair() && o.targetUrl() == null && Cells.baseline(cell) != null;
+    }
+
+    /**
+     * @return whether {@code --pair-nginx} runs this cell's gateway and nginx together: a cell measured against nginx,
+     *         with nginx found, and a gateway this bench starts
+     */
+    private boolean pairedWithNginx(Cell cell)
+    {
+        BenchOptions o = session.options();
+        return o.pairNginx() && o.targetUrl() == null && launcher.references(cell).contains("nginx");
     }
 
     /** Starts a target process. */
@@ -421,6 +437,42 @@ final class CellRunner implements AutoCloseable
             Map<String, TargetRun> failed = new LinkedHashMap<>();
             failed.put("gateway", TargetRun.failed("gateway", "", cell.protocol(), message(x)));
             failed.put("baseline", TargetRun.failed("baseline", "", cell.protocol(), message(x)));
+            return failed;
+        }
+    }
+
+    /**
+     * {@code --pair-nginx}'s measured run: a fresh gateway and a fresh nginx, both pinned as usual, the gateway primed
+     * ({@link Priming#primeJvm}), then loaded together as {@link #pairRun} loads two gateways: half the rate and half the
+     * connections each, the same warm-up and window, nginx's requests due half an interval after the gateway's. nginx
+     * gets the request of its ordinary run (the provider's dialect, HTTP/1.1 when the cell is h2c). No evidence spans.
+     * Never throws.
+     *
+     * @param clientSpec the cell's load in the client's dialect
+     * @param nginxSpec  nginx's load, as its ordinary run would get it
+     * @return the {@code gateway} and {@code nginx} runs, in that order
+     */
+    private Map<String, TargetRun> pairNginxRun(Cell cell, int rep, MockProcess mock, LoadSpec clientSpec, LoadSpec nginxSpec)
+    {
+        try (GatewayProcess gateway = launcher.startGateway(cell, rep, mock, true);
+             TargetProcess nginx = launcher.startReference("nginx", cell, rep, mock))
+        {
+            LoadSpec a = halfLoad(clientSpec).withTarget(gateway.uri(Dialects.path(cell.client())));
+            LoadSpec b = halfLoad(nginxSpec).withTarget(nginx.uri(pathOf(nginxSpec.target())));
+            Duration primed = priming.primeJvm(cell, rep, gateway, a, priming.primeLength());
+            RunProbe probeA = launcher.targetProbe(gateway, mock);
+            RunProbe probeB = launcher.targetProbe(nginx, mock);
+            log(cell, "rep " + rep + ": paired with nginx, gateway pid " + probeA.targetPid() + " and nginx, "
+                + Fmt.rate(a.rate()) + " each, requests alternating");
+            return loads.measure(cell, rep, List.of(new LoadDriver.Arm("gateway", priming.withJvmWarmup(a, primed), probeA),
+                new LoadDriver.Arm("nginx", priming.withJvmWarmup(b, primed), probeB)), null);
+        }
+        catch (IOException x)
+        {
+            log(cell, "rep " + rep + " paired with nginx: " + message(x));
+            Map<String, TargetRun> failed = new LinkedHashMap<>();
+            failed.put("gateway", TargetRun.failed("gateway", "", cell.protocol(), message(x)));
+            failed.put("nginx", TargetRun.failed("nginx", "", "HTTP/1.1", message(x)));
             return failed;
         }
     }

@@ -149,7 +149,7 @@ public final class Report
     public static String headline(List<CellResult> cells)
     {
         // A session with paired cells gets a column for their paired cost; others keep the table as it was.
-        boolean paired = cells.stream().anyMatch(CellResult::ranPaired);
+        boolean paired = cells.stream().anyMatch(c -> c.pairedAgainst() != null);
         StringBuilder md = new StringBuilder();
         md.append("| cell | achieved | overhead p50 | overhead p99 | overhead p99.9 | CPU/req | RSS idle → peak | flags | ")
             .append("targets |").append(paired ? " paired cost p50 / CPU |" : "").append("\n");
@@ -329,7 +329,7 @@ public final class Report
             md.append("Latency overhead over direct (median of the per-repetition differences):\n\n");
             overheadTable(md, c, Overhead::latency);
         }
-        if (c.ranPaired())
+        if (c.pairedAgainst() != null)
             paired(md, c);
 
         if (!c.stages().isEmpty())
@@ -404,9 +404,13 @@ public final class Report
     {
         boolean stream = c.reps().stream().anyMatch(r -> r.steps().stream()
             .anyMatch(s -> s.paired() != null && s.paired().ttft() != null));
-        md.append("Paired cost: what the cell's plugins or route cost, gateway − baseline per repetition and the median " +
-            "(two processes, same window, interleaved schedules, half the rate each; the method is described at the " +
-            "top):\n\n");
+        if ("nginx".equals(c.pairedAgainst()))
+            md.append("Paired with nginx: what the gateway costs over the byte pipe, gateway − nginx per repetition and " +
+                "the median (two processes on the same core, same window, interleaved schedules, half the rate each):\n\n");
+        else
+            md.append("Paired cost: what the cell's plugins or route cost, gateway − baseline per repetition and the " +
+                "median (two processes, same window, interleaved schedules, half the rate each; the method is described " +
+                "at the top):\n\n");
         md.append("| rep | p50 | p90 | p99 | CPU/req |").append(stream ? " TTFT p50 | TTFT p99 | TTFC p50 | TTFC p99 |" : "")
             .append("\n|---|---:|---:|---:|---:|").append(stream ? "---:|---:|---:|---:|" : "").append("\n");
         for (Rep rep : c.reps())

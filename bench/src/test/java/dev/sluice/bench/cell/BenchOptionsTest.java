@@ -62,6 +62,20 @@ class BenchOptionsTest
     }
 
     @Test
+    void pairingWithNginxIsAskedForAloneAndNeedsNginx()
+    {
+        assertThat(BenchOptions.parse().pairNginx()).isFalse();
+        BenchOptions o = BenchOptions.parse("S3-stream", "--pair-nginx");
+        assertThat(o.pairNginx()).isTrue();
+        assertThat(o.pair()).isFalse();
+        assertThatThrownBy(() -> BenchOptions.parse("S3-stream", "--pair-nginx", "--pair"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not with --pair");
+        assertThatThrownBy(() -> BenchOptions.parse("S3-stream", "--pair-nginx", "--no-nginx"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not with --no-nginx");
+        assertThat(BenchOptions.USAGE).contains("--pair-nginx").contains("paired cost = gateway − nginx");
+    }
+
+    @Test
     void aPairsBaselineRunsTheGatewaysDistributionUnlessAnotherIsNamed()
     {
         BenchOptions same = BenchOptions.parse("S3-stream-aa", "--pair", "--dist", "/tmp/after");

@@ -104,6 +104,16 @@ final class Fixtures
         return new Step(5000, runs, overhead, Map.of(), Map.of(), PairedCost.of(gateway, baseline));
     }
 
+    /**
+     * @return one {@code --pair-nginx} step: gateway and nginx in the same window, then direct, with overheads and the
+     *         paired cost gateway − nginx
+     */
+    static Step nginxPairedStep(TargetRun gateway, TargetRun nginx, TargetRun direct)
+    {
+        Step step = step(gateway, direct, nginx);
+        return new Step(step.rate(), step.runs(), step.overhead(), Map.of(), Map.of(), PairedCost.of(gateway, nginx));
+    }
+
     /** @return a cell in the catalog */
     static Cell cell(String name)
     {

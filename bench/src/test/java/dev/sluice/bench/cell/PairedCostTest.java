@@ -168,6 +168,54 @@ class PairedCostTest
     }
 
     @Test
+    void aStreamPairedWithNginxIsJudgedOnTheDifferenceOfTheirFirstEvents()
+    {
+        // In the same window the gateway's first event comes 20, 30, 24 µs after nginx's; the direct run, measured
+        // apart, had its first event 300 µs earlier than either: nginx's overhead over it is large, the difference not.
+        double[] over = {20, 30, 24};
+        List<Rep> reps = new ArrayList<>();
+        for (int i = 0; i < over.length; i++)
+        {
+            reps.add(new Rep(i + 1, List.of(Fixtures.nginxPairedStep(Fixtures.streamRun("gateway", 200_400 + over[i], 560.0),
+                Fixtures.streamRun("nginx", 200_400, 290.0), Fixtures.streamRun("direct", 200_100, null))), Map.of(), Map.of(),
+                null, null));
+        }
+        CellResult c = Summaries.summarize(Fixtures.cell("S3-stream"), "ok", List.of(), Map.of(), reps);
+        c = c.withChecks(Targets.check(c, Map.of()));
+        assertThat(c.pairedAgainst()).isEqualTo("nginx");
+        assertThat(c.ranPaired()).isFalse();
+        assertThat(c.paired().ttft().p50()).isEqualTo(24);
+        assertThat(c.paired().cpuUsPerRequest()).isEqualTo(270);
+        Map<String, Check> checks = TargetsTest.byWhat(c.checks());
+        Check ttft = checks.get("TTFT p50 vs byte pipe (gateway − nginx, same window)");
+        assertThat(ttft.target()).isEqualTo("≤ 25 µs");
+        assertThat(ttft.measured()).isEqualTo("24 µs");
+        assertThat(ttft.met()).isTrue();
+        assertThat(checks).doesNotContainKey("TTFT overhead p50 vs byte pipe");
+        // The CPU check takes nginx's run of the same window: 560 against 2 × 290.
+        assertThat(checks.get("CPU per stream vs byte pipe").target()).isEqualTo("≤ 2× nginx's (580 µs)");
+        assertThat(checks.get("CPU per stream vs byte pipe").met()).isTrue();
+        // No plugin target applies to the difference from nginx.
+        assertThat(checks.keySet()).noneMatch(what -> what.startsWith("paired cost"));
+
+        String md = Report.markdown(new RunInfo("a", "b", "vm", 2, 1, "17", "6", "c", "d", "e", Map.of(), "f", "g", 100, "h",
+            List.of()), List.of(c));
+        assertThat(md).contains("Paired with nginx: what the gateway costs over the byte pipe, gateway − nginx")
+            .doesNotContain("Paired cost: what the cell's plugins or route cost")
+            .containsPattern("\\| \\*\\*median\\*\\* \\| [^|]+ \\| [^|]+ \\| [^|]+ \\| 270 µs \\| 24 µs \\|");
+        assertThat(Report.headline(List.of(c)).lines().toList().get(0)).endsWith("| paired cost p50 / CPU |");
+
+        // Unpaired, the same runs are judged on nginx's overhead over the direct run, a run apart.
+        List<Rep> apart = List.of(new Rep(1, List.of(Fixtures.step(Fixtures.streamRun("gateway", 200_424, 560.0),
+            Fixtures.streamRun("direct", 200_100, null), Fixtures.streamRun("nginx", 200_400, 290.0))), Map.of(), Map.of(),
+            null, null));
+        CellResult unpaired = Summaries.summarize(Fixtures.cell("S3-stream"), "ok", List.of(), Map.of(), apart);
+        assertThat(unpaired.pairedAgainst()).isNull();
+        assertThat(TargetsTest.byWhat(Targets.check(unpaired, Map.of()))).containsKey("TTFT overhead p50 vs byte pipe")
+            .doesNotContainKey("TTFT p50 vs byte pipe (gateway − nginx, same window)");
+    }
+
+    @Test
     void aStreamedCellWhoseFirstContentCameLateMissesItsPairedTarget()
     {
         // The first event on time, the first content 30 µs after the baseline's: TTFT alone would pass.
