@@ -32,7 +32,8 @@ import java.util.concurrent.TimeoutException;
  * cannot keep one open. h2c connections are left to Jetty.</p>
  *
  * <p>{@link #newEndPoint} does what {@link ServerConnector#newEndPoint} does (Jetty 12.1) with the subclass, which
- * also reads an emptied socket only once the selector has seen it readable ({@link ShortReadEndPoint}).</p>
+ * also reads an emptied socket only once the selector has seen it readable, and keeps its read interest on the key
+ * while a connection goes from one request to the next ({@link ShortReadEndPoint}).</p>
  */
 final class IdleDeferringConnector extends ServerConnector
 {
@@ -79,7 +80,9 @@ final class IdleDeferringConnector extends ServerConnector
 
         IdleDeferringEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
         {
-            super(channel, selector, key, scheduler);
+            // Keeps the read interest on the key between requests: the next one is looked for from the thread that
+            // wrote the answer, which would otherwise wake the selector to put it back.
+            super(channel, selector, key, scheduler, true);
         }
 
         @Override

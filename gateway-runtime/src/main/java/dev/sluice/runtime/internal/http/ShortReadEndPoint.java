@@ -2,9 +2,11 @@ package dev.sluice.runtime.internal.http;
 
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.FillInterest;
 import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.io.Transport;
+import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.Scheduler;
 
 import java.io.IOException;
@@ -30,10 +32,19 @@ import java.util.Map;
  * and is followed by another read, as before. A look that must see the socket as it is now, such as
  * {@link ClientWatch}'s at a client that may have left, reads through {@link #fillNow}.</p>
  *
+ * <p>The server's connections also keep their read interest on the selection key from one request to the next. Jetty
+ * takes it off whenever the selector reports the socket readable ({@code epoll_ctl}, as the interest drops to none)
+ * and puts it back with the next read interest; the next request's read interest comes from the thread that
+ * completed the exchange — the upstream's — which then has to wake the server's selector to put it back (an
+ * {@code eventfd} write, a context switch and two more system calls on the selector, per request). Here a readiness
+ * that a non-blocking read waited for leaves the interest on the key, and the next read interest, from any thread,
+ * asks the selector for nothing ({@link #keepReading}, {@link #needsFillInterest}).</p>
+ *
  * <p>Both the server's connections ({@link IdleDeferringConnector}) and the upstream clients'
- * ({@link #clientConnector()}) are made of it. It overrides two methods of Jetty 12.1's endpoint, {@link #fill} and
- * {@link #onSelected}; {@code ShortReadEndPointTest} fails if either stops being overridable, and
- * {@code UpstreamBodyReadsTest} if the upstream connections stop skipping the read.</p>
+ * ({@link #clientConnector()}, without the kept interest: their reads come back on the selector's own thread) are made
+ * of it. It overrides four methods of Jetty 12.1's endpoint, {@link #fill}, {@link #onSelected},
+ * {@link #needsFillInterest} and {@link #replaceKey}; {@code ShortReadEndPointTest} fails if one stops being
+ * overridable, and {@code UpstreamBodyReadsTest} if the upstream connections stop skipping the read.</p>
  */
 public class ShortReadEndPoint extends SocketChannelEndPoint
 {
@@ -41,10 +52,34 @@ public class ShortReadEndPoint extends SocketChannelEndPoint
     // fill that found nothing registers it, the selector's report of it runs the next fill), and a stale value costs
     // one read or one selector pass, never a byte: a plain field.
     private boolean emptied;
+    /**
+     * Whether the key kept its read interest when the selector last reported the socket readable: written by the
+     * selector thread ({@link #keepReading}), read by whichever thread registers a read interest next.
+     */
+    private volatile boolean readKept;
+    /** The endpoint's key, as Jetty's own (private) one: replaced with it when the selector is rebuilt. */
+    private volatile SelectionKey key;
 
+    /** Whether a readiness a non-blocking read waited for leaves the key watching the socket ({@link #keepReading}). */
+    private final boolean keepsReadInterest;
+
+    /** An endpoint whose key loses its read interest whenever the selector reports the socket readable, as Jetty's. */
     public ShortReadEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
     {
+        this(channel, selector, key, scheduler, false);
+    }
+
+    /**
+     * @param keepsReadInterest whether a readiness that a non-blocking read waited for leaves the key watching the
+     *                          socket ({@link #keepReading}): the server's connections, whose next read interest comes
+     *                          from the thread that completed the exchange
+     */
+    public ShortReadEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler,
+                             boolean keepsReadInterest)
+    {
         super(channel, selector, key, scheduler);
+        this.key = key;
+        this.keepsReadInterest = keepsReadInterest;
     }
 
     @Override
@@ -78,7 +113,65 @@ public class ShortReadEndPoint extends SocketChannelEndPoint
     {
         // Readable, or writable: a socket reported writable may be read once more for nothing, which is rare.
         emptied = false;
-        return super.onSelected();
+        boolean readable = (key.readyOps() & SelectionKey.OP_READ) != 0;
+        // Jetty takes the read interest off the key here; keepReading() may put it back before the key is updated.
+        Runnable task = super.onSelected();
+        if (readable && keepsReadInterest)
+            keepReading();
+        return task;
+    }
+
+    /**
+     * Called on the selector thread when it reported the socket readable and Jetty took the read interest off the
+     * key's desired interests: puts it back, so that the key is left as it is (no {@code epoll_ctl}), when a
+     * non-blocking read is waiting for it — the task this report returns runs that read on this thread, before the
+     * selector looks again, so a readiness left registered cannot report bytes nobody is about to read (a read that
+     * leaves some, with no new interest, is reported once more and then loses it). Otherwise the key loses its read
+     * interest as in Jetty, and the next {@link #needsFillInterest} asks the selector for it again.
+     *
+     * <p>A read interest registered from another thread while the key kept it asked the selector for nothing; if this
+     * report takes the interest off, that read is still served: it was registered before its thread saw
+     * {@code readKept} set (both sides write, then read, a volatile), so before it is cleared here, so before the
+     * returned task runs — and the task hands the readiness to whatever read interest is registered when it runs.</p>
+     */
+    private void keepReading()
+    {
+        if (readsInline(getFillInterest()))
+        {
+            super.needsFillInterest();
+            readKept = true;
+        }
+        else
+        {
+            readKept = false;
+        }
+    }
+
+    private static boolean readsInline(FillInterest interest)
+    {
+        return interest.isInterested() && interest.getCallbackInvocationType() == Invocable.InvocationType.NON_BLOCKING;
+    }
+
+    /**
+     * Registers the read interest with the selector, unless the key kept it when the selector last reported the
+     * socket readable ({@link #keepReading}): then the selector already watches the socket, and asking it again would
+     * wake it (from another thread, an {@code eventfd} write and a context switch) only to leave the key as it is —
+     * what every HTTP/1.1 exchange completed on the upstream's thread did when its connection looked for the next
+     * request.
+     */
+    @Override
+    protected void needsFillInterest()
+    {
+        if (readKept)
+            return;
+        super.needsFillInterest();
+    }
+
+    @Override
+    public void replaceKey(SelectionKey newKey)
+    {
+        super.replaceKey(newKey);
+        key = newKey;
     }
 
     /**

@@ -6,7 +6,9 @@ import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.io.SelectableChannelEndPoint;
+import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -14,14 +16,18 @@ import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Invocable.InvocationType;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.reflect.Method;
@@ -39,7 +45,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -70,8 +80,9 @@ class ShortReadEndPointTest
         selector = Selector.open();
         open.add(selector);
         SelectionKey key = channel.register(selector, SelectionKey.OP_READ);
-        // No ManagedSelector: the endpoint's fill and onSelected use only the channel and the key.
-        endPoint = new ShortReadEndPoint(channel, null, key, null);
+        // No ManagedSelector: the endpoint's fill and onSelected use only the channel and the key. It keeps its read
+        // interest as the server's do; the tests without one never register a read interest, so it changes nothing.
+        endPoint = new ShortReadEndPoint(channel, null, key, null, true);
     }
 
     @AfterEach
@@ -240,18 +251,284 @@ class ShortReadEndPointTest
         assertThat(endPoint.fillNow(BufferUtil.allocate(1))).isEqualTo(-1);
     }
 
-    @Test
-    void theTwoMethodsItOverridesAreJettysOverridablePublicOnes() throws Exception
+    /** The selector reports the socket, and the task it returns runs here, as the selector runs a non-blocking one. */
+    private void selectedAndRun() throws Exception
     {
-        // A Jetty upgrade that makes either final, or moves them, fails here rather than in production.
+        assertThat(selector.select(10_000)).as("the selector sees the socket").isEqualTo(1);
+        selector.selectedKeys().clear();
+        Runnable task = endPoint.onSelected();
+        assertThat(task).as("a readable socket's task").isNotNull();
+        endPoint.updateKey();
+        task.run();
+    }
+
+    private int keyInterests()
+    {
+        return ((SocketChannel)endPoint.getChannel()).keyFor(selector).interestOps();
+    }
+
+    /** A read interest whose callback runs where the selector reports the socket, as the gateway's reads do. */
+    private static final class Interest implements Callback
+    {
+        private final InvocationType type;
+        private int calls;
+
+        Interest(InvocationType type)
+        {
+            this.type = type;
+        }
+
+        @Override
+        public void succeeded()
+        {
+            calls++;
+        }
+
+        @Override
+        public InvocationType getInvocationType()
+        {
+            return type;
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void aReadinessANonBlockingReadWaitedForLeavesTheKeyWatchingTheSocket() throws Exception
+    {
+        Interest first = new Interest(InvocationType.NON_BLOCKING);
+        endPoint.fillInterested(first);
+        endPoint.updateKey();
+        send("abc");
+        awaitUnread(3);
+        selectedAndRun();
+        assertThat(first.calls).isEqualTo(1);
+        endPoint.fill(BufferUtil.allocate(64));
+        // Jetty would have taken the read interest off the key (an epoll_ctl) to put it back with the next one.
+        assertThat(keyInterests() & SelectionKey.OP_READ).as("the key still watches the socket for reading").isNotZero();
+
+        // The next read interest leaves the key as it is and is served by the next report.
+        Interest next = new Interest(InvocationType.NON_BLOCKING);
+        endPoint.fillInterested(next);
+        endPoint.updateKey();
+        assertThat(keyInterests() & SelectionKey.OP_READ).isNotZero();
+        send("de");
+        awaitUnread(2);
+        selectedAndRun();
+        assertThat(next.calls).isEqualTo(1);
+        ByteBuffer buffer = BufferUtil.allocate(64);
+        assertThat(endPoint.fill(buffer)).isEqualTo(2);
+        assertThat(take(buffer)).isEqualTo("de");
+    }
+
+    @Test
+    @Timeout(60)
+    void bytesNobodyReadsAreReportedOnceMoreAndThenNotWatchedUntilAReadIsWanted() throws Exception
+    {
+        // The read runs but leaves the bytes (a connection that stops before the end of what arrived).
+        Interest read = new Interest(InvocationType.NON_BLOCKING);
+        endPoint.fillInterested(read);
+        endPoint.updateKey();
+        send("abc");
+        awaitUnread(3);
+        selectedAndRun();
+        assertThat(read.calls).isEqualTo(1);
+
+        // Still readable, and nobody wants to read: the key loses its read interest, so the selector does not report
+        // the socket again and again while the bytes wait.
+        selectedAndRun();
+        assertThat(keyInterests() & SelectionKey.OP_READ).isZero();
+        assertThat(selector.selectNow()).as("the unread socket is no longer reported").isZero();
+
+        // A read wanted again puts it back, and the bytes are there.
+        Interest again = new Interest(InvocationType.NON_BLOCKING);
+        endPoint.fillInterested(again);
+        endPoint.updateKey();
+        selectedAndRun();
+        assertThat(again.calls).isEqualTo(1);
+        ByteBuffer buffer = BufferUtil.allocate(64);
+        assertThat(endPoint.fill(buffer)).isEqualTo(3);
+        assertThat(take(buffer)).isEqualTo("abc");
+    }
+
+    @Test
+    @Timeout(60)
+    void aReadinessForABlockingReadTakesTheReadInterestOffAsJettyDoes() throws Exception
+    {
+        // Its task goes to another thread: the selector may look again before the bytes are read, so the key must not
+        // keep reporting them meanwhile.
+        Interest blocking = new Interest(InvocationType.BLOCKING);
+        endPoint.fillInterested(blocking);
+        endPoint.updateKey();
+        send("abc");
+        awaitUnread(3);
+        assertThat(selector.select(10_000)).isEqualTo(1);
+        selector.selectedKeys().clear();
+        Runnable task = endPoint.onSelected();
+        endPoint.updateKey();
+        assertThat(keyInterests() & SelectionKey.OP_READ).isZero();
+        assertThat(selector.selectNow()).isZero();
+        task.run();
+        assertThat(blocking.calls).isEqualTo(1);
+    }
+
+    @Test
+    void theMethodsItOverridesAreJettysOverridableOnes() throws Exception
+    {
+        // A Jetty upgrade that makes one final, or moves it, fails here rather than in production.
         for (Method method : new Method[]{SocketChannelEndPoint.class.getMethod("fill", ByteBuffer.class),
-            SelectableChannelEndPoint.class.getMethod("onSelected")})
+            SelectableChannelEndPoint.class.getMethod("onSelected"),
+            SelectableChannelEndPoint.class.getMethod("replaceKey", SelectionKey.class)})
         {
             assertThat(Modifier.isPublic(method.getModifiers())).as(method.toString()).isTrue();
             assertThat(Modifier.isFinal(method.getModifiers())).as(method.toString()).isFalse();
         }
+        Method needs = SelectableChannelEndPoint.class.getDeclaredMethod("needsFillInterest");
+        assertThat(Modifier.isProtected(needs.getModifiers())).isTrue();
+        assertThat(Modifier.isFinal(needs.getModifiers())).isFalse();
         assertThat(ShortReadEndPoint.class.getDeclaredMethod("fill", ByteBuffer.class)).isNotNull();
         assertThat(ShortReadEndPoint.class.getDeclaredMethod("onSelected")).isNotNull();
+        assertThat(ShortReadEndPoint.class.getDeclaredMethod("needsFillInterest")).isNotNull();
+        assertThat(ShortReadEndPoint.class.getDeclaredMethod("replaceKey", SelectionKey.class)).isNotNull();
+    }
+
+    /** A server whose connections are made of the endpoint, on a selector that counts how often it wakes. */
+    private ServerConnector countingServer(Handler handler, AtomicInteger wakeUps) throws Exception
+    {
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName("kept-read-test");
+        Server server = new Server(threads);
+        open.add(server::stop);
+        ServerConnector connector = new ServerConnector(server, null, null, null, 1, 1,
+            new HttpConnectionFactory(new HttpConfiguration()))
+        {
+            @Override
+            protected SocketChannelEndPoint newEndPoint(SocketChannel channel, ManagedSelector selectSet, SelectionKey key)
+            {
+                ShortReadEndPoint made = new ShortReadEndPoint(channel, selectSet, key, getScheduler(), true);
+                made.setIdleTimeout(getIdleTimeout());
+                return made;
+            }
+
+            @Override
+            protected SelectorManager newSelectorManager(Executor executor, Scheduler scheduler, int selectors)
+            {
+                return new ServerConnectorManager(executor, scheduler, selectors)
+                {
+                    @Override
+                    protected ManagedSelector newSelector(int id)
+                    {
+                        return new ManagedSelector(this, id)
+                        {
+                            @Override
+                            protected int nioSelect(Selector selector, boolean now) throws IOException
+                            {
+                                int selected = super.nioSelect(selector, now);
+                                wakeUps.incrementAndGet();
+                                return selected;
+                            }
+                        };
+                    }
+                };
+            }
+        };
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        server.setHandler(handler);
+        server.start();
+        return connector;
+    }
+
+    /** Answers each request 10 ms later from a thread of its own, as the gateway answers from the upstream's thread. */
+    private Handler answeringLater(ScheduledExecutorService answerer, long delayMillis)
+    {
+        return new Handler.Abstract.NonBlocking()
+        {
+            @Override
+            public boolean handle(Request request, Response response, Callback callback)
+            {
+                answerer.schedule(() -> Content.Sink.write(response, true, "ok", callback), delayMillis,
+                    TimeUnit.MILLISECONDS);
+                return true;
+            }
+        };
+    }
+
+    private static String readAnswer(InputStream in) throws IOException
+    {
+        // "ok" with a Content-Length: the head, an empty line, two bytes.
+        StringBuilder text = new StringBuilder();
+        while (!text.toString().endsWith("\r\n\r\nok"))
+        {
+            int b = in.read();
+            if (b < 0)
+                break;
+            text.append((char)b);
+        }
+        return text.toString();
+    }
+
+    /**
+     * A kept-alive client whose answers come from another thread: after each answer the connection looks for the next
+     * request, and its read interest, kept on the key, wakes nobody. Jetty's endpoint took it off when the request was
+     * read and put it back through the selector from the answering thread: a wake-up of the selector per request.
+     */
+    @Test
+    @Timeout(60)
+    void aConnectionAnsweredFromAnotherThreadDoesNotWakeItsSelectorToWaitForTheNextRequest() throws Exception
+    {
+        ScheduledExecutorService answerer = Executors.newSingleThreadScheduledExecutor();
+        open.add(answerer::shutdownNow);
+        AtomicInteger wakeUps = new AtomicInteger();
+        ServerConnector connector = countingServer(answeringLater(answerer, 10), wakeUps);
+        int requests = 40;
+        try (Socket client = new Socket("127.0.0.1", connector.getLocalPort()))
+        {
+            OutputStream out = client.getOutputStream();
+            InputStream in = client.getInputStream();
+            // The first exchange opens the connection (its own wake-ups); then count.
+            out.write("GET /0 HTTP/1.1\r\nHost: t\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            assertThat(readAnswer(in)).startsWith("HTTP/1.1 200");
+            int before = wakeUps.get();
+            for (int i = 1; i <= requests; i++)
+            {
+                // A client that sends its next request a moment after the answer, as most do: the connection has been
+                // looking for it since the answer was written. (One that sends it at once may find it not yet looking,
+                // and then costs what Jetty's endpoint costs, for that request.)
+                Thread.sleep(5);
+                out.write(("GET /" + i + " HTTP/1.1\r\nHost: t\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                assertThat(readAnswer(in)).as("answer " + i).startsWith("HTTP/1.1 200").endsWith("ok");
+            }
+            int woke = wakeUps.get() - before;
+            // One wake-up per request: its bytes arriving (40 for 40 here). Jetty's own endpoint: two (80 for 40).
+            assertThat(woke).as("selector wake-ups for %d requests", requests).isLessThanOrEqualTo(requests + 8);
+        }
+    }
+
+    /** A client that closes its side while its request is handled: the key stops reporting it, no selector spins. */
+    @Test
+    @Timeout(60)
+    void aClientThatClosesItsSideWhileItsRequestIsHandledDoesNotKeepTheSelectorBusy() throws Exception
+    {
+        ScheduledExecutorService answerer = Executors.newSingleThreadScheduledExecutor();
+        open.add(answerer::shutdownNow);
+        AtomicInteger wakeUps = new AtomicInteger();
+        ServerConnector connector = countingServer(answeringLater(answerer, 400), wakeUps);
+        try (Socket client = new Socket("127.0.0.1", connector.getLocalPort()))
+        {
+            OutputStream out = client.getOutputStream();
+            out.write("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            Thread.sleep(50);
+            int before = wakeUps.get();
+            // The end of the stream stays readable for as long as the socket is open.
+            client.shutdownOutput();
+            Thread.sleep(250);
+            assertThat(wakeUps.get() - before).as("selector wake-ups while the request waits").isLessThanOrEqualTo(3);
+            // The answer still comes (the client only closed its side).
+            assertThat(readAnswer(client.getInputStream())).startsWith("HTTP/1.1 200");
+        }
     }
 
     /**
