@@ -111,9 +111,14 @@ public class ShortReadEndPoint extends SocketChannelEndPoint
     @Override
     public Runnable onSelected()
     {
-        // Readable, or writable: a socket reported writable may be read once more for nothing, which is rare.
-        emptied = false;
         boolean readable = (key.readyOps() & SelectionKey.OP_READ) != 0;
+        // Readable, or writable: a socket reported writable may be read once more for nothing, which is rare. Not when
+        // it kept its read interest and no read waits: bytes that arrive while a request is handled (a client that
+        // sends its next request before its connection looks for it) are then read once a read waits for them, when
+        // the selector reports them again — on the selector's thread, not on the thread that completes the exchange
+        // and would otherwise find them with its look for the next request.
+        if (!keepsReadInterest || !readable || getFillInterest().isInterested())
+            emptied = false;
         // Jetty takes the read interest off the key here; keepReading() may put it back before the key is updated.
         Runnable task = super.onSelected();
         if (readable && keepsReadInterest)

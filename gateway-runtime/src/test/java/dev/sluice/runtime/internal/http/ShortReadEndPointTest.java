@@ -65,6 +65,14 @@ class ShortReadEndPointTest
     private Selector selector;
     private Socket peer;
     private ShortReadEndPoint endPoint;
+    /** The same socket as the server's connections make it: keeping its read interest. */
+    private ShortReadEndPoint keeping;
+
+    /** The tests of the kept read interest use an endpoint that keeps it, as the server's connections do. */
+    private void keepingReadInterest()
+    {
+        endPoint = keeping;
+    }
 
     @BeforeEach
     void connect() throws Exception
@@ -80,9 +88,9 @@ class ShortReadEndPointTest
         selector = Selector.open();
         open.add(selector);
         SelectionKey key = channel.register(selector, SelectionKey.OP_READ);
-        // No ManagedSelector: the endpoint's fill and onSelected use only the channel and the key. It keeps its read
-        // interest as the server's do; the tests without one never register a read interest, so it changes nothing.
-        endPoint = new ShortReadEndPoint(channel, null, key, null, true);
+        // No ManagedSelector: the endpoint's fill and onSelected use only the channel and the key.
+        endPoint = new ShortReadEndPoint(channel, null, key, null);
+        keeping = new ShortReadEndPoint(channel, null, key, null, true);
     }
 
     @AfterEach
@@ -295,6 +303,7 @@ class ShortReadEndPointTest
     @Timeout(60)
     void aReadinessANonBlockingReadWaitedForLeavesTheKeyWatchingTheSocket() throws Exception
     {
+        keepingReadInterest();
         Interest first = new Interest(InvocationType.NON_BLOCKING);
         endPoint.fillInterested(first);
         endPoint.updateKey();
@@ -324,6 +333,7 @@ class ShortReadEndPointTest
     @Timeout(60)
     void bytesNobodyReadsAreReportedOnceMoreAndThenNotWatchedUntilAReadIsWanted() throws Exception
     {
+        keepingReadInterest();
         // The read runs but leaves the bytes (a connection that stops before the end of what arrived).
         Interest read = new Interest(InvocationType.NON_BLOCKING);
         endPoint.fillInterested(read);
@@ -352,8 +362,43 @@ class ShortReadEndPointTest
 
     @Test
     @Timeout(60)
+    void aNextRequestThatArrivesBeforeItsConnectionLooksForItIsReadOnceAReadWaitsForIt() throws Exception
+    {
+        keepingReadInterest();
+        ByteBuffer buffer = BufferUtil.allocate(64);
+        Interest request = new Interest(InvocationType.NON_BLOCKING);
+        endPoint.fillInterested(request);
+        endPoint.updateKey();
+        send("first");
+        awaitUnread(5);
+        selectedAndRun();
+        assertThat(endPoint.fill(buffer)).isEqualTo(5);
+        assertThat(take(buffer)).isEqualTo("first");
+
+        // While the first is handled (no read waits), the client sends its next request: reported once, and the key
+        // loses its read interest.
+        send("second");
+        awaitUnread(6);
+        selectedAndRun();
+        assertThat(keyInterests() & SelectionKey.OP_READ).isZero();
+        // The look for the next request, from the thread that answered the first, does not read it there...
+        assertThat(endPoint.fill(buffer)).isZero();
+        assertThat(IdleDeferringConnector.unreadBytes(endPoint)).isEqualTo(6);
+        // ...but registers a read, which the selector serves with the bytes that were there.
+        Interest next = new Interest(InvocationType.NON_BLOCKING);
+        endPoint.fillInterested(next);
+        endPoint.updateKey();
+        selectedAndRun();
+        assertThat(next.calls).isEqualTo(1);
+        assertThat(endPoint.fill(buffer)).isEqualTo(6);
+        assertThat(take(buffer)).isEqualTo("second");
+    }
+
+    @Test
+    @Timeout(60)
     void aReadinessForABlockingReadTakesTheReadInterestOffAsJettyDoes() throws Exception
     {
+        keepingReadInterest();
         // Its task goes to another thread: the selector may look again before the bytes are read, so the key must not
         // keep reporting them meanwhile.
         Interest blocking = new Interest(InvocationType.BLOCKING);
