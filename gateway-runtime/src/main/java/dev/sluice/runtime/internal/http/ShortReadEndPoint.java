@@ -135,9 +135,11 @@ public class ShortReadEndPoint extends SocketChannelEndPoint
      * interest as in Jetty, and the next {@link #needsFillInterest} asks the selector for it again.
      *
      * <p>A read interest registered from another thread while the key kept it asked the selector for nothing; if this
-     * report takes the interest off, that read is still served: it was registered before its thread saw
+     * report takes the interest off, that read is still called: it was registered before its thread saw
      * {@code readKept} set (both sides write, then read, a volatile), so before it is cleared here, so before the
-     * returned task runs — and the task hands the readiness to whatever read interest is registered when it runs.</p>
+     * returned task runs — and the task hands the readiness to whatever read interest is registered when it runs. If
+     * its fill then finds the emptied mark (this report saw no read waiting), it asks again, now through the
+     * selector, which reports the bytes at its next pass.</p>
      */
     private void keepReading()
     {
