@@ -56,8 +56,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@link ShortReadEndPoint} on real loopback sockets: a read that emptied the socket is not followed by another until
  * the selector reports the socket, and nothing the peer sends meanwhile is lost; a read that filled its room is
- * followed by another as before. Then the server's and the upstream client's connections made of it, with bytes that
- * arrive in pieces while their connections wait.
+ * followed by another as before. The read interest the server's connections keep on the key between requests: left
+ * on after a non-blocking read's readiness, taken off when nobody reads (no selector spinning over unread bytes or a
+ * half-close), and no selector wake-up when the next request is looked for from another thread. Then the server's
+ * and the upstream client's connections made of it, with bytes that arrive in pieces while their connections wait.
  */
 class ShortReadEndPointTest
 {
