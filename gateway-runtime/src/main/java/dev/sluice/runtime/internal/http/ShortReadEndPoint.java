@@ -36,7 +36,8 @@ import java.util.Map;
  * takes it off whenever the selector reports the socket readable ({@code epoll_ctl}, as the interest drops to none)
  * and puts it back with the next read interest; the next request's read interest comes from the thread that
  * completed the exchange — the upstream's — which then has to wake the server's selector to put it back (an
- * {@code eventfd} write, a context switch and two more system calls on the selector, per request). Here a readiness
+ * {@code eventfd} write, a context switch, then an {@code epoll_wait}, the {@code eventfd} read and another
+ * {@code epoll_ctl} on the selector, per request). Here a readiness
  * that a non-blocking read waited for leaves the interest on the key, and the next read interest, from any thread,
  * asks the selector for nothing ({@link #keepReading}, {@link #needsFillInterest}).</p>
  *
