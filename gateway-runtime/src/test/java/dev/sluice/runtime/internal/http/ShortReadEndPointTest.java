@@ -301,14 +301,21 @@ class ShortReadEndPointTest
         }
     }
 
+    /** Registers a read interest, and the key takes it as the selector would before it looks again. */
+    private Interest wantRead(InvocationType type)
+    {
+        Interest interest = new Interest(type);
+        endPoint.fillInterested(interest);
+        endPoint.updateKey();
+        return interest;
+    }
+
     @Test
     @Timeout(60)
     void aReadinessANonBlockingReadWaitedForLeavesTheKeyWatchingTheSocket() throws Exception
     {
         keepingReadInterest();
-        Interest first = new Interest(InvocationType.NON_BLOCKING);
-        endPoint.fillInterested(first);
-        endPoint.updateKey();
+        Interest first = wantRead(InvocationType.NON_BLOCKING);
         send("abc");
         awaitUnread(3);
         selectedAndRun();
@@ -318,9 +325,7 @@ class ShortReadEndPointTest
         assertThat(keyInterests() & SelectionKey.OP_READ).as("the key still watches the socket for reading").isNotZero();
 
         // The next read interest leaves the key as it is and is served by the next report.
-        Interest next = new Interest(InvocationType.NON_BLOCKING);
-        endPoint.fillInterested(next);
-        endPoint.updateKey();
+        Interest next = wantRead(InvocationType.NON_BLOCKING);
         assertThat(keyInterests() & SelectionKey.OP_READ).isNotZero();
         send("de");
         awaitUnread(2);
@@ -337,9 +342,7 @@ class ShortReadEndPointTest
     {
         keepingReadInterest();
         // The read runs but leaves the bytes (a connection that stops before the end of what arrived).
-        Interest read = new Interest(InvocationType.NON_BLOCKING);
-        endPoint.fillInterested(read);
-        endPoint.updateKey();
+        Interest read = wantRead(InvocationType.NON_BLOCKING);
         send("abc");
         awaitUnread(3);
         selectedAndRun();
@@ -352,9 +355,7 @@ class ShortReadEndPointTest
         assertThat(selector.selectNow()).as("the unread socket is no longer reported").isZero();
 
         // A read wanted again puts it back, and the bytes are there.
-        Interest again = new Interest(InvocationType.NON_BLOCKING);
-        endPoint.fillInterested(again);
-        endPoint.updateKey();
+        Interest again = wantRead(InvocationType.NON_BLOCKING);
         selectedAndRun();
         assertThat(again.calls).isEqualTo(1);
         ByteBuffer buffer = BufferUtil.allocate(64);
@@ -368,9 +369,7 @@ class ShortReadEndPointTest
     {
         keepingReadInterest();
         ByteBuffer buffer = BufferUtil.allocate(64);
-        Interest request = new Interest(InvocationType.NON_BLOCKING);
-        endPoint.fillInterested(request);
-        endPoint.updateKey();
+        wantRead(InvocationType.NON_BLOCKING);
         send("first");
         awaitUnread(5);
         selectedAndRun();
@@ -387,9 +386,7 @@ class ShortReadEndPointTest
         assertThat(endPoint.fill(buffer)).isZero();
         assertThat(IdleDeferringConnector.unreadBytes(endPoint)).isEqualTo(6);
         // ...but registers a read, which the selector serves with the bytes that were there.
-        Interest next = new Interest(InvocationType.NON_BLOCKING);
-        endPoint.fillInterested(next);
-        endPoint.updateKey();
+        Interest next = wantRead(InvocationType.NON_BLOCKING);
         selectedAndRun();
         assertThat(next.calls).isEqualTo(1);
         assertThat(endPoint.fill(buffer)).isEqualTo(6);
@@ -403,9 +400,7 @@ class ShortReadEndPointTest
         keepingReadInterest();
         // Its task goes to another thread: the selector may look again before the bytes are read, so the key must not
         // keep reporting them meanwhile.
-        Interest blocking = new Interest(InvocationType.BLOCKING);
-        endPoint.fillInterested(blocking);
-        endPoint.updateKey();
+        Interest blocking = wantRead(InvocationType.BLOCKING);
         send("abc");
         awaitUnread(3);
         assertThat(selector.select(10_000)).isEqualTo(1);
