@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class SseParserTest
 {
@@ -70,5 +71,47 @@ class SseParserTest
         assertThat(names).containsExactly("message_start", "message_stop");
         assertThat(data).containsExactly("{\"t\":1}", "{}");
         assertThat(parser.atBoundary()).isTrue();
+    }
+
+    @Test
+    void aDirectChunkLargerThanTheScanWindowParsesAsTheSameBytesOnTheHeap()
+    {
+        // The window is 1 KiB: shifting the same events by one byte at a time puts every kind of line end (LF, CR,
+        // CRLF with the CR last in a window) and every line across a window's edge somewhere.
+        StringBuilder events = new StringBuilder();
+        for (int i = 0; i < 40; i++)
+            events.append("event: e").append(i % 3).append("\r\ndata: {\"n\":").append(i).append("}\rdata: ")
+                .append("x".repeat(i * 7)).append("\n\r\n");
+        for (int shift = 0; shift < 64; shift++)
+        {
+            byte[] bytes = (": " + "p".repeat(shift) + "\n" + events).getBytes(StandardCharsets.UTF_8);
+            List<String> heap = new ArrayList<>();
+            List<String> direct = new ArrayList<>();
+            new SseParser((event, d) -> heap.add(event + "|" + d), 1 << 16).feed(ByteBuffer.wrap(bytes));
+            ByteBuffer chunk = ByteBuffer.allocateDirect(bytes.length + 7);
+            chunk.position(3);
+            chunk.put(bytes).flip().position(3);
+            SseParser parser = new SseParser((event, d) -> direct.add(event + "|" + d), 1 << 16);
+            parser.feed(chunk);
+
+            assertThat(chunk.position()).isEqualTo(3);
+            assertThat(heap).hasSize(40).startsWith("e0|{\"n\":0}\n").endsWith("e0|{\"n\":39}\n" + "x".repeat(273));
+            assertThat(direct).isEqualTo(heap);
+            assertThat(parser.atBoundary()).isTrue();
+        }
+    }
+
+    @Test
+    void anEventOfExactlyTheLimitPassesAndOneByteMoreFails()
+    {
+        SseParser small = new SseParser((event, d) -> data.add(d), 16);
+        small.feed(ByteBuffer.wrap("data: 0123456789\n\n".getBytes(StandardCharsets.US_ASCII)));
+        assertThat(data).containsExactly("0123456789");
+
+        // The limit counts an event's line bytes, line ends excluded: "data: 0123456789" is 16.
+        ByteBuffer tooLong = ByteBuffer.allocateDirect(64).put("data: 0123456789A\n\n".getBytes(StandardCharsets.US_ASCII))
+            .flip();
+        assertThatThrownBy(() -> small.feed(tooLong))
+            .isInstanceOf(IllegalStateException.class).hasMessage("event over 16 bytes");
     }
 }
