@@ -47,8 +47,12 @@ public final class Execution extends ContainerLifeCycle
         // bucket is Jetty's compound pool: a scanned pool of 256 entries, then a queue. A bucket size of -1 would make
         // it one unbounded scanned pool, whose acquire walks every buffer in use: with thousands of requests in flight
         // (a backlog after a pause or a load step) that made each request dearer just when the backlog had to drain.
-        this.buffers = buffers != null ? buffers
-            : new ArrayByteBufferPool(0, 4096, 64 * 1024, Integer.MAX_VALUE, bufferPoolBytes, bufferPoolBytes);
+        // The HTTP/1.1 connections' request buffers, one held per request in flight, come from a stack of their own
+        // (RequestBuffers): Jetty's pool would look past every one held to find a free one. A pool given instead (tests
+        // give a tracking pool) serves them as it serves every other buffer.
+        this.buffers = buffers != null ? buffers : new RequestBuffers(
+            new ArrayByteBufferPool(0, 4096, 64 * 1024, Integer.MAX_VALUE, bufferPoolBytes, bufferPoolBytes),
+            HttpGateway.INPUT_BUFFER_BYTES, bufferPoolBytes);
         addBean(threads);
         addBean(scheduler);
         addBean(this.buffers);
