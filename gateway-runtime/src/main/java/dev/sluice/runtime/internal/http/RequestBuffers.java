@@ -23,8 +23,8 @@ import java.util.ArrayDeque;
  *
  * <p>Released buffers wait for the next request up to a cap in bytes; past it one is left to the garbage collector.
  * Each buffer keeps one wrapper and one reference count for good, as Jetty's pool does: acquiring and releasing
- * allocate nothing. The stack is guarded by a lock held for a few field updates, never across I/O. Other sizes, and
- * direct buffers, come from the wrapped pool.
+ * allocate nothing. The stack is guarded by a lock held for a few field updates, never across I/O. Any other heap
+ * buffer of the same size comes from the stack too; other sizes, and direct buffers, come from the wrapped pool.
  */
 final class RequestBuffers extends ByteBufferPool.Wrapper
 {
