@@ -23,6 +23,7 @@ import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.io.SelectorManager;
+import org.eclipse.jetty.util.SocketAddressResolver;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.Invocable;
@@ -325,6 +326,9 @@ public final class UpstreamClients extends ContainerLifeCycle
         HttpClient client = new HttpClient(transport);
         client.setExecutor(execution.threads());
         client.setScheduler(execution.scheduler());
+        // A host that is an IP address is resolved where its connection opens; a name on a worker, as Jetty does.
+        client.setSocketAddressResolver(new LiteralAddressResolver(new SocketAddressResolver.Async(execution.threads(),
+            execution.scheduler(), client.getAddressResolutionTimeout())));
         // Each response buffer a view of its own: see ResponseBufferViews for the reuse it guards against.
         client.setByteBufferPool(new ResponseBufferViews(execution.buffers(), client.getResponseBufferSize()));
         client.setFollowRedirects(false);
