@@ -15,7 +15,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -179,7 +178,10 @@ class LiteralAddressResolverTest
         };
     }
 
-    /** A provider on the loopback address (IPv4, where "localhost" resolves first) answering each request with a JSON body. */
+    /**
+     * A provider on 127.0.0.1 answering each request with a JSON body; for "localhost" Jetty tries each address the name
+     * resolves to until one connects.
+     */
     private int provider() throws Exception
     {
         ServerSocket server = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
@@ -207,26 +209,12 @@ class LiteralAddressResolverTest
         return server.getLocalPort();
     }
 
-    /** @return whether a request (a head and the 2-byte body the test sends) was read before the connection ended */
-    private static boolean readRequest(InputStream in) throws IOException
-    {
-        StringBuilder head = new StringBuilder();
-        while (head.length() < 4 || !head.substring(head.length() - 4).equals("\r\n\r\n"))
-        {
-            int b = in.read();
-            if (b < 0)
-                return false;
-            head.append((char)b);
-        }
-        return in.readNBytes(2).length == 2;
-    }
-
     private static void serve(Socket socket)
     {
         try
         {
             InputStream in = socket.getInputStream();
-            while (readRequest(in))
+            while (RawProviderUpstream.readRequest(in))
             {
                 OutputStream out = socket.getOutputStream();
                 out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}")

@@ -41,13 +41,22 @@ final class RawProviderUpstream implements AutoCloseable
         return new RawProviderUpstream(execution, clients, upstream);
     }
 
-    /** Reads, on the provider's side, a request the tests send: its head, then its 2-byte body ({@code {}}). */
-    static void readRequest(InputStream in) throws IOException
+    /**
+     * Reads, on the provider's side, a request the tests send: its head, then its 2-byte body ({@code {}}).
+     *
+     * @return whether a whole request was read before the connection ended
+     */
+    static boolean readRequest(InputStream in) throws IOException
     {
         StringBuilder head = new StringBuilder();
         while (!head.toString().endsWith("\r\n\r\n"))
-            head.append((char)in.read());
-        in.readNBytes(2);
+        {
+            int b = in.read();
+            if (b < 0)
+                return false;
+            head.append((char)b);
+        }
+        return in.readNBytes(2).length == 2;
     }
 
     @Override
