@@ -48,6 +48,8 @@ import java.util.List;
  *                     {@code "{ requests: 5000 }"} or {@code off}); empty for the runtime's default
  * @param gatewayAdmission the gateway's {@code admission:} setting written into every generated gateway config (e.g.
  *                     {@code "{ target_delay: 10ms }"}); empty for the runtime's default
+ * @param upstreamPool the gateway's upstream pool size ({@code max_connections}) in every generated gateway config and
+ *                     the Jetty proxy's, instead of each cell's own; 0 for the cells' own
  * @param scale        the factor on the phase lengths of STEP, HICCUP, COLD and OVERLOAD (and on HICCUP's stall times),
  *                     1 for the cells as defined; a smoke test uses e.g. 0.2
  * @param saturationRate OVERLOAD: the saturation rate the overload is twice of, req/s
@@ -61,7 +63,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                            boolean jettyProxy, List<String> evidence, String mock, boolean pair, boolean pairNginx,
                            Path baselineDist,
                            String gatewayJvm, String gatewayJvmAdd, String gatewayWarmup, String gatewayAdmission,
-                           double scale, double saturationRate, double recoveryTolerance)
+                           int upstreamPool, double scale, double saturationRate, double recoveryTolerance)
 {
     /** OVERLOAD's saturation rate unless {@code --saturation-rate} says otherwise: S1-5k's rate, which passes here. */
     public static final double DEFAULT_SATURATION_RATE = 5_000;
@@ -135,6 +137,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
           --gateway-warmup "YAML"  the gateway's warmup setting in every generated config, e.g. "{ requests: 5000 }"
           --gateway-admission "YAML"  the gateway's admission setting in every generated config, e.g. "{ target_delay: 10ms }"
                             or off (default: none written, the runtime's default)
+          --upstream-pool N the gateway's upstream pool (max_connections) in every generated config, instead of each
+                            cell's own (512 for most)
           --scale F         STEP, HICCUP, COLD, OVERLOAD: phase lengths times F (default 1; 0.2 for a smoke test)
           --saturation-rate R  OVERLOAD: the saturation rate, req/s; the overload is 2 R, the recovery R / 2 (default 5000)
           --recovery-tolerance X  STEP, HICCUP, OVERLOAD: a 100 ms window's p99 is back when at most X times the steady
@@ -180,6 +184,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         String gatewayJvmAdd = "";
         String gatewayWarmup = "";
         String gatewayAdmission = "";
+        int upstreamPool = 0;
         double scale = 1;
         double saturationRate = DEFAULT_SATURATION_RATE;
         double recoveryTolerance = 2;
@@ -269,6 +274,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                                     + " (expected: one line of YAML, e.g. \"{ target_delay: 10ms }\")");
                             gatewayAdmission = v.trim();
                         }
+                        case "--upstream-pool" -> upstreamPool = positiveInt(a, v);
                         case "--scale" -> scale = seconds(a, v, false);
                         case "--saturation-rate" -> saturationRate = seconds(a, v, false);
                         case "--recovery-tolerance" ->
@@ -307,7 +313,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
             targetPid, mock, nginx, nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator,
             list, pinned, jw, haproxy, jettyProxy, evidence, mockServer, pair, pairNginx,
             baselineDist != null ? baselineDist : gatewayDist, gatewayJvm, gatewayJvmAdd, gatewayWarmup,
-            gatewayAdmission, scale, saturationRate, recoveryTolerance);
+            gatewayAdmission, upstreamPool, scale, saturationRate, recoveryTolerance);
     }
 
     /**

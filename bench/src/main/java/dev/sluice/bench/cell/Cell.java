@@ -32,6 +32,15 @@ record Cell(String name, Kind kind, String title, double rate, MockProfile mock,
             skipReason, Dialects.OPENAI, Dialects.OPENAI);
     }
 
+    /**
+     * @param options the session's options
+     * @return the gateway's pool size towards the mock in that session: {@code --upstream-pool}'s, else the cell's
+     */
+    int upstreamMaxConnections(BenchOptions options)
+    {
+        return options.upstreamPool() > 0 ? options.upstreamPool() : upstreamMaxConnections;
+    }
+
     /** @return the status a {@link Kind#REFUSAL} cell's requests must get: 401 for R401 (unknown key), else 404 */
     int refusalStatus()
     {

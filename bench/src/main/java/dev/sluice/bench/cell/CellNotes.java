@@ -59,10 +59,13 @@ final class CellNotes
                 Pinning.TARGET_ACTIVE_PROCESSORS + "), mock and generator on core " + Pinning.HARNESS_CPUS + "; each " +
                 "target JVM had " + o.jvmWarmup().toSeconds() + " s of load (closed-loop priming, then open loop at " +
                 "the cell's rate) before its window");
-        if (cell.upstreamMaxConnections() != 512)
+        if (o.upstreamPool() > 0)
+            notes.add("the gateway's upstream pool is " + o.upstreamPool() + " connections (--upstream-pool; the cell's "
+                + "own is " + cell.upstreamMaxConnections() + ")");
+        else if (cell.upstreamMaxConnections() != 512)
             notes.add("the gateway's upstream pool is " + cell.upstreamMaxConnections() + " connections (not 512): " +
                 "every request in flight needs its own HTTP/1.1 connection to the mock");
-        routeNotes(cell, notes);
+        routeNotes(cell, cell.upstreamMaxConnections(o), notes);
         if (cell.kind() == Cell.Kind.REFUSAL)
             notes.add("success = a " + cell.refusalStatus() + " answer (" + (cell.virtualKeys()
                 ? "the unknown key is rejected by a keys binding holding one key, in front of the router"
@@ -79,16 +82,16 @@ final class CellNotes
             pairNotes(cell, notes);
     }
 
-    private static void routeNotes(Cell cell, List<String> notes)
+    private static void routeNotes(Cell cell, int pool, List<String> notes)
     {
         switch (cell.route())
         {
             case WEIGHTED_TARGETS -> notes.add("route: two targets, `south` (weight 3) and `south_b` (weight 1), client " +
                 "bindings with the same options to the mock, each with its own upstream pool of " +
-                cell.upstreamMaxConnections() + " connections" + (cell.stream() ? "; each stream held until its first " +
+                pool + " connections" + (cell.stream() ? "; each stream held until its first " +
                 "content (`stream: { commit: first_content }`)" : ""));
             case WEIGHTED_ONE_CLIENT -> notes.add("route: two targets on one client binding, `south` (weights 3 and 1), "
-                + "one upstream pool of " + cell.upstreamMaxConnections() + " connections");
+                + "one upstream pool of " + pool + " connections");
             case EJECTED_PRIMARY -> notes.add("route: `south_down` (priority 0) to 127.0.0.1:" + Ports.refused() +
                 ", a port the bench holds bound and never listens on (every connection refused), and `south` " +
                 "(priority 1) to the mock; `eject: { consecutive: 1, base: 5m, max: 5m }`, `retry: { attempts: 2 }`: " +
@@ -147,7 +150,7 @@ final class CellNotes
         if (CellRunner.paired(session.options(), cell))
             spec.put("pair", "gateway + baseline (" + Cells.baseline(cell).name() + "'s config), " + Fmt.rate(cell.rate() / 2) +
                 " and " + cell.connections() / 2 + " connections each, same window");
-        spec.put("upstream pool", cell.upstreamMaxConnections());
+        spec.put("upstream pool", cell.upstreamMaxConnections(o));
         if (o.targetUrl() == null)
             spec.put("gateway JVM", gatewayJvmFlags());
         if (o.targetUrl() == null && !o.gatewayWarmup().isEmpty())

@@ -27,15 +27,16 @@ final class GatewayConfigs
      */
     static String yaml(Cell cell, int port, int mockPort, boolean routeAll, int stagesPort, String requestLog)
     {
-        return yaml(cell, port, mockPort, routeAll, stagesPort, requestLog, null);
+        return yaml(cell, cell.upstreamMaxConnections(), port, mockPort, routeAll, stagesPort, requestLog, null);
     }
 
     /**
-     * As {@link #yaml(Cell, int, int, boolean, int, String)}, with the limits of a cell whose counters live in Redis
+     * As {@link #yaml(Cell, int, int, boolean, int, String)}, with an upstream pool of {@code maxConnections} (the cell's
+     * own, or {@code --upstream-pool}'s) and the limits of a cell whose counters live in Redis
      * ({@link Cell#limitsStore()} {@code "redis"}) kept at {@code redisUrl}.
      */
-    static String yaml(Cell cell, int port, int mockPort, boolean routeAll, int stagesPort, String requestLog,
-                       String redisUrl)
+    static String yaml(Cell cell, int maxConnections, int port, int mockPort, boolean routeAll, int stagesPort,
+                       String requestLog, String redisUrl)
     {
         String keySha256 = cell.virtualKeys() || cell.guardrails() || cell.limitsStore() != null
             ? Cells.sha256Hex(Cells.GATEWAY_KEY) : null;
@@ -44,7 +45,7 @@ final class GatewayConfigs
         return front(port, stagesPort, cell.client(), keySha256, cell.guardrails(), cell.cache() != null,
                 cell.observability() ? requestLog : null, limits) +
             router(cell.route(), routeAll, cell.stream()) +
-            clients(cell.route(), cell.provider(), mockPort, cell.upstreamH2c(), cell.upstreamMaxConnections());
+            clients(cell.route(), cell.provider(), mockPort, cell.upstreamH2c(), maxConnections);
     }
 
     /**

@@ -87,7 +87,8 @@ final class TargetLauncher
             case "haproxy" -> HaproxyProcess.start(session.haproxyBinary(), session.raw().resolve("haproxy-" + cell.name() +
                 "-r" + rep), Ports.free(), mock.port(), cell.h2c(), session.pinning());
             case "jetty-proxy" -> JettyProxyProcess.start(session.java(), session.classpath(),
-                DistFlags.read(session.options().dist()), Ports.free(), mock.port(), cell.h2c(), cell.upstreamMaxConnections(),
+                DistFlags.read(session.options().dist()), Ports.free(), mock.port(), cell.h2c(),
+                cell.upstreamMaxConnections(session.options()),
                 session.raw().resolve("gc-jetty-proxy-" + cell.name() + "-" + rep + ".log"),
                 session.raw().resolve("logs/jetty-proxy-" + cell.name() + "-r" + rep + ".log"), session.pinning());
             default -> throw new IllegalArgumentException(ref);
@@ -120,7 +121,8 @@ final class TargetLauncher
         String requestLog = session.raw().resolve("logs/requests-" + stem + "-r" + rep + ".jsonl").toAbsolutePath().toString();
         String redisUrl = "redis".equals(config.limitsStore()) ? BenchRedis.get(session).url() : null;
         BenchOptions o = session.options();
-        String yaml = GatewayConfigs.yaml(config, port, mock.port(), routeAll, adminPort, requestLog, redisUrl);
+        String yaml = GatewayConfigs.yaml(config, config.upstreamMaxConnections(o), port, mock.port(), routeAll, adminPort,
+            requestLog, redisUrl);
         if (!o.gatewayWarmup().isEmpty())
             yaml += "warmup: " + o.gatewayWarmup() + "\n";
         if (!o.gatewayAdmission().isEmpty())

@@ -153,6 +153,10 @@ class BenchOptionsTest
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--gateway-admission").hasMessageContaining("one line");
         assertThatThrownBy(() -> BenchOptions.parse("--gateway-jvm", " ")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("--gateway-jvm");
+        assertThat(d.upstreamPool()).isZero();
+        assertThat(BenchOptions.parse("STEP", "--upstream-pool", "16").upstreamPool()).isEqualTo(16);
+        assertThatThrownBy(() -> BenchOptions.parse("--upstream-pool", "0")).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("--upstream-pool");
         assertThatThrownBy(() -> BenchOptions.parse("--scale", "0")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("--scale");
         assertThatThrownBy(() -> BenchOptions.parse("--recovery-tolerance", "0.5")).isInstanceOf(IllegalArgumentException.class)

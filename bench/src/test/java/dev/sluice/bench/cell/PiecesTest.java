@@ -65,6 +65,13 @@ class PiecesTest
             .contains("http: { version: h2c, max_connections: 512 }");
         assertThat(GatewayConfigs.yaml(Fixtures.cell("HICCUP"), 8081, 9001, true, -1, "/tmp/requests.jsonl"))
             .contains("http: { version: http/1.1, max_connections: 512 }");
+        // --upstream-pool replaces every cell's own pool size.
+        Cell hiccup = Fixtures.cell("HICCUP");
+        assertThat(hiccup.upstreamMaxConnections(BenchOptions.parse("HICCUP"))).isEqualTo(512);
+        int pool = hiccup.upstreamMaxConnections(BenchOptions.parse("HICCUP", "--upstream-pool", "16"));
+        assertThat(pool).isEqualTo(16);
+        assertThat(GatewayConfigs.yaml(hiccup, pool, 8081, 9001, true, -1, "/tmp/requests.jsonl", null))
+            .contains("http: { version: http/1.1, max_connections: 16 }");
         assertThat(Cells.UNKNOWN_MODEL).doesNotStartWith("bench-");
         assertThat(Cells.MODEL).startsWith("bench-");
     }
