@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -149,6 +150,38 @@ class DistributionIT
         // Before Java 21 a dynamic class archive can keep methods from ever being compiled: never recorded there.
         if (javaFeature() < 21)
             assertThat(commandLine).doesNotContain("ArchiveClassesAtExit");
+
+        // The JIT compiler threads run at nice 5, below the threads that serve requests (at the nice the process was
+        // started with; only root may go below it, so a test run at nice 10 leaves them at 10).
+        Map<String, Integer> niceByThread = niceValues(process.pid());
+        int base = niceByThread.get("java");
+        int compilers = base < 5 || "root".equals(System.getProperty("user.name")) ? 5 : base;
+        assertThat(niceByThread).as("threads and their nice values").containsKey("C2 CompilerThre");
+        niceByThread.forEach((thread, nice) ->
+        {
+            if (thread.contains("CompilerThre"))
+                assertThat(nice).as(thread + " in " + niceByThread).isEqualTo(compilers);
+            else if (thread.matches("sluice-\\d+"))
+                assertThat(nice).as(thread + " in " + niceByThread).isEqualTo(base);
+        });
+    }
+
+    /** @return each thread's name (as Linux shortens it) and nice value, from /proc */
+    private static Map<String, Integer> niceValues(long pid) throws IOException
+    {
+        Map<String, Integer> nice = new java.util.TreeMap<>();
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task")))
+        {
+            for (Path task : tasks.toList())
+            {
+                String name = Files.readString(task.resolve("comm")).strip();
+                String stat = Files.readString(task.resolve("stat"));
+                // The fields after the name (which may hold spaces; it ends at the last ')'): state first, nice 17th.
+                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+                nice.put(name, Integer.parseInt(fields[16]));
+            }
+        }
+        return nice;
     }
 
     /**
