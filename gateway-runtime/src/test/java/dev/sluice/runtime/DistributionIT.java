@@ -174,8 +174,17 @@ class DistributionIT
         {
             for (Path task : tasks.toList())
             {
-                String name = Files.readString(task.resolve("comm")).strip();
-                String stat = Files.readString(task.resolve("stat"));
+                String name;
+                String stat;
+                try
+                {
+                    name = Files.readString(task.resolve("comm")).strip();
+                    stat = Files.readString(task.resolve("stat"));
+                }
+                catch (java.nio.file.NoSuchFileException ended)
+                {
+                    continue; // a thread that ended since the listing (the JVM stops idle compiler threads)
+                }
                 // The fields after the name (which may hold spaces; it ends at the last ')'): state first, nice 17th.
                 String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
                 nice.put(name, Integer.parseInt(fields[16]));
