@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,19 +19,18 @@ import dev.sluice.mock.DialectTemplates.Shape;
 import dev.sluice.mock.MockDialect.GeminiPath;
 import dev.sluice.mock.MockModels.Behavior;
 import dev.sluice.mock.MockModels.Kind;
+import org.eclipse.jetty.http.BadMessageException;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.server.ConnectionMetaData;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.Promise;
 import org.eclipse.jetty.util.URIUtil;
 import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.Scheduler;
@@ -119,21 +119,7 @@ final class MockExchange implements Consumer<Throwable>
             return;
         }
         Content.Source body = first == null ? request : new Unread(request, first);
-        Content.Source.asRetainableByteBuffer(body, handler.byteBufferPool(), false, maxBody, new Promise<>()
-        {
-            @Override
-            public void succeeded(RetainableByteBuffer body)
-            {
-                // The buffer is released when this returns: everything that needs the bytes happens here.
-                onBody(body.getByteBuffer());
-            }
-
-            @Override
-            public void failed(Throwable x)
-            {
-                fail(x, false);
-            }
-        });
+        new BodyReader(body, maxBody, request.getLength()).run();
     }
 
     /** The failure listener: a reset stream, a closed connection, an idle timeout Jetty would not let us ignore. */
@@ -755,6 +741,70 @@ final class MockExchange implements Consumer<Throwable>
     {
         return "MockExchange@" + Integer.toHexString(hashCode()) + "[" + request.getMethod() + " " +
             request.getHttpURI().getPath() + ", state=" + state.get() + "]";
+    }
+
+    /**
+     * Reads a request body into one array, up to the largest the mock accepts, and hands it to {@link #onBody}; a
+     * failed read or a body too large fails the exchange. Not {@code Content.Source.asRetainableByteBuffer}: Jetty
+     * 12.1's keeps the chunks it gathered when the read fails (a body that stalls past the idle timeout), and their
+     * pooled buffers never go back.
+     */
+    private final class BodyReader implements Runnable
+    {
+        private final Content.Source source;
+        private final int maxBody;
+        private byte[] bytes;
+        private int length;
+
+        private BodyReader(Content.Source source, int maxBody, long declared)
+        {
+            this.source = source;
+            this.maxBody = maxBody;
+            this.bytes = new byte[(int)Math.min(maxBody, declared >= 0 ? declared : 1024)];
+        }
+
+        @Override
+        public void run()
+        {
+            while (true)
+            {
+                Content.Chunk chunk = source.read();
+                if (chunk == null)
+                {
+                    source.demand(this);
+                    return;
+                }
+                if (Content.Chunk.isFailure(chunk))
+                {
+                    if (!chunk.isLast())
+                        source.fail(chunk.getFailure());
+                    fail(chunk.getFailure(), false);
+                    return;
+                }
+                ByteBuffer data = chunk.getByteBuffer();
+                int n = data.remaining();
+                if (n > maxBody - length)
+                {
+                    chunk.release();
+                    BadMessageException tooLarge = new BadMessageException(HttpStatus.PAYLOAD_TOO_LARGE_413,
+                        "request body larger than " + maxBody + " bytes");
+                    source.fail(tooLarge);
+                    fail(tooLarge, false);
+                    return;
+                }
+                if (n > bytes.length - length)
+                    bytes = Arrays.copyOf(bytes, (int)Math.min(maxBody, Math.max(length + n, 2L * bytes.length)));
+                data.get(bytes, length, n);
+                length += n;
+                boolean last = chunk.isLast();
+                chunk.release();
+                if (last)
+                {
+                    onBody(ByteBuffer.wrap(bytes, 0, length));
+                    return;
+                }
+            }
+        }
     }
 
     /** A request's content with one chunk, already read, put back in front. */

@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.fasterxml.jackson.core.JsonFactory;
-import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -16,8 +15,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * The mock's only handler: every request becomes a {@link MockExchange}, which reads the body without blocking and
  * answers by model name.
  *
- * <p>Never blocks: bodies are read with {@code Content.Source.asRetainableByteBuffer}, delays are scheduler tasks,
- * stream events are chained from write callbacks.</p>
+ * <p>Never blocks: bodies are read as their chunks arrive (on demand), delays are scheduler tasks, stream events are
+ * chained from write callbacks.</p>
  */
 final class MockHandler extends Handler.Abstract.NonBlocking
 {
@@ -77,11 +76,6 @@ final class MockHandler extends Handler.Abstract.NonBlocking
     Scheduler scheduler()
     {
         return getServer().getScheduler();
-    }
-
-    ByteBufferPool byteBufferPool()
-    {
-        return getServer().getByteBufferPool();
     }
 
     /**

@@ -119,6 +119,7 @@ public final class MockProvider implements AutoCloseable
 
         handler = new MockHandler(settings, recorder);
         server.setHandler(handler);
+        server.setErrorHandler(new IdleClosingErrorHandler());
         server.setStopTimeout(0);
     }
 
@@ -515,7 +516,9 @@ public final class MockProvider implements AutoCloseable
         }
 
         /**
-         * @param idleTimeout the connector idle timeout (default 30s)
+         * @param idleTimeout the connector idle timeout (default 30s); a connection idle that long is closed, and a
+         *     request whose bytes arrive as it expires, or whose body stalls that long, is closed without an answer
+         *     (as a provider's front end does), never answered 500
          * @return this
          */
         public Builder idleTimeout(Duration idleTimeout)

@@ -707,6 +707,25 @@ class MockProviderTest
         assertThat(mock.abortedCount()).as("%s", mock.aborted()).isZero();
     }
 
+    @Test
+    void aRequestWhoseBodyStallsPastTheIdleTimeoutIsClosedWithoutAnAnswer() throws Exception
+    {
+        // What a request arriving just as its connection expires meets, made deterministic: Jetty would answer 500.
+        start(MockProvider.builder().idleTimeout(Duration.ofMillis(300)));
+        byte[] partial = ("POST /v1/chat/completions HTTP/1.1\r\nHost: mock\r\nContent-Type: application/json\r\n" +
+            "Content-Length: 100\r\n\r\n{\"model\":").getBytes(StandardCharsets.UTF_8);
+        try (Socket socket = new Socket("127.0.0.1", mock.port()))
+        {
+            socket.setSoTimeout((int)WAIT.toMillis());
+            socket.getOutputStream().write(partial);
+            long start = System.nanoTime();
+            assertThat(socket.getInputStream().readAllBytes()).as("nothing written before the close").isEmpty();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(250));
+        }
+        Exchange next = exchange(chat(Transport.HTTP_1_1, "{\"model\":\"gpt-4o\"}"));
+        assertThat(completed(next).getResponse().getStatus()).as("the next connection is served").isEqualTo(200);
+    }
+
     private static String readUntil(InputStream input, String end) throws Exception
     {
         ByteArrayOutputStream read = new ByteArrayOutputStream();
