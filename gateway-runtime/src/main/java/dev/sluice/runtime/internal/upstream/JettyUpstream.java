@@ -210,12 +210,19 @@ final class JettyUpstream implements Upstream
         if (queued > 0)
         {
             queuedSends.increment();
-            GatewayException refused = admit(d, queued);
-            if (refused != null)
+            // Two comparisons decide every admission that is not near a refusal, and their outcome is the same in the
+            // warm-up as in a saturated pool's burst, so the JIT keeps the compiled request path when a provider's pool
+            // first fills: the full rule's branches, never taken before that, would send it back to the interpreter for
+            // a second or so. The full rule runs only past them.
+            if (queued >= options.maxQueued() || (queued + 1L) * throughput.gapHint() > queueTimeoutNanos)
             {
-                if (LOG.isDebugEnabled())
-                    LOG.debug("G2P {} {} refused: {}", id(exchange), bindingName, refused.getMessage());
-                return CompletableFuture.failedFuture(refused);
+                GatewayException refused = admit(d, queued);
+                if (refused != null)
+                {
+                    if (LOG.isDebugEnabled())
+                        LOG.debug("G2P {} {} refused: {}", id(exchange), bindingName, refused.getMessage());
+                    return CompletableFuture.failedFuture(refused);
+                }
             }
         }
         UpstreamCall call = new UpstreamCall(this, request, uri, upstreamRequest, exchange);

@@ -44,17 +44,47 @@ final class PoolThroughput
     /** How many samples the estimate needs after it was cold or stale before a wait is estimated from it. */
     static final int MIN_SAMPLES = 4;
 
+    /**
+     * After how many samples the estimate is dropped, as if it had gone stale ({@link Integer#MAX_VALUE}: never).
+     * The warm-up's pools forget theirs every few dozen samples, so that every way through {@link #completed} and
+     * {@link #waitNanos} (a cold estimate, a first sample, a stale one, the weighted mean) is taken hundreds of times
+     * before the gateway is ready. The JIT compiles only the ways it has seen taken; a way first taken when a
+     * provider's pool first fills (its estimate is cold then) would throw the compiled response path, into which this
+     * class is inlined, back to the interpreter for a second or so after that burst.
+     */
+    private final int forgetAfter;
+    /** How many times the estimate was forgotten: odd and even times forget it in the two ways it goes stale. */
+    private int forgotten;
     /** When the last completion that left requests waiting happened, or 0 when the last completion left none. */
     private volatile long saturatedAt;
     /** The mean gap between completions of the saturated pool, in nanoseconds; 0 while unknown. */
     private volatile long gapNanos;
+    /** {@link #gapNanos} once it has {@link #MIN_SAMPLES} samples since it was cold or stale, else 0. */
+    private volatile long gapHintNanos;
     /** When the last sample was taken. */
     private volatile long sampledAt;
+    /**
+     * Samples taken since the estimate was stale or forgotten. A provider's pool, whose {@link #forgetAfter} is
+     * {@link Integer#MAX_VALUE}, would forget only after that many samples without a stale gap: days of saturation.
+     */
+    private int sinceForgotten;
     /** Samples taken since the estimate was stale, up to {@link #UNCAPPED_SAMPLES}. */
     private volatile int samples;
     /** The sum and the largest of those samples, while there are fewer than {@link #UNCAPPED_SAMPLES}. */
     private volatile long firstSum;
     private volatile long firstMax;
+
+    /** An estimate of a provider's pool, kept until it goes stale. */
+    PoolThroughput()
+    {
+        this(Integer.MAX_VALUE);
+    }
+
+    /** @param forgetAfter after how many samples the estimate is dropped (the warm-up's pools), or never */
+    PoolThroughput(int forgetAfter)
+    {
+        this.forgetAfter = forgetAfter;
+    }
 
     /**
      * Reports a completion of a request that held a connection.
@@ -79,7 +109,9 @@ final class PoolThroughput
         if (stale(mean, now))
         {
             samples = 0;
+            sinceForgotten = 0;
             mean = 0;
+            gapHintNanos = 0;
         }
         int taken = samples;
         if (taken >= UNCAPPED_SAMPLES)
@@ -95,6 +127,32 @@ final class PoolThroughput
             gapNanos = taken == 0 ? gap : Math.max(1, (sum - max) / taken);
         }
         sampledAt = now;
+        if (samples >= MIN_SAMPLES)
+            gapHintNanos = gapNanos;
+        if (++sinceForgotten >= forgetAfter)
+            forget(now);
+    }
+
+    /** Drops the estimate the two ways it goes stale in turn: never measured, and not sampled for too long. */
+    private void forget(long now)
+    {
+        sinceForgotten = 0;
+        if ((++forgotten & 1) == 0)
+            gapNanos = 0;
+        else
+            sampledAt = now - 2 * STALE_NANOS;
+    }
+
+    /**
+     * A lower bound of {@link #waitNanos}'s mean, for ruling out a refusal with one multiplication: the mean gap once it
+     * has {@link #MIN_SAMPLES} samples, else 0. It is not checked for staleness, so a wait it predicts over a timeout
+     * must be confirmed with {@link #waitNanos}; one it predicts under never needs to be.
+     *
+     * @return the estimated gap between the saturated pool's completions in nanoseconds, or 0 while there is none
+     */
+    long gapHint()
+    {
+        return gapHintNanos;
     }
 
     /**

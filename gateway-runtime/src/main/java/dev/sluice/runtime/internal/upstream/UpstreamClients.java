@@ -69,6 +69,12 @@ public final class UpstreamClients extends ContainerLifeCycle
      */
     static final int WARMUP_CONNECTIONS = 4;
     /**
+     * After how many samples the echo pools' service-rate estimate is dropped: twice as many as the estimate takes to
+     * pass from cold through its plain mean to its weighted one, so that the warm-up's saturated completions go every
+     * way through it many times over.
+     */
+    static final int WARMUP_FORGET_AFTER = 2 * PoolThroughput.UNCAPPED_SAMPLES;
+    /**
      * h2c connections per upstream origin, used round-robin. One HTTP/2 connection's frames are read, and with the
      * non-blocking invocation type its responses relayed, by one thread at a time: with a single connection every
      * answer of an upstream queues behind one thread.
@@ -160,7 +166,10 @@ public final class UpstreamClients extends ContainerLifeCycle
             poolSizes.put(poolKey(echo.getScheme(), host, echo.getPort(), version), WARMUP_CONNECTIONS);
         Map<HttpClient, PoolThroughput> echoThroughputs = new java.util.HashMap<>();
         for (JettyUpstream u : upstreams)
-            u.warmupsThrough(echo, token, echoThroughputs.computeIfAbsent(u.client(), c -> new PoolThroughput()));
+        {
+            u.warmupsThrough(echo, token,
+                echoThroughputs.computeIfAbsent(u.client(), c -> new PoolThroughput(WARMUP_FORGET_AFTER)));
+        }
     }
 
     /** @return how many warm-up requests to the echo found others waiting for a connection, so far */

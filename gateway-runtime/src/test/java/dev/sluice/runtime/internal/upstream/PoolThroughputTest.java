@@ -147,4 +147,52 @@ class PoolThroughputTest
         long t = saturated(pool, 1_000 * MS, 10, MS);
         assertThat(pool.waitNanos(0, t + PoolThroughput.STALE_NANOS + MS)).isEqualTo(-1);
     }
+
+    @Test
+    void theGapHintIsTheMeanOnceItEstimatesWaitsAndNeverMoreThanTheWaitsUse()
+    {
+        PoolThroughput pool = new PoolThroughput();
+        assertThat(pool.gapHint()).as("cold").isZero();
+        long t = saturated(pool, 1_000 * MS, PoolThroughput.MIN_SAMPLES, MS);
+        assertThat(pool.waitNanos(0, t)).as("one sample short of an estimate").isEqualTo(-1);
+        assertThat(pool.gapHint()).isZero();
+        t = saturated(pool, t, 1, MS);
+        assertThat(pool.gapHint()).isEqualTo(MS).isEqualTo(pool.waitNanos(0, t));
+        t = saturated(pool, t, 30, 3 * MS);
+        assertThat(pool.gapHint()).isEqualTo(pool.waitNanos(0, t)).isGreaterThan(MS);
+
+        // Stale: waits are estimated from nothing (a request is admitted), though the hint still holds the old mean;
+        // the first sample after it starts a new estimate and clears the hint until that has enough samples.
+        long later = t + PoolThroughput.STALE_NANOS + MS;
+        assertThat(pool.waitNanos(100, later)).isEqualTo(-1);
+        assertThat(pool.gapHint()).isPositive();
+        pool.completed(later, true);
+        pool.completed(later + MS, true);
+        assertThat(pool.gapHint()).isZero();
+        assertThat(pool.waitNanos(100, later + MS)).isEqualTo(-1);
+    }
+
+    @Test
+    void aWarmupPoolForgetsItsEstimateEveryFewDozenSamplesAndAProvidersPoolNever()
+    {
+        PoolThroughput warmup = new PoolThroughput(32);
+        PoolThroughput provider = new PoolThroughput();
+        long t = 1_000 * MS;
+        int forgotten = 0;
+        boolean wasWarm = false;
+        for (int i = 0; i < 1_000; i++)
+        {
+            t += MS;
+            warmup.completed(t, true);
+            provider.completed(t, true);
+            boolean warm = warmup.waitNanos(0, t) > 0;
+            if (wasWarm && !warm)
+                forgotten++;
+            wasWarm = warm;
+            if (i > PoolThroughput.MIN_SAMPLES)
+                assertThat(provider.waitNanos(0, t)).isEqualTo(MS);
+        }
+        // Every 32 samples: the first completion of the run is no sample.
+        assertThat(forgotten).isBetween(999 / 32 - 1, 999 / 32);
+    }
 }
