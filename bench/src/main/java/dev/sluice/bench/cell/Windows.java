@@ -248,18 +248,18 @@ final class Windows
     /**
      * @param windows a timeline's windows
      * @return them as CSV, one line per window: start (ms), requests due by outcome, 2xx answers that ended in it,
-     * latency p50/p99/max (µs) of the answers to the requests due in it
+     * latency p50/p99/max (µs) of the answers to the requests due in it, and how many of those left over 1 ms late
      */
     static String csv(List<Timeline.Window> windows)
     {
         StringBuilder csv = new StringBuilder("start_ms,offered,succeeded,succeeded_ending,errors,refused_503,timeouts,p50_us," +
-            "p99_us,max_us\n");
+            "p99_us,max_us,late_1ms\n");
         for (Timeline.Window w : windows)
         {
             boolean any = w.latency().getTotalCount() > 0;
-            csv.append(String.format(Locale.ROOT, "%.0f,%d,%d,%d,%d,%d,%d,%d,%d,%d%n", w.startMillis(), w.offered(),
+            csv.append(String.format(Locale.ROOT, "%.0f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d%n", w.startMillis(), w.offered(),
                 w.succeeded(), w.succeededEnding(), w.errors(), w.refused(), w.timeouts(), any ? w.latency().getValueAtPercentile(50) : -1,
-                any ? w.latency().getValueAtPercentile(99) : -1, any ? w.latency().getMaxValue() : -1));
+                any ? w.latency().getValueAtPercentile(99) : -1, any ? w.latency().getMaxValue() : -1, w.late()));
         }
         return csv.toString();
     }

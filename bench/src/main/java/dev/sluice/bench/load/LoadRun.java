@@ -328,7 +328,7 @@ final class LoadRun
                     tally.offered();
                     tally.lateness.recordValue(Tally.micros(now - scheduled));
                     if (timeline != null)
-                        timeline.offered(scheduled);
+                        timeline.offered(scheduled, now - scheduled);
                 }
                 send(scheduled, measured, null);
                 // Time inside send(): when it is long, the scheduler itself is the bottleneck (see the debug line).

@@ -21,6 +21,8 @@ import org.HdrHistogram.SynchronizedHistogram;
 public final class Timeline
 {
     private static final int DIGITS = 2;
+    /** How late a request may leave before its window counts it as late: the bench's 1 ms ({@code generator-late}). */
+    static final long LATE_NANOS = 1_000_000;
 
     private final long widthNanos;
     private final int count;
@@ -81,11 +83,19 @@ public final class Timeline
         return b;
     }
 
-    void offered(long scheduledNanos)
+    /**
+     * A measured request is sent.
+     *
+     * @param latenessNanos how long after its schedule it left
+     */
+    void offered(long scheduledNanos, long latenessNanos)
     {
         Bucket b = bucket(scheduledNanos);
-        if (b != null)
-            b.offered.increment();
+        if (b == null)
+            return;
+        b.offered.increment();
+        if (latenessNanos > LATE_NANOS)
+            b.late.increment();
     }
 
     /**
@@ -158,7 +168,7 @@ public final class Timeline
             Histogram refused = new Histogram(Tally.HIGHEST_MICROS, DIGITS);
             if (b == null)
             {
-                windows.add(new Window(i * width, width, 0, 0, 0, 0, 0, 0, latency, refused));
+                windows.add(new Window(i * width, width, 0, 0, 0, 0, 0, 0, 0, latency, refused));
                 continue;
             }
             latency.add(b.latency);
@@ -166,7 +176,7 @@ public final class Timeline
             if (r != null)
                 refused.add(r);
             windows.add(new Window(i * width, width, b.offered.sum(), b.succeeded.sum(), b.succeededEnding.sum(),
-                b.errors.sum(), b.refused.sum(), b.timeouts.sum(), latency, refused));
+                b.errors.sum(), b.refused.sum(), b.timeouts.sum(), b.late.sum(), latency, refused));
         }
         return windows;
     }
@@ -182,12 +192,22 @@ public final class Timeline
      * @param errors        failures other than 503 and timeouts
      * @param refused       503 answers
      * @param timeouts      timeouts, including the requests the generator gave up on
+     * @param late          requests due in it that the generator sent more than 1 ms after their schedule: their
+     *                      latency counts from the schedule, so a window with many measures the generator as well
      * @param latency       µs, of the successes and of the other answered errors (not of 503s or timeouts)
      * @param refusedLatency µs, of the 503 answers
      */
     public record Window(double startMillis, double widthMillis, long offered, long succeeded, long succeededEnding,
-                         long errors, long refused, long timeouts, Histogram latency, Histogram refusedLatency)
+                         long errors, long refused, long timeouts, long late, Histogram latency, Histogram refusedLatency)
     {
+        /** A window whose requests all left on time. */
+        public Window(double startMillis, double widthMillis, long offered, long succeeded, long succeededEnding,
+                      long errors, long refused, long timeouts, Histogram latency, Histogram refusedLatency)
+        {
+            this(startMillis, widthMillis, offered, succeeded, succeededEnding, errors, refused, timeouts, 0, latency,
+                refusedLatency);
+        }
+
         /** @return the p99 latency in µs, or -1 when no request was answered */
         public long p99()
         {
@@ -203,6 +223,7 @@ public final class Timeline
         final LongAdder errors = new LongAdder();
         final LongAdder refused = new LongAdder();
         final LongAdder timeouts = new LongAdder();
+        final LongAdder late = new LongAdder();
         final Histogram latency = new SynchronizedHistogram(Tally.HIGHEST_MICROS, DIGITS);
         volatile Histogram refusedLatency;
 

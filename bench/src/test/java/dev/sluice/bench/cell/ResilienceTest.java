@@ -139,7 +139,8 @@ class ResilienceTest
         refused.recordValueWithCount(200, 5);
         List<Timeline.Window> w = List.of(
             new Timeline.Window(0, 100, 110, 100, 60, 1, 5, 4, a, refused),
-            new Timeline.Window(100, 100, 10, 0, 40, 0, 0, 10, new Histogram(3_600_000_000L, 2), new Histogram(3_600_000_000L, 2)));
+            new Timeline.Window(100, 100, 10, 0, 40, 0, 0, 10, 3, new Histogram(3_600_000_000L, 2),
+                new Histogram(3_600_000_000L, 2)));
         Windows.Figures f = Windows.figures(w);
         assertThat(f.seconds()).isEqualTo(0.2);
         assertThat(f.offered()).isEqualTo(120);
@@ -154,7 +155,7 @@ class ResilienceTest
         assertThat(f.max()).isBetween(49_500L, 50_500L);
         assertThat(f.refusedP50()).isBetween(198L, 202L);
         assertThat(f.line()).contains("503s 5").contains("timeouts 14").contains("errors 1");
-        assertThat(Windows.csv(w)).startsWith("start_ms,").contains("\n100,10,0,40,0,0,10,-1,-1,-1\n");
+        assertThat(Windows.csv(w)).startsWith("start_ms,").endsWith("\n100,10,0,40,0,0,10,-1,-1,-1,3\n");
     }
 
     @Test

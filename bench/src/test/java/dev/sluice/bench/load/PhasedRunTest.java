@@ -123,4 +123,19 @@ class PhasedRunTest
             new Timeline(Duration.ofMillis(100), Duration.ofSeconds(1)))).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("closed loop");
     }
+
+    @Test
+    void aWindowCountsTheRequestsThatLeftMoreThanAMillisecondLate()
+    {
+        Timeline timeline = new Timeline(Duration.ofMillis(100), Duration.ofMillis(300));
+        long origin = System.nanoTime();
+        timeline.start(origin);
+        timeline.offered(origin + 10_000_000, 0);
+        timeline.offered(origin + 20_000_000, Timeline.LATE_NANOS);
+        timeline.offered(origin + 150_000_000, Timeline.LATE_NANOS + 1);
+        timeline.offered(origin + 160_000_000, 40_000_000);
+        List<Timeline.Window> windows = timeline.windows();
+        assertThat(windows).extracting(Timeline.Window::offered).containsExactly(2L, 2L);
+        assertThat(windows).extracting(Timeline.Window::late).containsExactly(0L, 2L);
+    }
 }
