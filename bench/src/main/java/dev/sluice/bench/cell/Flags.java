@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.sluice.bench.load.Timeline;
+
 /**
  * Validity flags: conditions under which a figure says more about the harness than about the target. They are
  * always shown in the report, next to the figure, never used to drop a run.
@@ -27,8 +29,8 @@ final class Flags
     /** Flag to its meaning, for the report's legend. */
     static final Map<String, String> MEANING = new LinkedHashMap<>();
 
-    /** Lateness beyond this counts as late, µs. */
-    static final long LATE_MICROS = 1_000;
+    /** Lateness beyond this counts as late, µs: the windows' threshold ({@link Timeline#LATE_NANOS}). */
+    static final long LATE_MICROS = Timeline.LATE_NANOS / 1_000;
     /** The tolerated fraction of late requests. */
     static final double LATE_FRACTION = 0.001;
     /** CPU use (cores) from which a process counts as CPU-bound. */

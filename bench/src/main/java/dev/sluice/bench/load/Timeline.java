@@ -21,8 +21,8 @@ import org.HdrHistogram.SynchronizedHistogram;
 public final class Timeline
 {
     private static final int DIGITS = 2;
-    /** How late a request may leave before its window counts it as late: the bench's 1 ms ({@code generator-late}). */
-    static final long LATE_NANOS = 1_000_000;
+    /** How late a request may leave before it counts as late, in a window and in the bench's {@code generator-late}. */
+    public static final long LATE_NANOS = 1_000_000;
 
     private final long widthNanos;
     private final int count;
@@ -200,14 +200,6 @@ public final class Timeline
     public record Window(double startMillis, double widthMillis, long offered, long succeeded, long succeededEnding,
                          long errors, long refused, long timeouts, long late, Histogram latency, Histogram refusedLatency)
     {
-        /** A window whose requests all left on time. */
-        public Window(double startMillis, double widthMillis, long offered, long succeeded, long succeededEnding,
-                      long errors, long refused, long timeouts, Histogram latency, Histogram refusedLatency)
-        {
-            this(startMillis, widthMillis, offered, succeeded, succeededEnding, errors, refused, timeouts, 0, latency,
-                refusedLatency);
-        }
-
         /** @return the p99 latency in µs, or -1 when no request was answered */
         public long p99()
         {

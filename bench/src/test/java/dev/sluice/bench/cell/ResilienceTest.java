@@ -29,7 +29,7 @@ class ResilienceTest
                 latency.recordValueWithCount(p99s[i], 2);
             }
             long answered = latency.getTotalCount();
-            windows.add(new Timeline.Window(i * 100.0, 100, answered, answered, answered, 0, 0, 0, latency,
+            windows.add(new Timeline.Window(i * 100.0, 100, answered, answered, answered, 0, 0, 0, 0, latency,
                 new Histogram(3_600_000_000L, 2)));
         }
         return windows;
@@ -118,14 +118,14 @@ class ResilienceTest
         Histogram none = new Histogram(3_600_000_000L, 2);
         Histogram fast = new Histogram(3_600_000_000L, 2);
         fast.recordValueWithCount(1_000, 10);
-        assertThat(Windows.back(new Timeline.Window(0, 100, 10, 0, 0, 0, 0, 10, none, none), 4_000)).isFalse();
-        assertThat(Windows.back(new Timeline.Window(0, 100, 11, 10, 10, 0, 0, 1, fast, none), 4_000)).isFalse();
-        assertThat(Windows.back(new Timeline.Window(0, 100, 10, 10, 10, 0, 0, 0, fast, none), 4_000)).isTrue();
-        assertThat(Windows.back(new Timeline.Window(0, 100, 0, 0, 0, 0, 0, 0, none, none), 4_000)).isTrue();
+        assertThat(Windows.back(new Timeline.Window(0, 100, 10, 0, 0, 0, 0, 10, 0, none, none), 4_000)).isFalse();
+        assertThat(Windows.back(new Timeline.Window(0, 100, 11, 10, 10, 0, 0, 1, 0, fast, none), 4_000)).isFalse();
+        assertThat(Windows.back(new Timeline.Window(0, 100, 10, 10, 10, 0, 0, 0, 0, fast, none), 4_000)).isTrue();
+        assertThat(Windows.back(new Timeline.Window(0, 100, 0, 0, 0, 0, 0, 0, 0, none, none), 4_000)).isTrue();
         // Five windows of timeouts after the event: not back.
         List<Timeline.Window> w = new ArrayList<>();
         for (int i = 0; i < 6; i++)
-            w.add(new Timeline.Window(i * 100.0, 100, 10, 0, 0, 0, 0, 10, none, none));
+            w.add(new Timeline.Window(i * 100.0, 100, 10, 0, 0, 0, 0, 10, 0, none, none));
         assertThat(Windows.recoveryMillis(w, 50, 600, 4_000, 5)).isNull();
     }
 
@@ -138,7 +138,7 @@ class ResilienceTest
         Histogram refused = new Histogram(3_600_000_000L, 2);
         refused.recordValueWithCount(200, 5);
         List<Timeline.Window> w = List.of(
-            new Timeline.Window(0, 100, 110, 100, 60, 1, 5, 4, a, refused),
+            new Timeline.Window(0, 100, 110, 100, 60, 1, 5, 4, 0, a, refused),
             new Timeline.Window(100, 100, 10, 0, 40, 0, 0, 10, 3, new Histogram(3_600_000_000L, 2),
                 new Histogram(3_600_000_000L, 2)));
         Windows.Figures f = Windows.figures(w);
