@@ -83,10 +83,15 @@ final class Resilience
      * @param hardErrors  failed requests other than 503s
      * @param refused     503s
      * @param lines       what the report shows of it
+     * @param slowEvents  its events around which a core ran slow ({@link CoreSpeed}); -1 when not probed
      */
     record Outcome(int rep, boolean passed, long fullGcs, Double recoveryMs, long hardErrors, long refused,
-                   List<String> lines)
+                   List<String> lines, int slowEvents)
     {
+        Outcome(int rep, boolean passed, long fullGcs, Double recoveryMs, long hardErrors, long refused, List<String> lines)
+        {
+            this(rep, passed, fullGcs, recoveryMs, hardErrors, refused, lines, -1);
+        }
     }
 
     /** @param spec the cell's spec for the report, completed with the load of this cell */
@@ -139,7 +144,8 @@ final class Resilience
     {
         Duration phase = scaled(STEP_PHASE);
         double len = phase.toMillis();
-        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
+        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true);
+             CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep))
         {
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, STEP_RATES.get(0));
@@ -149,6 +155,10 @@ final class Resilience
             long fulls = fullGcs(gw, ready);
             List<Timeline.Window> windows = timeline.windows();
             writeCsv(rep, "", windows);
+            long origin = CoreSpeed.originEpochMillis(timeline);
+            speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
+            double fast = speed.fastMicros(origin, 0, len * phases.size());
+            int slowEvents = 0;
             List<String> lines = new ArrayList<>();
             List<Double> recoveries = new ArrayList<>();
             long hard = 0;
@@ -176,16 +186,18 @@ final class Resilience
                     line += keptUp ? "; back " + recovery(r) + " after the step"
                         : "; never steady: its second half's p99 is over " + Fmt.num(NOT_STEADY_FACTOR, 0)
                             + "× the first phase's " + us(firstSteady);
+                    if (speed.slow(origin, from, to, fast))
+                        slowEvents++;
                 }
                 else
                 {
                     firstSteady = steady;
                     line += "; control (no event, from the phase's middle): back " + recovery(r);
                 }
-                lines.add(line);
+                lines.add(line + "; machine over the phase: " + speed.describe(origin, from, to, fast));
             }
             causes(rep, gw, refused, lines);
-            return outcome(rep, fulls, recoveries, hard, refused, lines);
+            return outcome(rep, fulls, recoveries, hard, refused, lines, slowEvents);
         }
     }
 
@@ -193,7 +205,8 @@ final class Resilience
     {
         Duration length = scaled(HICCUP_LENGTH);
         List<Hiccup.Stall> stalls = stalls();
-        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
+        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true);
+             CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep))
         {
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, HICCUP_RATE);
@@ -217,9 +230,14 @@ final class Resilience
             writeCsv(rep, "", windows);
             Windows.Figures all = Windows.figures(windows);
             long steady = Windows.steadyP99(Windows.span(windows, 0, done.get(0).stoppedMillis()));
+            long origin = CoreSpeed.originEpochMillis(timeline);
+            speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
+            double fast = speed.fastMicros(origin, 0, length.toMillis());
+            int slowEvents = 0;
             List<String> lines = new ArrayList<>();
             lines.add("r" + rep + " " + Fmt.rate(HICCUP_RATE) + " for " + secs(length) + ": " + all.line() +
-                "; steady p99 (before the first stop) " + us(steady));
+                "; steady p99 (before the first stop) " + us(steady) + "; machine before the first stop: " +
+                speed.describe(origin, 0, done.get(0).stoppedMillis(), fast));
             List<Double> recoveries = new ArrayList<>();
             for (int i = 0; i < done.size(); i++)
             {
@@ -230,12 +248,17 @@ final class Resilience
                 recoveries.add(r);
                 Windows.Figures around = Windows.figures(Windows.span(windows, d.stoppedMillis() - Windows.WIDTH_MILLIS,
                     Math.min(end, d.resumedMillis() + 2_000)));
+                // The machine from the resume to 2 s after it: the backlog's drain and the recovery.
+                double to = Math.min(end, d.resumedMillis() + 2_000);
+                if (speed.slow(origin, d.resumedMillis(), to, fast))
+                    slowEvents++;
                 lines.add(String.format(Locale.ROOT, "r%d stop %d: stopped %.0f ms at %.2f s; around it (to 2 s after) " +
-                    "p99 %s, max %s; back %s after the resume", rep, i + 1, d.millis(), d.stoppedMillis() / 1000,
-                    us(around.p99()), us(around.max()), recovery(r)));
+                    "p99 %s, max %s; back %s after the resume; machine to 2 s after the resume: %s", rep, i + 1,
+                    d.millis(), d.stoppedMillis() / 1000, us(around.p99()), us(around.max()), recovery(r),
+                    speed.describe(origin, d.resumedMillis(), to, fast)));
             }
             causes(rep, gw, all.refused(), lines);
-            return outcome(rep, fulls, recoveries, all.hardErrors(), all.refused(), lines);
+            return outcome(rep, fulls, recoveries, all.hardErrors(), all.refused(), lines, slowEvents);
         }
     }
 
@@ -328,7 +351,8 @@ final class Resilience
             String.join(" | ", warnings)));
     }
 
-    private Outcome outcome(int rep, long fulls, List<Double> recoveries, long hard, long refused, List<String> lines)
+    private Outcome outcome(int rep, long fulls, List<Double> recoveries, long hard, long refused, List<String> lines,
+                            int slowEvents)
     {
         double worst = 0;
         for (Double r : recoveries)
@@ -337,7 +361,7 @@ final class Resilience
         lines.add("r" + rep + (passed ? " passed" : " failed") + ": full collections after ready " + fulls +
             ", slowest recovery " + recovery(worst == Double.POSITIVE_INFINITY ? null : worst) + ", errors other than 503 " +
             hard + ", 503s " + refused);
-        return new Outcome(rep, passed, fulls, worst, hard, refused, List.copyOf(lines));
+        return new Outcome(rep, passed, fulls, worst, hard, refused, List.copyOf(lines), slowEvents);
     }
 
     /**
@@ -426,6 +450,16 @@ final class Resilience
             "OVERLOAD".equals(name) || outcomes.isEmpty() ? null : outcomes.stream().allMatch(o -> o.hardErrors() == 0)));
         checks.add(new Check("503s, per repetition", "counted", join(outcomes.stream().map(o -> Long.toString(o.refused()))
             .toList()), null));
+        List<Outcome> probed = outcomes.stream().filter(o -> o.slowEvents() >= 0).toList();
+        if (!probed.isEmpty())
+        {
+            List<Outcome> fastOnes = probed.stream().filter(o -> o.slowEvents() == 0).toList();
+            checks.add(new Check("events with a core slow (a probe's unit ≥ " + Fmt.num(CoreSpeed.SLOW_FACTOR, 1) +
+                "× the run's fast one), per repetition", "counted", join(probed.stream()
+                .map(o -> Integer.toString(o.slowEvents())).toList()), null));
+            checks.add(new Check("repetitions passing among those with no such event", "counted",
+                fastOnes.stream().filter(Outcome::passed).count() + " of " + fastOnes.size(), null));
+        }
         return checks;
     }
 

@@ -205,6 +205,29 @@ class ResilienceTest
     }
 
     @Test
+    void checksCountTheRepetitionsWhoseCoreRanSlowAndThePassesAmongTheOthers()
+    {
+        List<Resilience.Outcome> outcomes = List.of(
+            new Resilience.Outcome(1, true, 0, 300.0, 0, 0, List.of(), 0),
+            new Resilience.Outcome(2, false, 0, 1_400.0, 0, 0, List.of(), 2),
+            new Resilience.Outcome(3, false, 0, 1_200.0, 0, 0, List.of(), 0),
+            new Resilience.Outcome(4, true, 0, 500.0, 0, 0, List.of(), 1));
+        List<Check> checks = Resilience.checks("HICCUP", outcomes, 4);
+        assertThat(checks.get(0).measured()).isEqualTo("2 of 4");
+        assertThat(checks).filteredOn(c -> c.what().startsWith("events with a core slow")).singleElement()
+            .satisfies(c -> assertThat(c.measured()).isEqualTo("0, 2, 0, 1"));
+        assertThat(checks).filteredOn(c -> c.what().startsWith("repetitions passing among")).singleElement()
+            .satisfies(c ->
+            {
+                assertThat(c.measured()).isEqualTo("1 of 2");
+                assertThat(c.met()).isNull();
+            });
+        // Cells without probes (COLD, OVERLOAD) have no such rows.
+        assertThat(Resilience.checks("COLD-1k", List.of(new Resilience.Outcome(1, true, 0, null, 0, 0, List.of())), 1))
+            .noneMatch(c -> c.what().contains("core"));
+    }
+
+    @Test
     void theCellsAreInTheCatalog()
     {
         assertThat(Cells.select(List.of("step", "HICCUP", "cold-1k", "COLD-3k", "overload")))
