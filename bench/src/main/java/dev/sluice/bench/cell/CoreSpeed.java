@@ -15,17 +15,20 @@ import dev.sluice.bench.load.Timeline;
 /**
  * The speed of the machine's cores during a run, from a {@link SpeedProbe} on each: pinned, one on the target's core
  * and one on the harness', else one anywhere. On a virtual machine the host can give a core half its speed for
- * seconds at a time (another guest on the same physical core); a run that met such a stretch says that about the
- * machine, not about the gateway, and the report says which stretches it met.
+ * seconds or minutes at a time (another guest on the same physical core); a run that met such a stretch says that about
+ * the machine as much as about the gateway, and the report says which stretches it met.
  *
  * <p>Figures are a unit's CPU time in µs; a window's is the median of the units whose end fell in it (with the
  * probe's period of {@value SpeedProbe#PERIOD_MILLIS} ms, about one per window).</p>
  */
 final class CoreSpeed implements AutoCloseable
 {
-    /** A span in which a core's median unit is at least this many times the run's fast one counts as slow. */
+    /** A span in which a core's median unit is at least this many times the cell's fast one counts as slow. */
     static final double SLOW_FACTOR = 1.3;
-    /** The quantile of a core's units over a run taken as its fast speed; the run's is its fastest core's. */
+    /**
+     * The quantile of a core's units over a run taken as its fast unit; the run's is its fastest core's, the cell's its
+     * fastest run's (a run on cores that were slow all along is measured against the others).
+     */
     static final double FAST_QUANTILE = 0.1;
 
     private final List<Probe> probes;
@@ -196,8 +199,7 @@ final class CoreSpeed implements AutoCloseable
     }
 
     /**
-     * What the probes saw of one span, for a report line: each core's median unit as a multiple of the run's fast one,
-     * {@code slow} from {@link #SLOW_FACTOR}.
+     * What the probes saw of one span, for a report line: each core's median unit, and the run's fast one.
      *
      * @param fast the run's fast unit, µs ({@link #fastMicros(long, double, double)})
      */
@@ -207,23 +209,17 @@ final class CoreSpeed implements AutoCloseable
         for (String core : cores())
         {
             double m = medianMicros(samples(core), originEpoch, fromMillis, toMillis);
-            String part = "core " + core + " unit " + (m < 0 ? Fmt.NONE : Fmt.num(m, 0) + " µs");
-            if (m > 0 && fast > 0)
-                part += " (" + Fmt.num(m / fast, 2) + "×" + (m / fast >= SLOW_FACTOR ? ", slow" : "") + ")";
-            parts.add(part);
+            parts.add("core " + core + " unit " + (m < 0 ? Fmt.NONE : Fmt.num(m, 0) + " µs"));
         }
-        return String.join(", ", parts) + (fast > 0 ? "; the run's fast unit " + Fmt.num(fast, 0) + " µs" : "");
+        return String.join(", ", parts) + (fast > 0 ? " (the run's fast unit " + Fmt.num(fast, 0) + " µs)" : "");
     }
 
-    /** @return whether a core's median unit over the span is at least {@link #SLOW_FACTOR} × {@code fast} */
-    boolean slow(long originEpoch, double fromMillis, double toMillis, double fast) throws IOException
+    /** @return the slowest core's median unit over the span, µs, or -1 when no unit ended in it */
+    double slowestMedian(long originEpoch, double fromMillis, double toMillis) throws IOException
     {
+        double slowest = -1;
         for (String core : cores())
-        {
-            double m = medianMicros(samples(core), originEpoch, fromMillis, toMillis);
-            if (m > 0 && fast > 0 && m / fast >= SLOW_FACTOR)
-                return true;
-        }
-        return false;
+            slowest = Math.max(slowest, medianMicros(samples(core), originEpoch, fromMillis, toMillis));
+        return slowest;
     }
 }

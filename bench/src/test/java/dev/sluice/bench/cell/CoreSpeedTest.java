@@ -1,6 +1,12 @@
 package dev.sluice.bench.cell;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
@@ -46,5 +52,36 @@ class CoreSpeedTest
         long first = SpeedProbe.unit(10_000);
         assertThat(SpeedProbe.unit(10_000)).isEqualTo(first);
         assertThat(SpeedProbe.unit(10_001)).isNotEqualTo(first);
+    }
+
+    @Test
+    void theProbeProcessPrintsAUnitEveryPeriodAndEndsWhenItsInputCloses() throws Exception
+    {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process probe = new ProcessBuilder(java, "-Xmx16m", "-cp", System.getProperty("java.class.path"),
+            SpeedProbe.class.getName()).redirectErrorStream(true).start();
+        try
+        {
+            List<String> lines = new ArrayList<>();
+            BufferedReader out = new BufferedReader(new InputStreamReader(probe.getInputStream(), StandardCharsets.UTF_8));
+            while (CoreSpeed.parse(lines).size() < 4)
+            {
+                String line = out.readLine();
+                assertThat(line).as("the probe's output so far: " + lines).isNotNull();
+                lines.add(line);
+            }
+            List<CoreSpeed.Sample> samples = CoreSpeed.parse(lines);
+            assertThat(samples).allSatisfy(s -> assertThat(s.nanos()).isPositive());
+            // One unit per period (one that ran late starts the next period at once): three gaps span at least one.
+            assertThat(samples.get(3).epochMillis() - samples.get(0).epochMillis())
+                .isGreaterThanOrEqualTo(SpeedProbe.PERIOD_MILLIS);
+            probe.getOutputStream().close();
+            assertThat(probe.waitFor(20, TimeUnit.SECONDS)).isTrue();
+            assertThat(probe.exitValue()).isZero();
+        }
+        finally
+        {
+            probe.destroyForcibly();
+        }
     }
 }

@@ -205,17 +205,23 @@ class ResilienceTest
     }
 
     @Test
-    void checksCountTheRepetitionsWhoseCoreRanSlowAndThePassesAmongTheOthers()
+    void checksCountTheSpansOnASlowCoreAgainstTheCellsFastestRunAndThePassesAmongTheOthers()
     {
+        // Fast units 300 and 310 µs, and one run (4) on cores slow from start to end: the cell's fast unit is 300 µs,
+        // so a span is slow from 390 µs, run 4's two included although its own fast unit is as slow.
         List<Resilience.Outcome> outcomes = List.of(
-            new Resilience.Outcome(1, true, 0, 300.0, 0, 0, List.of(), 0),
-            new Resilience.Outcome(2, false, 0, 1_400.0, 0, 0, List.of(), 2),
-            new Resilience.Outcome(3, false, 0, 1_200.0, 0, 0, List.of(), 0),
-            new Resilience.Outcome(4, true, 0, 500.0, 0, 0, List.of(), 1));
+            new Resilience.Outcome(1, true, 0, 300.0, 0, 0, List.of(), 300, List.of(320.0, 380.0)),
+            new Resilience.Outcome(2, false, 0, 1_400.0, 0, 0, List.of(), 310, List.of(560.0, 390.0)),
+            new Resilience.Outcome(3, false, 0, 1_200.0, 0, 0, List.of(), 305, List.of(330.0, -1.0)),
+            new Resilience.Outcome(4, true, 0, 500.0, 0, 0, List.of(), 450, List.of(470.0, 480.0)));
         List<Check> checks = Resilience.checks("HICCUP", outcomes, 4);
         assertThat(checks.get(0).measured()).isEqualTo("2 of 4");
-        assertThat(checks).filteredOn(c -> c.what().startsWith("events with a core slow")).singleElement()
-            .satisfies(c -> assertThat(c.measured()).isEqualTo("0, 2, 0, 1"));
+        assertThat(checks).filteredOn(c -> c.what().startsWith("spans with a core slow")).singleElement()
+            .satisfies(c ->
+            {
+                assertThat(c.what()).contains("300 µs");
+                assertThat(c.measured()).isEqualTo("0, 2, 0, 2");
+            });
         assertThat(checks).filteredOn(c -> c.what().startsWith("repetitions passing among")).singleElement()
             .satisfies(c ->
             {
