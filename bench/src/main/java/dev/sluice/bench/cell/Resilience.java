@@ -152,9 +152,12 @@ final class Resilience
     {
         Duration phase = scaled(STEP_PHASE);
         double len = phase.toMillis();
-        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true);
-             CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep))
+        // The probes start before the gateway, so that its start and warm-up are probed too.
+        long launched = System.currentTimeMillis();
+        try (CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep);
+             GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
         {
+            long readyAt = System.currentTimeMillis();
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, STEP_RATES.get(0));
             List<Phase> phases = STEP_RATES.stream().map(r -> new Phase(r, phase)).toList();
@@ -203,6 +206,7 @@ final class Resilience
                 spanUnits.add(speed.slowestMedian(origin, from, to));
                 lines.add(line + "; machine over the phase: " + speed.describe(origin, from, to, fast));
             }
+            lines.add(startLine(rep, speed, launched, readyAt, fast));
             causes(rep, gw, refused, lines);
             return outcome(rep, fulls, recoveries, hard, refused, lines, fast, spanUnits);
         }
@@ -212,9 +216,11 @@ final class Resilience
     {
         Duration length = scaled(HICCUP_LENGTH);
         List<Hiccup.Stall> stalls = stalls();
-        try (GatewayProcess gw = launcher.startGateway(cell, rep, mock, true);
-             CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep))
+        long launched = System.currentTimeMillis();
+        try (CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep);
+             GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
         {
+            long readyAt = System.currentTimeMillis();
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, HICCUP_RATE);
             Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), length);
@@ -255,16 +261,16 @@ final class Resilience
                 Double r = steady < 0 ? null : Windows.recoveryMillis(windows, d.resumedMillis(), end,
                     Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
                 recoveries.add(r);
-                Windows.Figures around = Windows.figures(Windows.span(windows, d.stoppedMillis() - Windows.WIDTH_MILLIS,
-                    Math.min(end, d.resumedMillis() + 2_000)));
-                // The machine from the resume to 2 s after it: the backlog's drain and the recovery.
                 double to = Math.min(end, d.resumedMillis() + 2_000);
+                Windows.Figures around = Windows.figures(Windows.span(windows, d.stoppedMillis() - Windows.WIDTH_MILLIS, to));
+                // The machine from the resume to 2 s after it: the backlog's drain and the recovery.
                 spanUnits.add(speed.slowestMedian(origin, d.resumedMillis(), to));
                 lines.add(String.format(Locale.ROOT, "r%d stop %d: stopped %.0f ms at %.2f s; around it (to 2 s after) " +
                     "p99 %s, max %s; back %s after the resume; machine to 2 s after the resume: %s", rep, i + 1,
                     d.millis(), d.stoppedMillis() / 1000, us(around.p99()), us(around.max()), recovery(r),
                     speed.describe(origin, d.resumedMillis(), to, fast)));
             }
+            lines.add(startLine(rep, speed, launched, readyAt, fast));
             causes(rep, gw, all.refused(), lines);
             return outcome(rep, fulls, recoveries, all.hardErrors(), all.refused(), lines, fast, spanUnits);
         }
@@ -347,6 +353,16 @@ final class Resilience
         boolean passed = fulls == 0 && back != null;
         return new Outcome(rep, passed, fulls, back == null ? Double.POSITIVE_INFINITY : back,
             overload.hardErrors() + recovery.hardErrors(), overload.refused() + recovery.refused(), lines);
+    }
+
+    /**
+     * @return what the probes saw from the gateway's launch to its first ready answer (its start and warm-up, which
+     *         compiled what the run then ran): information, not a span the verdict rests on
+     */
+    private static String startLine(int rep, CoreSpeed speed, long launched, long readyAt, double fast) throws IOException
+    {
+        return "r" + rep + " machine from the gateway's launch to ready (" + Fmt.num((readyAt - launched) / 1000.0, 1) +
+            " s, its warm-up included): " + speed.describe(launched, 0, readyAt - launched, fast);
     }
 
     /** Adds, when the run had 503s, what the gateway's refusal warnings say of their causes. */
