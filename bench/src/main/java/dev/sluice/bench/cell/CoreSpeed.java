@@ -58,17 +58,26 @@ final class CoreSpeed implements AutoCloseable
         Pinning pinning = session.pinning();
         List<Probe> probes = new ArrayList<>();
         List<String> cores = pinning.enabled() ? List.of(Pinning.TARGET_CPUS, Pinning.HARNESS_CPUS) : List.of("any");
-        for (String core : cores)
+        try
         {
-            List<String> command = List.of(session.java(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx16m",
-                "-Xss256k", "-XX:ActiveProcessorCount=1", "-cp", session.classpath(), SpeedProbe.class.getName());
-            if (core.equals(Pinning.TARGET_CPUS))
-                command = pinning.target(command);
-            else if (core.equals(Pinning.HARNESS_CPUS))
-                command = pinning.harness(command);
-            Path log = session.raw().resolve("speed/" + name + "-core" + core + ".log");
-            Files.deleteIfExists(log);
-            probes.add(new Probe(core, ChildProcess.start("speed-probe-" + core, command, Map.of(), log), log));
+            for (String core : cores)
+            {
+                List<String> command = List.of(session.java(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx16m",
+                    "-Xss256k", "-XX:ActiveProcessorCount=1", "-cp", session.classpath(), SpeedProbe.class.getName());
+                if (core.equals(Pinning.TARGET_CPUS))
+                    command = pinning.target(command);
+                else if (core.equals(Pinning.HARNESS_CPUS))
+                    command = pinning.harness(command);
+                Path log = session.raw().resolve("speed/" + name + "-core" + core + ".log");
+                Files.deleteIfExists(log);
+                probes.add(new Probe(core, ChildProcess.start("speed-probe-" + core, command, Map.of(), log), log));
+            }
+        }
+        catch (IOException | RuntimeException e)
+        {
+            // A probe that could not start leaves none running.
+            new CoreSpeed(probes).close();
+            throw e;
         }
         return new CoreSpeed(probes);
     }
