@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -143,23 +144,31 @@ final class CoreSpeed implements AutoCloseable
      */
     static double medianMicros(List<Sample> samples, long originEpoch, double fromMillis, double toMillis)
     {
-        long[] in = samples.stream()
-            .filter(s -> s.epochMillis() - originEpoch >= fromMillis && s.epochMillis() - originEpoch < toMillis)
-            .mapToLong(Sample::nanos).sorted().toArray();
-        if (in.length == 0)
-            return -1;
-        return (in.length % 2 == 1 ? in[in.length / 2] : (in[in.length / 2 - 1] + in[in.length / 2]) / 2.0) / 1_000.0;
+        Double median = Stats.median(unitsIn(samples, originEpoch, fromMillis, toMillis));
+        return median == null ? -1 : median;
     }
 
     /** @return the {@link #FAST_QUANTILE} of the units over the span in µs, or -1 when none ended in it */
     static double fastMicros(List<Sample> samples, long originEpoch, double fromMillis, double toMillis)
     {
-        long[] in = samples.stream()
-            .filter(s -> s.epochMillis() - originEpoch >= fromMillis && s.epochMillis() - originEpoch < toMillis)
-            .mapToLong(Sample::nanos).sorted().toArray();
-        if (in.length == 0)
+        List<Double> units = unitsIn(samples, originEpoch, fromMillis, toMillis);
+        if (units.isEmpty())
             return -1;
-        return in[(int)Math.floor(FAST_QUANTILE * (in.length - 1))] / 1_000.0;
+        Collections.sort(units);
+        return units.get((int)Math.floor(FAST_QUANTILE * (units.size() - 1)));
+    }
+
+    /** @return the units, µs, that ended in the span ({@link #medianMicros} has the parameters) */
+    private static List<Double> unitsIn(List<Sample> samples, long originEpoch, double fromMillis, double toMillis)
+    {
+        List<Double> units = new ArrayList<>();
+        for (Sample s : samples)
+        {
+            long at = s.epochMillis() - originEpoch;
+            if (at >= fromMillis && at < toMillis)
+                units.add(s.nanos() / 1_000.0);
+        }
+        return units;
     }
 
     /**
