@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * A running gateway, and the small public launcher for embedding and tests.
@@ -80,6 +81,7 @@ public final class Sluice implements AutoCloseable
         private Function<String, String> env = System::getenv;
         private org.eclipse.jetty.io.ByteBufferPool bufferPool;
         private Boolean warmup;
+        private LongSupplier jitMillis = Warmup.jitMillis();
 
         private Options(Path config, Path plugins)
         {
@@ -119,6 +121,16 @@ public final class Sluice implements AutoCloseable
         public Options warmup(boolean warmup)
         {
             this.warmup = warmup;
+            return this;
+        }
+
+        /**
+         * Replaces what the warm-up reads as the JIT's compilation time in milliseconds (tests that make the compiler
+         * look busy or idle); null: the warm-up never holds its requests for the JIT.
+         */
+        public Options jitMillis(LongSupplier jitMillis)
+        {
+            this.jitMillis = jitMillis;
             return this;
         }
 
@@ -200,7 +212,7 @@ public final class Sluice implements AutoCloseable
             // Before the port opens: a warm-up exchange that reaches an upstream is answered there, never sent.
             upstreams.answerWarmups(Warmup.upstreamDialects(chain));
             // Before the port opens too: /readyz says warming from the first probe on.
-            Warmup warmup = config.warmup().enabled() ? new Warmup(handler, chain, config) : null;
+            Warmup warmup = config.warmup().enabled() ? new Warmup(handler, chain, config, options.jitMillis) : null;
             http.start();
             // After the server: its selectors exist once it started.
             if (admission != null)
@@ -251,8 +263,8 @@ public final class Sluice implements AutoCloseable
                 }
                 LOG.info("warm-up done in {} ms: {} exchanges through the gateway's own port, answered without a provider"
                         + " ({} of them round through the upstreams' HTTP clients, {} of those behind others waiting for"
-                        + " a connection){}",
-                    report.millis(), report.sent(), report.echoed(), warmupQueued,
+                        + " a connection; requests held {} ms for the JIT){}",
+                    report.millis(), report.sent(), report.echoed(), warmupQueued, report.heldMillis(),
                     report.skippedEndpoints() > 0
                         ? " (" + report.skippedEndpoints() + " endpoints with a path pattern not exercised)" : "");
             }

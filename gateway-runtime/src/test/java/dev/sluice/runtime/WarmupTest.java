@@ -4,6 +4,7 @@ import dev.sluice.api.config.ConfigException;
 import dev.sluice.mock.MockModels;
 import dev.sluice.mock.MockProvider;
 import dev.sluice.runtime.internal.http.GatewayHandler;
+import dev.sluice.runtime.internal.http.Warmup;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.StringRequestContent;
@@ -21,6 +22,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -105,10 +108,27 @@ class WarmupTest
 
     private Sluice start(String yaml) throws Exception
     {
+        return start(yaml, Warmup.jitMillis());
+    }
+
+    private Sluice start(String yaml, LongSupplier jitMillis) throws Exception
+    {
         Path file = Files.createTempFile(dir, "gateway", ".yaml");
         Files.writeString(file, yaml);
-        gateway = Sluice.start(Sluice.options(file, TestDist.plugins()).port(0).adminPort(0));
+        gateway = Sluice.start(Sluice.options(file, TestDist.plugins()).port(0).adminPort(0).jitMillis(jitMillis));
         return gateway;
+    }
+
+    /** One OpenAI server to one OpenAI client and no routes: one endpoint and one model, so {@code requests} in all. */
+    private String plain(String warmup)
+    {
+        return """
+            listen: { host: 127.0.0.1, port: 0 }
+            %2$s
+            bindings:
+              north_openai: { type: openai, kind: server, exit: south_openai }
+              south_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
+            """.formatted(mock.port(), warmup);
     }
 
     private ContentResponse get(String path) throws Exception
@@ -300,6 +320,59 @@ class WarmupTest
         assertThat(report.echoed()).isZero();
         assertThat(report.firstFailure()).contains("503");
         assertThat(mock.requestCount()).isZero();
+    }
+
+    @Test
+    void whileTheJitCompilesTheWarmupHoldsItsRequestsAndIsReadyAtItsTimeCap() throws Exception
+    {
+        // A compiler that is always busy (its time grows by a second between any two looks): after the first look no
+        // new warm-up request is sent, and the gateway is ready when max_time is up, not before and not much after.
+        AtomicLong compiled = new AtomicLong();
+        long start = System.nanoTime();
+        start(plain("warmup: { requests: 100000, max_time: 2s }"), () -> compiled.addAndGet(1_000));
+        assertThat(gateway.awaitReady(Duration.ofSeconds(30))).isTrue();
+        long readyMillis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        var report = gateway.warmupReport();
+        assertThat(report.millis()).isBetween(2_000L, 8_000L);
+        assertThat(readyMillis).isGreaterThanOrEqualTo(2_000L);
+        // Held from the first look to the cap.
+        assertThat(report.heldMillis()).isBetween(1_500L, report.millis());
+        // What was sent before the hold was answered, each exchange once; far fewer than the count asked for.
+        assertThat(report.sent()).isPositive().isLessThan(100_000);
+        assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
+        assertThat(report.echoed()).isEqualTo(report.sent());
+        assertThat(mock.requestCount()).isZero();
+        // Ready, it serves.
+        assertThat(chat(null, null).getStatus()).isEqualTo(200);
+    }
+
+    @Test
+    void heldRequestsGoOnOnceTheJitIsIdleAndTheWarmupEndsByItsCount() throws Exception
+    {
+        // Busy for the first ten looks (about half a second), then idle: every chain held meanwhile sends again, and
+        // the warm-up ends by its count long before its time cap, each of its exchanges answered once.
+        AtomicLong looks = new AtomicLong();
+        start(plain("warmup: { requests: 2000, max_time: 60s }"), () -> Math.min(looks.incrementAndGet(), 11) * 1_000);
+        assertThat(gateway.awaitReady(Duration.ofSeconds(50))).isTrue();
+        var report = gateway.warmupReport();
+        assertThat(report.sent()).isEqualTo(2000);
+        assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
+        assertThat(report.echoed()).isEqualTo(2000);
+        // Ten slices held (a slice may run late, never early).
+        assertThat(report.heldMillis()).isBetween(10 * Warmup.JIT_SLICE_MILLIS - 10, 5_000L);
+        assertThat(report.millis()).isLessThan(30_000);
+        assertThat(mock.requestCount()).isZero();
+    }
+
+    @Test
+    void withoutAJitClockNothingIsHeld() throws Exception
+    {
+        start(plain("warmup: { requests: 200, max_time: 60s }"), null);
+        assertThat(gateway.awaitReady(Duration.ofSeconds(50))).isTrue();
+        var report = gateway.warmupReport();
+        assertThat(report.sent()).isEqualTo(200);
+        assertThat(report.echoed()).isEqualTo(200);
+        assertThat(report.heldMillis()).isZero();
     }
 
     @Test

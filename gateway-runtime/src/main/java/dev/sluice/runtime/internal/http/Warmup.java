@@ -22,6 +22,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -34,7 +36,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * The gateway exercising itself before it reports ready: real HTTP/1.1 requests from an in-process Jetty client to the
@@ -67,6 +71,10 @@ public final class Warmup
     static final int RECONNECT_EVERY = 4;
     /** The most models exercised: a config with many literal models warms the shared path on a sample of them. */
     static final int MAX_MODELS = 16;
+    /** How often the warm-up looks at the JIT, and the least time it holds its requests for it. */
+    public static final long JIT_SLICE_MILLIS = 50;
+    /** Compilation time in one slice (summed over the compiler threads) from which the JIT counts as busy. */
+    static final long JIT_BUSY_MILLIS = 5;
 
     private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
 
@@ -75,6 +83,7 @@ public final class Warmup
     private final List<Shot> shots;
     private final int skippedEndpoints;
     private final String token;
+    private final LongSupplier jitMillis;
     private volatile boolean stopped;
 
     /** One endpoint and model: the bodies of its plain and its streamed request. */
@@ -87,17 +96,22 @@ public final class Warmup
      *
      * @param echoed the upstream answers that went round through an upstream's HTTP client and the gateway's echo
      */
-    public record Report(int sent, int failed, long millis, String firstFailure, int skippedEndpoints, long echoed)
+    public record Report(int sent, int failed, long millis, String firstFailure, int skippedEndpoints, long echoed,
+        long heldMillis)
     {
     }
 
     /**
      * Plans the warm-up, and makes {@code handler} accept its token and say {@code warming} from now on: create it
      * before the port opens.
+     *
+     * @param jitMillis the JIT's compilation time so far in milliseconds ({@link #jitMillis()}), read to hold the
+     *        warm-up's requests while the compilers work; null never holds them
      */
-    public Warmup(GatewayHandler handler, Chain chain, GatewayConfig config)
+    public Warmup(GatewayHandler handler, Chain chain, GatewayConfig config, LongSupplier jitMillis)
     {
         this.handler = handler;
+        this.jitMillis = jitMillis;
         this.limits = config.warmup();
         byte[] secret = new byte[32];
         new SecureRandom().nextBytes(secret);
@@ -198,7 +212,7 @@ public final class Warmup
     {
         long start = System.nanoTime();
         if (shots.isEmpty())
-            return new Report(0, 0, 0, null, skippedEndpoints, 0);
+            return new Report(0, 0, 0, null, skippedEndpoints, 0, 0);
         String target = target(host);
         QueuedThreadPool threads = new QueuedThreadPool(4, 1);
         threads.setName("sluice-warmup");
@@ -210,21 +224,84 @@ public final class Warmup
         {
             http.start();
             if (stopped)
-                return new Report(0, 0, 0, null, skippedEndpoints, 0);
+                return new Report(0, 0, 0, null, skippedEndpoints, 0, 0);
             long deadline = start + limits.maxTime().toNanos();
             int total = (int)Math.min(Integer.MAX_VALUE, (long)limits.requests() * shots.size());
             Run run = new Run(http, target, port, total, deadline);
             run.begin();
+            long held = yieldToJit(run, deadline);
             // The exchanges are answered in the process: the time cap plus a margin bounds the wait for the last ones.
             run.done.get(limits.maxTime().toMillis() + 10_000, TimeUnit.MILLISECONDS);
             return new Report(run.sent.get(), run.failed.get(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
-                run.firstFailure, skippedEndpoints, handler.warmupsEchoed());
+                run.firstFailure, skippedEndpoints, handler.warmupsEchoed(), held);
         }
         finally
         {
             http.stop();
             threads.stop();
         }
+    }
+
+    /**
+     * Holds the warm-up's requests while the JIT compiles, until the warm-up is done or its time is up. The compiler
+     * threads run at a lower priority than the threads that serve requests (the shipped flags), so while the warm-up
+     * keeps the cores busy they get a fraction of them: their queue grows, HotSpot raises the invocation counts a method
+     * needs to be queued for C2 with the queue's length, and most of the request path would still be in C1's profiled
+     * code when the gateway says ready. Every {@value #JIT_SLICE_MILLIS} ms: when the compilers spent
+     * {@value #JIT_BUSY_MILLIS} ms or more compiling since the last look, no new request is sent (those in flight
+     * finish), so that the compilers have the cores; when they did not, requests go again.
+     *
+     * @return how long requests were held, in milliseconds
+     */
+    private long yieldToJit(Run run, long deadline) throws Exception
+    {
+        if (jitMillis == null)
+            return 0;
+        long held = 0;
+        long compiled = jitMillis.getAsLong();
+        long heldSince = 0;
+        try
+        {
+            while (!run.done.isDone() && !stopped && System.nanoTime() - deadline < 0)
+            {
+                try
+                {
+                    run.done.get(JIT_SLICE_MILLIS, TimeUnit.MILLISECONDS);
+                }
+                catch (TimeoutException e)
+                {
+                    // a slice passed
+                }
+                long now = jitMillis.getAsLong();
+                boolean busy = now - compiled >= JIT_BUSY_MILLIS;
+                compiled = now;
+                if (busy && heldSince == 0)
+                    heldSince = System.nanoTime();
+                else if (!busy && heldSince != 0)
+                {
+                    held += System.nanoTime() - heldSince;
+                    heldSince = 0;
+                }
+                run.hold(busy);
+            }
+        }
+        finally
+        {
+            run.hold(false);
+            if (heldSince != 0)
+                held += System.nanoTime() - heldSince;
+        }
+        return TimeUnit.NANOSECONDS.toMillis(held);
+    }
+
+    /**
+     * @return the JVM's total compilation time in milliseconds (summed over its compiler threads), or null when the JVM
+     *         has no JIT or does not measure it
+     */
+    public static LongSupplier jitMillis()
+    {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit == null || !jit.isCompilationTimeMonitoringSupported() ? null : jit::getTotalCompilationTime;
     }
 
     /** Ends the warm-up: the handler no longer accepts its token, and its echo no longer answers. */
@@ -278,6 +355,10 @@ public final class Warmup
         private final AtomicInteger chains = new AtomicInteger(CONCURRENCY);
         private final CompletableFuture<Void> done = new CompletableFuture<>();
         private volatile String firstFailure;
+        /** While true, a chain whose exchange completes waits instead of sending the next (guarded by this). */
+        private boolean held;
+        /** Chains waiting for {@link #hold hold(false)} (guarded by this). */
+        private int parked;
 
         private Run(HttpClient http, String host, int port, int total, long deadline)
         {
@@ -294,8 +375,31 @@ public final class Warmup
                 sendNext();
         }
 
+        /** Holds the chains (each waits once its exchange completes) or lets them go on. */
+        void hold(boolean hold)
+        {
+            int release;
+            synchronized (this)
+            {
+                held = hold;
+                release = hold ? 0 : parked;
+                if (!hold)
+                    parked = 0;
+            }
+            for (int i = 0; i < release; i++)
+                sendNext();
+        }
+
         private void sendNext()
         {
+            synchronized (this)
+            {
+                if (held)
+                {
+                    parked++;
+                    return;
+                }
+            }
             int i = next.getAndIncrement();
             if (i >= total || stopped || System.nanoTime() - deadline > 0)
             {
