@@ -245,7 +245,7 @@ public final class Warmup
     /**
      * Holds the warm-up's requests while the JIT compiles, until the warm-up is done or its time is up. The compiler
      * threads run at a lower priority than the threads that serve requests (the shipped flags), so while the warm-up
-     * keeps the cores busy they get a fraction of them: their queue grows, HotSpot raises the invocation counts a method
+     * keeps the only core busy they get a fraction of it: their queue grows, HotSpot raises the invocation counts a method
      * needs to be queued for C2 with the queue's length, and most of the request path would still be in C1's profiled
      * code when the gateway says ready. Every {@value #JIT_SLICE_MILLIS} ms: when the compilers spent
      * {@value #JIT_BUSY_MILLIS} ms or more compiling since the last look, no new request is sent (those in flight
@@ -295,13 +295,18 @@ public final class Warmup
     }
 
     /**
-     * @return the JVM's total compilation time in milliseconds (summed over its compiler threads), or null when the JVM
-     *         has no JIT or does not measure it
+     * @return the JVM's total compilation time in milliseconds (summed over its compiler threads) when the warm-up
+     *         should hold its requests for the compilers: the JVM has one processor (a pinned process, a container
+     *         limited to one CPU), where they compete with the warm-up for it; null with more processors (the compilers
+     *         then run beside the warm-up: holding it there made a warm-up on two cores take 1.7 times as long), or
+     *         when the JVM has no JIT or does not measure its time
      */
     public static LongSupplier jitMillis()
     {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        return jit == null || !jit.isCompilationTimeMonitoringSupported() ? null : jit::getTotalCompilationTime;
+        if (Runtime.getRuntime().availableProcessors() > 1 || jit == null || !jit.isCompilationTimeMonitoringSupported())
+            return null;
+        return jit::getTotalCompilationTime;
     }
 
     /** Ends the warm-up: the handler no longer accepts its token, and its echo no longer answers. */
