@@ -249,7 +249,7 @@ public final class Warmup
      * needs to be queued for C2 with the queue's length, and most of the request path would still be in C1's profiled
      * code when the gateway says ready. Every {@value #JIT_SLICE_MILLIS} ms: when the compilers spent
      * {@value #JIT_BUSY_MILLIS} ms or more compiling since the last look, no new request is sent (those in flight
-     * finish), so that the compilers have the cores; when they did not, requests go again.
+     * finish), so that the compilers have the core; when they did not, requests go again.
      *
      * @return how long requests were held, in milliseconds
      */
@@ -259,6 +259,7 @@ public final class Warmup
             return 0;
         long held = 0;
         long compiled = jitMillis.getAsLong();
+        boolean holding = false;
         long heldSince = 0;
         try
         {
@@ -275,20 +276,18 @@ public final class Warmup
                 long now = jitMillis.getAsLong();
                 boolean busy = now - compiled >= JIT_BUSY_MILLIS;
                 compiled = now;
-                if (busy && heldSince == 0)
+                if (busy && !holding)
                     heldSince = System.nanoTime();
-                else if (!busy && heldSince != 0)
-                {
+                else if (!busy && holding)
                     held += System.nanoTime() - heldSince;
-                    heldSince = 0;
-                }
+                holding = busy;
                 run.hold(busy);
             }
         }
         finally
         {
             run.hold(false);
-            if (heldSince != 0)
+            if (holding)
                 held += System.nanoTime() - heldSince;
         }
         return TimeUnit.NANOSECONDS.toMillis(held);
