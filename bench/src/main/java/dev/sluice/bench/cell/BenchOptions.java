@@ -82,7 +82,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             S1-5k-cache-hit S1-5k-targets S1-5k-targets-one S1-5k-ejected S1-h2c S3-stream
                             S3-stream-aa S3-stream-cache S3-stream-targets S2-large X1-cross X1-cross-rev
                             X1-cross-stream X1-cross-stream-rev R404 R401 L1500-inflight C64 SAT STEP HICCUP
-                            HICCUP-up-h2c COLD-1k COLD-3k OVERLOAD IDLE, or all (default);
+                            HICCUP-up-h2c HICCUP-direct COLD-1k COLD-3k OVERLOAD IDLE, or all (default);
                             --list describes each
           --reps N          repetitions per cell, medians reported (default 3)
           --quick           smoke test: 2 s warm-up + 5 s window (ladder steps 1 s + 3 s)

@@ -141,6 +141,10 @@ final class Cells
         // gateway's requests multiplexed over a few connections to the mock instead of one connection each.
         add(new Cell("HICCUP-up-h2c", Cell.Kind.RESILIENCE, "HICCUP with the gateway speaking h2c to the mock (clients "
             + "on HTTP/1.1, as HICCUP)", 5000, l0, SMALL_BODY, false, false, 1024, 0, 512, false, null));
+        // HICCUP's floor: the harness alone (generator, mock, kernel) after the same stalls, the mock stopped instead.
+        add(new Cell("HICCUP-direct", Cell.Kind.RESILIENCE, "HICCUP without the gateway: the generator loads the mock "
+            + "directly and the mock's serving process is stopped at the same times", 5000, l0, SMALL_BODY, false, false,
+            1024, 0, 512, false, null));
         add(new Cell("COLD-1k", Cell.Kind.RESILIENCE, "a fresh gateway loaded at 1,000 req/s for 10 s from its first 200 "
             + "on /readyz: refusals, errors, p99 over the run and after the first second", 1000, l0, SMALL_BODY, false,
             false, 1024, 0, 512, false, null));

@@ -215,6 +215,16 @@ final class MockProcess implements AutoCloseable
         return URI.create("http://127.0.0.1:" + http11Port + "/_mock/stats");
     }
 
+    /**
+     * @return the process that serves the requests: nginx's one worker (a child of the process started), else the Java
+     *         mock itself
+     */
+    long servingPid()
+    {
+        return ProcessHandle.of(process.pid()).flatMap(h -> h.children().findFirst()).map(ProcessHandle::pid)
+            .orElse(process.pid());
+    }
+
     /** @return the process */
     ChildProcess process()
     {

@@ -24,7 +24,9 @@ import dev.sluice.bench.load.Timeline;
  * <ul>
  * <li><b>STEP</b>: open loop 3,000 → 5,000 → 8,000 req/s, 20 s each, no warm-up at a new rate.</li>
  * <li><b>HICCUP</b>: 5,000 req/s for 30 s, the gateway process stopped ({@code SIGSTOP}) for 300 ms at 10 s and for
- * 600 ms at 20 s ({@link Hiccup}). <b>HICCUP-up-h2c</b>: the same with the gateway speaking h2c to the mock.</li>
+ * 600 ms at 20 s ({@link Hiccup}). <b>HICCUP-up-h2c</b>: the same with the gateway speaking h2c to the mock.
+ * <b>HICCUP-direct</b>: the same load straight to the mock, the mock's serving process stopped instead: the harness's
+ * own recovery, which HICCUP's are read against.</li>
  * <li><b>COLD-1k</b>, <b>COLD-3k</b>: a fresh gateway loaded at 1,000 or 3,000 req/s for 10 s from the moment
  * {@code /readyz} answers 200, without priming.</li>
  * <li><b>OVERLOAD</b>: 2 × the saturation rate ({@code --saturation-rate}) for 30 s, then half the saturation rate for
@@ -111,7 +113,8 @@ final class Resilience
         spec.put("load", switch (cell.name())
         {
             case "STEP" -> STEP_RATES.stream().map(Fmt::rate).toList() + ", " + secs(scaled(STEP_PHASE)) + " each";
-            case "HICCUP", "HICCUP-up-h2c" -> Fmt.rate(HICCUP_RATE) + " for " + secs(scaled(HICCUP_LENGTH)) + ", SIGSTOP " +
+            case "HICCUP", "HICCUP-up-h2c", "HICCUP-direct" -> Fmt.rate(HICCUP_RATE) + " for " + secs(scaled(HICCUP_LENGTH)) +
+                ", SIGSTOP " +
                 stalls().stream().map(s -> Fmt.num(s.stallMillis(), 0) + " ms at " + Fmt.num(s.atMillis() / 1000, 1) + " s")
                     .toList();
             case "OVERLOAD" -> Fmt.rate(2 * o.saturationRate()) + " (2 × saturation " + Fmt.rate(o.saturationRate()) +
@@ -120,13 +123,28 @@ final class Resilience
                 secs(scaled(OVERLOAD_PHASE));
             default -> Fmt.rate(cell.rate()) + " for " + secs(scaled(COLD_LENGTH)) + " from the first 200 of /readyz";
         });
-        spec.put("warm-up", cell.name().startsWith("COLD") ? "none (a fresh JVM, not primed)" :
+        if (direct())
+        {
+            // No gateway: nothing of its pool, flags or warm-up applies.
+            spec.remove("upstream pool");
+            spec.remove("gateway JVM");
+            spec.remove("gateway warm-up");
+            spec.remove("gateway admission");
+            spec.put("target", "the mock itself (the generator loads it directly; its serving process is the one stopped)");
+        }
+        spec.put("warm-up", direct() ? o.warmup().toMillis() / 1000.0 + " s open loop at the rate (the mock and the "
+            + "generator primed for the cell)" : cell.name().startsWith("COLD") ? "none (a fresh JVM, not primed)" :
             "closed-loop priming, then " + o.warmup().toMillis() / 1000.0 + " s open loop at the first rate (pinned: " +
             "--jvm-warmup " + o.jvmWarmup().toSeconds() + " s in all)");
         spec.put("recovery", "100 ms windows by scheduled time; back at the first run of " + Windows.SETTLE + " windows in a "
             + "row without a timeout whose answers together have a p99 ≤ max(" + Fmt.num(o.recoveryTolerance(), 1)
             + " × steady, steady + 1 ms); steady = the median p99 of such runs in the second half of the phase (STEP) or "
             + "before the first stop (HICCUP)");
+    }
+
+    private boolean direct()
+    {
+        return "HICCUP-direct".equals(cell.name());
     }
 
     /**
@@ -140,6 +158,7 @@ final class Resilience
         {
             case "STEP" -> step(rep, mock);
             case "HICCUP", "HICCUP-up-h2c" -> hiccup(rep, mock);
+            case "HICCUP-direct" -> hiccupDirect(rep, mock);
             case "OVERLOAD" -> overload(rep, mock);
             default -> cold(rep, mock);
         };
@@ -214,8 +233,6 @@ final class Resilience
 
     private Outcome hiccup(int rep, MockProcess mock) throws Exception
     {
-        Duration length = scaled(HICCUP_LENGTH);
-        List<Hiccup.Stall> stalls = stalls();
         long launched = System.currentTimeMillis();
         try (CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep);
              GatewayProcess gw = launcher.startGateway(cell, rep, mock, true))
@@ -223,57 +240,100 @@ final class Resilience
             long readyAt = System.currentTimeMillis();
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, HICCUP_RATE);
-            Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), length);
-            long pid = gw.process().pid();
-            long maxWait = spec.warmup().toMillis() + 60_000;
-            Future<List<Hiccup.Done>> driver = loads.executor().submit(() -> Hiccup.run(pid, timeline, stalls, maxWait));
-            List<Hiccup.Done> done;
-            try
-            {
-                run(spec, List.of(new Phase(HICCUP_RATE, length)), timeline);
-                done = driver.get(maxWait + length.toMillis(), TimeUnit.MILLISECONDS);
-            }
-            finally
-            {
-                // Interrupting the driver resumes a process it stopped.
-                driver.cancel(true);
-            }
+            Stalled run = stalled(rep, spec, gw.process().pid(), speed);
             long fulls = fullGcs(gw, ready);
-            List<Timeline.Window> windows = timeline.windows();
-            writeCsv(rep, "", windows);
-            Windows.Figures all = Windows.figures(windows);
-            long steady = Windows.steadyP99(Windows.span(windows, 0, done.get(0).stoppedMillis()));
-            long origin = CoreSpeed.originEpochMillis(timeline);
-            speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
-            double fast = speed.fastMicros(origin, 0, length.toMillis());
-            List<Double> spanUnits = new ArrayList<>();
-            // Before the first stop: the steady p99 every recovery is measured against.
-            spanUnits.add(speed.slowestMedian(origin, 0, done.get(0).stoppedMillis()));
-            List<String> lines = new ArrayList<>();
-            lines.add("r" + rep + " " + Fmt.rate(HICCUP_RATE) + " for " + secs(length) + ": " + all.line() +
-                "; steady p99 (before the first stop) " + us(steady) + "; machine before the first stop: " +
-                speed.describe(origin, 0, done.get(0).stoppedMillis(), fast));
-            List<Double> recoveries = new ArrayList<>();
-            for (int i = 0; i < done.size(); i++)
-            {
-                Hiccup.Done d = done.get(i);
-                double end = i + 1 < done.size() ? done.get(i + 1).stoppedMillis() : length.toMillis();
-                Double r = steady < 0 ? null : Windows.recoveryMillis(windows, d.resumedMillis(), end,
-                    Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
-                recoveries.add(r);
-                double to = Math.min(end, d.resumedMillis() + 2_000);
-                Windows.Figures around = Windows.figures(Windows.span(windows, d.stoppedMillis() - Windows.WIDTH_MILLIS, to));
-                // The machine from the resume to 2 s after it: the backlog's drain and the recovery.
-                spanUnits.add(speed.slowestMedian(origin, d.resumedMillis(), to));
-                lines.add(String.format(Locale.ROOT, "r%d stop %d: stopped %.0f ms at %.2f s; around it (to 2 s after) " +
-                    "p99 %s, max %s; back %s after the resume; machine to 2 s after the resume: %s", rep, i + 1,
-                    d.millis(), d.stoppedMillis() / 1000, us(around.p99()), us(around.max()), recovery(r),
-                    speed.describe(origin, d.resumedMillis(), to, fast)));
-            }
-            lines.add(startLine(rep, speed, launched, readyAt, fast));
-            causes(rep, gw, all.refused(), lines);
-            return outcome(rep, fulls, recoveries, all.hardErrors(), all.refused(), lines, fast, spanUnits);
+            run.lines().add(startLine(rep, speed, launched, readyAt, run.fast()));
+            causes(rep, gw, run.refused(), run.lines());
+            return outcome(rep, fulls, run.recoveries(), run.hardErrors(), run.refused(), run.lines(), run.fast(),
+                run.spanUnits());
         }
+    }
+
+    /**
+     * HICCUP without a gateway: the generator loads the mock directly, as warmed as for any direct run, and the
+     * process that serves the mock's requests is stopped at HICCUP's times. What the harness itself does after a stall
+     * (the generator opening up to a connection per request waiting, the mock taking them), the floor HICCUP's
+     * recoveries are read against. Judged as HICCUP, with no JVM of ours to count full collections of.
+     */
+    private Outcome hiccupDirect(int rep, MockProcess mock) throws Exception
+    {
+        try (CoreSpeed speed = CoreSpeed.start(session, cell.name() + "-r" + rep))
+        {
+            BenchOptions o = session.options();
+            LoadSpec spec = LoadSpecs.loadSpec(cell, cell.client(), HICCUP_RATE, Cells.MODEL, mock.chatUri(), false,
+                cell.connections(), o.warmup(), o.window());
+            Stalled run = stalled(rep, spec, mock.servingPid(), speed);
+            return outcome(rep, 0, run.recoveries(), run.hardErrors(), run.refused(), run.lines(), run.fast(),
+                run.spanUnits());
+        }
+    }
+
+    /**
+     * What a HICCUP run came to, before its target's own lines.
+     *
+     * @param lines       the report's lines so far (mutable)
+     * @param recoveries  per stop, ms after its resume; null when not back
+     * @param hardErrors  failed requests other than 503s
+     * @param refused     503s
+     * @param fast        the run's fast unit of the speed probes, µs
+     * @param spanUnits   before the first stop and each resume to 2 s after it, the slowest core's median unit, µs
+     */
+    private record Stalled(List<String> lines, List<Double> recoveries, long hardErrors, long refused, double fast,
+                           List<Double> spanUnits)
+    {
+    }
+
+    // Runs HICCUP's load with its stalls of pid and measures each recovery.
+    private Stalled stalled(int rep, LoadSpec spec, long pid, CoreSpeed speed) throws Exception
+    {
+        Duration length = scaled(HICCUP_LENGTH);
+        List<Hiccup.Stall> stalls = stalls();
+        Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), length);
+        long maxWait = spec.warmup().toMillis() + 60_000;
+        Future<List<Hiccup.Done>> driver = loads.executor().submit(() -> Hiccup.run(pid, timeline, stalls, maxWait));
+        List<Hiccup.Done> done;
+        try
+        {
+            run(spec, List.of(new Phase(HICCUP_RATE, length)), timeline);
+            done = driver.get(maxWait + length.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        finally
+        {
+            // Interrupting the driver resumes a process it stopped.
+            driver.cancel(true);
+        }
+        List<Timeline.Window> windows = timeline.windows();
+        writeCsv(rep, "", windows);
+        Windows.Figures all = Windows.figures(windows);
+        long steady = Windows.steadyP99(Windows.span(windows, 0, done.get(0).stoppedMillis()));
+        long origin = CoreSpeed.originEpochMillis(timeline);
+        speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
+        double fast = speed.fastMicros(origin, 0, length.toMillis());
+        List<Double> spanUnits = new ArrayList<>();
+        // Before the first stop: the steady p99 every recovery is measured against.
+        spanUnits.add(speed.slowestMedian(origin, 0, done.get(0).stoppedMillis()));
+        List<String> lines = new ArrayList<>();
+        lines.add("r" + rep + " " + Fmt.rate(HICCUP_RATE) + " for " + secs(length) + ": " + all.line() +
+            "; steady p99 (before the first stop) " + us(steady) + "; machine before the first stop: " +
+            speed.describe(origin, 0, done.get(0).stoppedMillis(), fast));
+        List<Double> recoveries = new ArrayList<>();
+        for (int i = 0; i < done.size(); i++)
+        {
+            Hiccup.Done d = done.get(i);
+            double end = i + 1 < done.size() ? done.get(i + 1).stoppedMillis() : length.toMillis();
+            Double r = steady < 0 ? null : Windows.recoveryMillis(windows, d.resumedMillis(), end,
+                Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
+            recoveries.add(r);
+            double to = Math.min(end, d.resumedMillis() + 2_000);
+            Windows.Figures around = Windows.figures(Windows.span(windows, d.stoppedMillis() - Windows.WIDTH_MILLIS, to));
+            // The machine from the resume to 2 s after it: the backlog's drain and the recovery.
+            spanUnits.add(speed.slowestMedian(origin, d.resumedMillis(), to));
+            lines.add(String.format(Locale.ROOT, "r%d stop %d: stopped %.0f ms at %.2f s; around it (to 2 s after) " +
+                "p99 %s, max %s; back %s after the resume; machine to 2 s after the resume: %s", rep, i + 1,
+                d.millis(), d.stoppedMillis() / 1000, us(around.p99()), us(around.max()), recovery(r),
+                speed.describe(origin, d.resumedMillis(), to, fast)));
+        }
+        return new Stalled(lines, recoveries, all.hardErrors(), all.refused(), fast, spanUnits);
     }
 
     private Outcome cold(int rep, MockProcess mock) throws Exception
@@ -382,9 +442,9 @@ final class Resilience
         for (Double r : recoveries)
             worst = Math.max(worst, r == null ? Double.POSITIVE_INFINITY : r);
         boolean passed = passes(fulls, recoveries, hard) && refused == 0;
-        lines.add("r" + rep + (passed ? " passed" : " failed") + ": full collections after ready " + fulls +
-            ", slowest recovery " + recovery(worst == Double.POSITIVE_INFINITY ? null : worst) + ", errors other than 503 " +
-            hard + ", 503s " + refused);
+        lines.add("r" + rep + (passed ? " passed" : " failed") + ": " + (direct() ? "" : "full collections after ready " +
+            fulls + ", ") + "slowest recovery " + recovery(worst == Double.POSITIVE_INFINITY ? null : worst) +
+            ", errors other than 503 " + hard + ", 503s " + refused);
         return new Outcome(rep, passed, fulls, worst, hard, refused, List.copyOf(lines), fastUnit, List.copyOf(spanUnits));
     }
 
@@ -454,6 +514,7 @@ final class Resilience
         {
             case "STEP", "HICCUP", "HICCUP-up-h2c" -> "no full collection after start-up, p99 back ≤ 1 s after each event, " +
                 "0 errors other than 503";
+            case "HICCUP-direct" -> "p99 back ≤ 1 s after each event, 0 errors other than 503 (the harness alone)";
             case "OVERLOAD" -> "no full collection after start-up, p99 of the half-rate phase back to the " +
                 "fresh gateway's";
             default -> "0 errors other than 503";
@@ -461,9 +522,11 @@ final class Resilience
         List<Check> checks = new ArrayList<>();
         checks.add(new Check("repetitions passing (" + criteria + ")", "all " + reps, passed + " of " + reps,
             passed == reps));
-        checks.add(new Check("full collections after start-up, per repetition", "0",
-            join(outcomes.stream().map(o -> Long.toString(o.fullGcs())).toList()),
-            name.startsWith("COLD") || outcomes.isEmpty() ? null : outcomes.stream().allMatch(o -> o.fullGcs() == 0)));
+        // The direct run has no JVM of ours to collect.
+        if (!"HICCUP-direct".equals(name))
+            checks.add(new Check("full collections after start-up, per repetition", "0",
+                join(outcomes.stream().map(o -> Long.toString(o.fullGcs())).toList()),
+                name.startsWith("COLD") || outcomes.isEmpty() ? null : outcomes.stream().allMatch(o -> o.fullGcs() == 0)));
         if (!name.startsWith("COLD"))
             checks.add(new Check("slowest recovery, per repetition", "≤ 1 s", join(outcomes.stream()
                 .map(o -> recovery(o.recoveryMs() == null || o.recoveryMs().isInfinite() ? null : o.recoveryMs())).toList()),

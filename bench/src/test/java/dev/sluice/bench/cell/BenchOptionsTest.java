@@ -24,7 +24,7 @@ class BenchOptionsTest
         assertThat(o.nginx()).isTrue();
         assertThat(o.mockPort()).isZero();
         assertThat(o.dist().endsWith(Path.of("gateway-runtime/target/sluice"))).isTrue();
-        assertThat(Cells.select(o.cells())).hasSize(39);
+        assertThat(Cells.select(o.cells())).hasSize(40);
     }
 
     @Test

@@ -8,6 +8,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -69,7 +72,7 @@ class NginxMockTest
         assertThat(nginxCells).containsExactly("S1-1k", "S1-5k", "S1-5k-aa", "S1-5k-guard", "S1-5k-limits",
             "S1-5k-limits-redis", "S1-1k-limits", "S1-1k-limits-redis", "S1-5k-obs", "S1-5k-cache-miss",
             "S1-5k-cache-hit", "S1-5k-targets", "S1-5k-targets-one", "S1-5k-ejected", "S1-5k-responses", "S1-h2c", "X1-cross", "X1-cross-rev", "R404", "R401", "C64",
-            "SAT", "STEP", "HICCUP", "HICCUP-up-h2c", "COLD-1k", "COLD-3k", "OVERLOAD");
+            "SAT", "STEP", "HICCUP", "HICCUP-up-h2c", "HICCUP-direct", "COLD-1k", "COLD-3k", "OVERLOAD");
         assertThat(MockProcess.needsJava(Cells.select(List.of("S3-stream")).get(0))).isEqualTo("streamed answers");
         assertThat(MockProcess.needsJava(Cells.select(List.of("L1500-inflight")).get(0))).contains("L1500");
         assertThat(MockProcess.needsJava(Cells.select(List.of("S2-large")).get(0))).contains("16 KiB");
@@ -185,6 +188,53 @@ class NginxMockTest
         // that read the bodies are not counted, so the count is still one per upstream request.
         String status = Http.get(URI.create("http://127.0.0.1:" + nginx.http11Port() + "/_mock/stats")).body();
         assertThat(status).contains("\n 2 2 52 ");
+    }
+
+    @Test
+    void directHiccupStopsTheWorkerThatAnswers() throws Exception
+    {
+        String binary = nginxBinary();
+        assumeTrue(binary != null, "nginx is not installed");
+        Cell cell = Cells.select(List.of("HICCUP-direct")).get(0);
+        int port = Ports.free();
+        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
+        client = client(false);
+        assertThat(send(cell, port).getStatus()).isEqualTo(200);
+        // The master only starts and watches its one worker: stopping it would not stop the answers.
+        long worker = nginx.servingPid();
+        assertThat(worker).isNotEqualTo(nginx.process().pid());
+        assertThat(Files.readString(Path.of("/proc/" + worker + "/cmdline"))).contains("worker process");
+        ExecutorService exec = Executors.newSingleThreadExecutor();
+        try
+        {
+            long origin = System.nanoTime();
+            Future<List<Hiccup.Done>> stall = exec.submit(() -> Hiccup.run(worker, () -> origin,
+                List.of(new Hiccup.Stall(0, 400)), 1_000));
+            boolean stopped = false;
+            while (!stall.isDone() && !(stopped = state(worker) == 'T'))
+                Thread.sleep(1);
+            assertThat(stopped).as("the worker seen stopped").isTrue();
+            long sent = System.nanoTime();
+            ContentResponse answer = send(cell, port);
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+            List<Hiccup.Done> done = stall.get(10, TimeUnit.SECONDS);
+            // Sent while the worker was stopped, answered once it ran again.
+            assertThat(answer.getStatus()).isEqualTo(200);
+            assertThat(tookMillis).isGreaterThanOrEqualTo(200);
+            assertThat(done).hasSize(1);
+            assertThat(state(worker)).isNotEqualTo('T');
+            assertThat(send(cell, port).getStatus()).isEqualTo(200);
+        }
+        finally
+        {
+            exec.shutdownNow();
+        }
+    }
+
+    private static char state(long pid) throws Exception
+    {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        return stat.charAt(stat.lastIndexOf(')') + 2);
     }
 
     @Test

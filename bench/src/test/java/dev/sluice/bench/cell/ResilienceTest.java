@@ -200,6 +200,12 @@ class ResilienceTest
         List<Check> all = Resilience.checks("STEP", List.of(new Resilience.Outcome(1, true, 0, 0.0, 0, 0, List.of())), 1);
         assertThat(all.get(0).measured()).isEqualTo("1 of 1");
         assertThat(all.get(0).met()).isTrue();
+        // The direct run judges recovery and errors: it has no JVM of ours whose collections to count.
+        List<Check> direct = Resilience.checks("HICCUP-direct", outcomes, 3);
+        assertThat(direct.get(0).what()).contains("the harness alone");
+        assertThat(direct).noneMatch(c -> c.what().startsWith("full"));
+        assertThat(direct).filteredOn(c -> c.what().startsWith("slowest")).singleElement()
+            .satisfies(c -> assertThat(c.met()).isFalse());
         // COLD judges errors, not recovery.
         assertThat(Resilience.checks("COLD-1k", List.of(), 1)).noneMatch(c -> c.what().startsWith("slowest"));
     }
