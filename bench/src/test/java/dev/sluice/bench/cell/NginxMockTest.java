@@ -139,12 +139,9 @@ class NginxMockTest
     @ValueSource(strings = {"S1-5k", "S1-h2c", "X1-cross"})
     void answersTheJavaMocksBytesForTheCellsRequest(String name) throws Exception
     {
-        String binary = nginxBinary();
-        assumeTrue(binary != null, "nginx is not installed");
         Cell cell = Cells.select(List.of(name)).get(0);
+        int port = startNginx(cell);
         javaMock = MockProvider.builder().events(cell.mock().events()).recordLimit(0).start();
-        int port = Ports.free();
-        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
         client = client(cell.h2c());
 
         // Each mock's first request: both number it 1 (the Java mock per mock, nginx per connection).
@@ -175,11 +172,8 @@ class NginxMockTest
     @ValueSource(strings = {"S1-5k", "S1-h2c"})
     void keepsOneConnectionAndReadsWholeBodiesBeforeAnswering(String name) throws Exception
     {
-        String binary = nginxBinary();
-        assumeTrue(binary != null, "nginx is not installed");
         Cell cell = Cells.select(List.of(name)).get(0);
-        int port = Ports.free();
-        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
+        int port = startNginx(cell);
         client = client(cell.h2c());
         // A body in several frames or segments: answered before its end, an h2c stream would be reset (NO_ERROR).
         for (int i = 0; i < 50; i++)
@@ -193,11 +187,8 @@ class NginxMockTest
     @Test
     void directHiccupStopsTheWorkerThatAnswers() throws Exception
     {
-        String binary = nginxBinary();
-        assumeTrue(binary != null, "nginx is not installed");
         Cell cell = Cells.select(List.of("HICCUP-direct")).get(0);
-        int port = Ports.free();
-        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
+        int port = startNginx(cell);
         client = client(false);
         assertThat(send(cell, port).getStatus()).isEqualTo(200);
         // The master only starts and watches its one worker: stopping it would not stop the answers.
@@ -231,6 +222,16 @@ class NginxMockTest
         }
     }
 
+    /** Starts the nginx mock for {@code cell} on a free port (the test is skipped without nginx); @return the port */
+    private int startNginx(Cell cell) throws Exception
+    {
+        String binary = nginxBinary();
+        assumeTrue(binary != null, "nginx is not installed");
+        int port = Ports.free();
+        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
+        return port;
+    }
+
     private static char state(long pid) throws Exception
     {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
@@ -240,11 +241,8 @@ class NginxMockTest
     @Test
     void upstreamOnlyH2cCellServesTheGatewayH2cAndTheDirectLoadHttp11() throws Exception
     {
-        String binary = nginxBinary();
-        assumeTrue(binary != null, "nginx is not installed");
         Cell cell = Cells.select(List.of("HICCUP-up-h2c")).get(0);
-        int port = Ports.free();
-        nginx = MockProcess.startNginx(binary, dir.resolve("nginx"), port, cell, direct(cell, port), new Pinning(false));
+        int port = startNginx(cell);
         // The port the gateway is configured with speaks h2c; the direct load's URL is the HTTP/1.1 port.
         assertThat(nginx.port()).isEqualTo(port);
         assertThat(nginx.http11Port()).isNotEqualTo(port);
