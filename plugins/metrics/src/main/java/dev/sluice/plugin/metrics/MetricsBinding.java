@@ -125,7 +125,6 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
     {
         Series s = series(c.server(), c.route(), c.model());
         Completion.Outcome outcome = c.outcome();
-        s.requests(c.status(), outcome).inc();
 
         long arrival = c.nanos(Stage.ARRIVAL);
         long end = c.nanos(Stage.RESPONSE_END);
@@ -200,6 +199,9 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
             if (exchange.attribute(LIMITS_STORE_UNAVAILABLE) instanceof String storeOutcome)
                 countStoreUnavailable(storeOutcome, exchange.attribute(LIMITS_STORE_UNAVAILABLE_BINDING));
         }
+        // Counted last, and read first by a scrape (registered first): a scrape that counts this request sees every
+        // other series it adds.
+        s.requests(c.status(), outcome).inc();
     }
 
     /** Counts an exchange a limits binding could not check against its shared store; labels stay bounded. */
