@@ -21,6 +21,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Starts the assembled {@code bin/sluice} as a child process with the real {@code plugins/} folder: the only proof
@@ -68,65 +69,31 @@ class DistributionIT
             Integer.toString(adminPort))
             .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-        HttpResponse<String> health = null;
-        List<String> readiness = new java.util.ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        // Up (it answers), then warming (503) until its warm-up ended, then ready.
-        while (System.nanoTime() < deadline && process.isAlive())
-        {
-            try
-            {
-                health = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-                readiness.add(health.statusCode() + " " + health.body());
-                if (health.statusCode() == 200)
-                    break;
-                Thread.sleep(100);
-            }
-            catch (IOException notYet)
-            {
-                Thread.sleep(100);
-            }
-        }
-        assertThat(health).as("gateway did not come up; log:\n" + Files.readString(log)).isNotNull();
-        assertThat(health.statusCode()).as("readiness " + readiness + "; log:\n" + Files.readString(log)).isEqualTo(200);
+        List<String> readiness = awaitReady(client, port, log);
         assertThat(readiness).allMatch(r -> r.equals("503 {\"status\":\"warming\"}") || r.equals("200 {\"status\":\"ready\"}"));
         assertThat(Files.readString(log)).contains("warm-up done in ");
 
-        HttpResponse<String> reply = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        HttpResponse<String> reply = post(client, port, "/v1/chat/completions",
+            "{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
         assertThat(reply.statusCode()).isEqualTo(200);
         assertThat(reply.body()).contains("Hello from Sluice's built-in mock provider.").contains("\"chat.completion\"");
 
-        HttpResponse<String> streamed = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"echo\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}]}"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        HttpResponse<String> streamed = post(client, port, "/v1/chat/completions",
+            "{\"model\":\"echo\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}]}");
         assertThat(streamed.statusCode()).isEqualTo(200);
         assertThat(streamed.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
         assertThat(streamed.body()).contains("chat.completion.chunk").endsWith("data: [DONE]\n\n");
 
         // A token count, answered by the gateway with the tokenizer the distribution's lib/ carries.
-        HttpResponse<String> count = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-                + "/v1/messages/count_tokens"))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"hello world\"}]}"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        HttpResponse<String> count = post(client, port, "/v1/messages/count_tokens",
+            "{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"hello world\"}]}");
         assertThat(count.statusCode()).as(count.body()).isEqualTo(200);
         assertThat(count.body()).isEqualTo("{\"input_tokens\":9}");
         assertThat(count.headers().firstValue("x-sluice-token-count")).hasValue("estimate");
 
         // The demo's failover route: a mock failing with 503 first, then one that answers.
-        HttpResponse<String> flaky = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"flaky\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        HttpResponse<String> flaky = post(client, port, "/v1/chat/completions",
+            "{\"model\":\"flaky\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
         assertThat(flaky.statusCode()).isEqualTo(200);
         assertThat(flaky.headers().firstValue("x-sluice-attempts")).hasValue("2");
         assertThat(flaky.headers().firstValue("x-sluice-target")).hasValue("south_slow_cut");
@@ -164,12 +131,124 @@ class DistributionIT
             else if (thread.matches("sluice-\\d+"))
                 assertThat(nice).as(thread + " in " + niceByThread).isEqualTo(base);
         });
+        // With more than one processor every thread keeps the normal policy (one processor: the test below).
+        if (Runtime.getRuntime().availableProcessors() > 1)
+            policies(process.pid()).forEach((thread, policy) -> assertThat(policy).as(thread).isZero());
+    }
+
+    /**
+     * On one processor, once the warm-up has compiled the request path, the JIT compiler threads run on SCHED_IDLE (only
+     * when no other thread of the process wants the core); the threads that serve requests keep the normal policy.
+     */
+    @Test
+    void onOneProcessorTheCompilersTakeOnlyIdleTimeOnceReady() throws Exception
+    {
+        assumeTrue(chrtWorks(), "chrt (util-linux) sets the policy");
+        Path config = dir.resolve("demo.yaml");
+        Files.writeString(config, Files.readString(home().resolve("config/demo.yaml"))
+            + "\nwarmup: { requests: 300, max_time: 5s }\n");
+        int port = freePort();
+        Path log = dir.resolve("sluice.log");
+        ProcessBuilder start = new ProcessBuilder(home().resolve("bin/sluice").toString(), "run", "--config",
+            config.toString(), "--port", Integer.toString(port), "--admin-port", Integer.toString(freePort()));
+        start.environment().put("SLUICE_EXTRA_OPTS", "-XX:ActiveProcessorCount=1");
+        process = start.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        awaitReady(client, port, log);
+
+        assertThat(Files.readString(log)).contains("JIT compiler threads on SCHED_IDLE (");
+        Map<String, Integer> policyByThread = policies(process.pid());
+        assertThat(policyByThread).as("threads and their policies").containsKey("C2 CompilerThre");
+        policyByThread.forEach((thread, policy) ->
+        {
+            if (thread.contains("CompilerThre"))
+                assertThat(policy).as(thread + " in " + policyByThread).isEqualTo(5);
+            else
+                assertThat(policy).as(thread + " in " + policyByThread).isZero();
+        });
+        HttpResponse<String> reply = post(client, port, "/v1/chat/completions",
+            "{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
+        assertThat(reply.statusCode()).isEqualTo(200);
+    }
+
+    /** @return the answer to a JSON body posted to {@code path} on the gateway's port */
+    private static HttpResponse<String> post(HttpClient client, int port, String path, String json) throws Exception
+    {
+        return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json))
+                .build(),
+            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    }
+
+    private static boolean chrtWorks() throws InterruptedException
+    {
+        try
+        {
+            // What the gateway does, tried on a process of its own: chrt is there and the system lets it.
+            return new ProcessBuilder("chrt", "--idle", "0", "true").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor() == 0;
+        }
+        catch (IOException none)
+        {
+            return false;
+        }
+    }
+
+    /**
+     * Polls {@code /readyz} until it answers 200, for at most a minute, and asserts that it did.
+     *
+     * @return every answer seen, as "status body"
+     */
+    private List<String> awaitReady(HttpClient client, int port, Path log) throws Exception
+    {
+        HttpResponse<String> health = null;
+        List<String> readiness = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        // Up (it answers), then warming (503) until its warm-up ended, then ready.
+        while (System.nanoTime() < deadline && process.isAlive())
+        {
+            try
+            {
+                health = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+                readiness.add(health.statusCode() + " " + health.body());
+                if (health.statusCode() == 200)
+                    break;
+                Thread.sleep(100);
+            }
+            catch (IOException notYet)
+            {
+                Thread.sleep(100);
+            }
+        }
+        assertThat(health).as("gateway did not come up; log:\n" + Files.readString(log)).isNotNull();
+        assertThat(health.statusCode()).as("readiness " + readiness + "; log:\n" + Files.readString(log)).isEqualTo(200);
+        return readiness;
     }
 
     /** @return each thread's name (as Linux shortens it) and nice value, from /proc */
     private static Map<String, Integer> niceValues(long pid) throws IOException
     {
         Map<String, Integer> nice = new java.util.TreeMap<>();
+        // The fields after the name, state first: nice is the 17th.
+        statFields(pid).forEach((name, fields) -> nice.put(name, Integer.parseInt(fields[16])));
+        return nice;
+    }
+
+    /** @return each thread's name (as Linux shortens it) and scheduling policy (0 normal, 5 SCHED_IDLE), from /proc */
+    private static Map<String, Integer> policies(long pid) throws IOException
+    {
+        Map<String, Integer> policy = new java.util.TreeMap<>();
+        // The fields after the name, state first: the policy is the 39th.
+        statFields(pid).forEach((name, fields) -> policy.put(name, Integer.parseInt(fields[38])));
+        return policy;
+    }
+
+    /** @return each thread's name and the fields of its stat after the name, from /proc */
+    private static Map<String, String[]> statFields(long pid) throws IOException
+    {
+        Map<String, String[]> byName = new java.util.TreeMap<>();
         try (var tasks = Files.list(Path.of("/proc/" + pid + "/task")))
         {
             for (Path task : tasks.toList())
@@ -185,12 +264,11 @@ class DistributionIT
                 {
                     continue; // a thread that ended since the listing (the JVM stops idle compiler threads)
                 }
-                // The fields after the name (which may hold spaces; it ends at the last ')'): state first, nice 17th.
-                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-                nice.put(name, Integer.parseInt(fields[16]));
+                // The name may hold spaces; it ends at the last ')'.
+                byName.put(name, stat.substring(stat.lastIndexOf(')') + 2).trim().split(" "));
             }
         }
-        return nice;
+        return byName;
     }
 
     /**

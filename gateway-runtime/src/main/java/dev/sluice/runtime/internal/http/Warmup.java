@@ -232,6 +232,9 @@ public final class Warmup
             long held = yieldToJit(run, deadline);
             // The exchanges are answered in the process: the time cap plus a margin bounds the wait for the last ones.
             run.done.get(limits.maxTime().toMillis() + 10_000, TimeUnit.MILLISECONDS);
+            // The request path is compiled: from here on the compilers take only the core's idle time, not a request's.
+            if (jitMillis != null && !stopped)
+                CompilerThreads.idleWhenAlone();
             return new Report(run.sent.get(), run.failed.get(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                 run.firstFailure, skippedEndpoints, handler.warmupsEchoed(), held);
         }

@@ -1,0 +1,133 @@
+package dev.sluice.runtime.internal.http;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * Puts the JVM's JIT compiler threads on Linux's {@code SCHED_IDLE} scheduling policy once a warm-up has compiled the
+ * request path, on a JVM with one processor. There a compiler thread and the threads that serve requests share the
+ * core: at nice 5 (the shipped flags) a compiler thread gets a smaller share of it, but a request thread that wakes up
+ * can still wait for the rest of the compiler's time slice, and the compilations a load change brings (a burst after a
+ * pause opens connections and fills queues the warm-up seldom did) put milliseconds into the latency of the requests
+ * that wait behind them. A thread on {@code SCHED_IDLE} runs when nothing else on the core wants to, and the kernel
+ * preempts it as soon as a thread of any other policy wakes up: the compilers get the core's idle time, which a gateway
+ * below saturation has, and requests do not wait for them. A core saturated for long leaves them next to nothing (the
+ * kernel's weight for the policy is 3 against 1,024 for nice 0), so what the warm-up did not compile stays in C1's code
+ * until the load eases.
+ *
+ * <p>The policy is set with {@code chrt} (util-linux), one short process per compiler thread, from a start-up thread.
+ * Compiler threads the JVM adds later are started by a compiler thread and inherit its policy. Without {@code chrt},
+ * on another system or with more processors, nothing changes and the compilers keep their nice value.
+ */
+final class CompilerThreads
+{
+    private static final Logger LOG = LoggerFactory.getLogger(CompilerThreads.class);
+    /** What Linux keeps of a HotSpot compiler thread's name ("C1 CompilerThread0", "C2 CompilerThread0"). */
+    static final String NAME = "CompilerThre";
+    private static final long CHRT_TIMEOUT_MILLIS = 2_000;
+
+    private CompilerThreads()
+    {
+    }
+
+    /**
+     * @param tasks the process's task folder ({@code /proc/self/task})
+     * @return the ids of the threads whose name is a compiler thread's, in the order listed; empty when there is no such
+     *         folder
+     */
+    static List<String> find(Path tasks) throws IOException
+    {
+        List<String> ids = new ArrayList<>();
+        if (!Files.isDirectory(tasks))
+            return ids;
+        try (Stream<Path> list = Files.list(tasks))
+        {
+            for (Path task : (Iterable<Path>)list::iterator)
+            {
+                String name;
+                try
+                {
+                    name = Files.readString(task.resolve("comm")).strip();
+                }
+                catch (NoSuchFileException ended)
+                {
+                    continue; // a thread that ended since the listing
+                }
+                if (name.contains(NAME))
+                    ids.add(task.getFileName().toString());
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * Puts this JVM's compiler threads on {@code SCHED_IDLE} when it has one processor. Blocks for the few milliseconds
+     * {@code chrt} takes: call it from a start-up thread.
+     *
+     * @return how many threads were moved
+     */
+    static int idleWhenAlone()
+    {
+        if (Runtime.getRuntime().availableProcessors() > 1)
+            return 0;
+        try
+        {
+            int moved = 0;
+            List<String> ids = find(Path.of("/proc/self/task"));
+            for (String id : ids)
+            {
+                if (chrtIdle(id))
+                    moved++;
+            }
+            if (moved > 0)
+                LOG.info("JIT compiler threads on SCHED_IDLE ({} of {}): with one processor they now run only when no request"
+                    + " thread wants it", moved, ids.size());
+            else if (!ids.isEmpty())
+                LOG.info("JIT compiler threads left at their priority: chrt could not set SCHED_IDLE");
+            return moved;
+        }
+        catch (IOException e)
+        {
+            LOG.info("JIT compiler threads left at their priority: {}", e.toString());
+            return 0;
+        }
+    }
+
+    private static boolean chrtIdle(String threadId)
+    {
+        Process chrt;
+        try
+        {
+            chrt = new ProcessBuilder("chrt", "--idle", "--pid", "0", threadId).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        }
+        catch (IOException noChrt)
+        {
+            return false;
+        }
+        try
+        {
+            if (!chrt.waitFor(CHRT_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS))
+            {
+                chrt.destroyForcibly();
+                return false;
+            }
+            return chrt.exitValue() == 0;
+        }
+        catch (InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+            chrt.destroyForcibly();
+            return false;
+        }
+    }
+}
