@@ -29,6 +29,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class DistributionIT
 {
+    /** In a thread's stat, counting from its state (the field after the name): its nice value and its policy. */
+    private static final int NICE = 16;
+    private static final int POLICY = 38;
+
     private Process process;
 
     @TempDir
@@ -120,7 +124,7 @@ class DistributionIT
 
         // The JIT compiler threads run at nice 5, below the threads that serve requests (at the nice the process was
         // started with; only root may go below it, so a test run at nice 10 leaves them at 10).
-        Map<String, Integer> niceByThread = niceValues(process.pid());
+        Map<String, Integer> niceByThread = threadField(process.pid(), NICE);
         int base = niceByThread.get("java");
         int compilers = base < 5 || "root".equals(System.getProperty("user.name")) ? 5 : base;
         assertThat(niceByThread).as("threads and their nice values").containsKey("C2 CompilerThre");
@@ -133,7 +137,7 @@ class DistributionIT
         });
         // With more than one processor every thread keeps the normal policy (one processor: the test below).
         if (Runtime.getRuntime().availableProcessors() > 1)
-            policies(process.pid()).forEach((thread, policy) -> assertThat(policy).as(thread).isZero());
+            threadField(process.pid(), POLICY).forEach((thread, policy) -> assertThat(policy).as(thread).isZero());
     }
 
     /**
@@ -157,7 +161,7 @@ class DistributionIT
         awaitReady(client, port, log);
 
         assertThat(Files.readString(log)).contains("JIT compiler threads on SCHED_IDLE (");
-        Map<String, Integer> policyByThread = policies(process.pid());
+        Map<String, Integer> policyByThread = threadField(process.pid(), POLICY);
         assertThat(policyByThread).as("threads and their policies").containsKey("C2 CompilerThre");
         policyByThread.forEach((thread, policy) ->
         {
@@ -227,22 +231,15 @@ class DistributionIT
         return readiness;
     }
 
-    /** @return each thread's name (as Linux shortens it) and nice value, from /proc */
-    private static Map<String, Integer> niceValues(long pid) throws IOException
+    /**
+     * @return each thread's name (as Linux shortens it) and one field of its stat ({@link #NICE}, {@link #POLICY}: 0
+     *         normal, 5 SCHED_IDLE), from /proc
+     */
+    private static Map<String, Integer> threadField(long pid, int field) throws IOException
     {
-        Map<String, Integer> nice = new java.util.TreeMap<>();
-        // The fields after the name, state first: nice is the 17th.
-        statFields(pid).forEach((name, fields) -> nice.put(name, Integer.parseInt(fields[16])));
-        return nice;
-    }
-
-    /** @return each thread's name (as Linux shortens it) and scheduling policy (0 normal, 5 SCHED_IDLE), from /proc */
-    private static Map<String, Integer> policies(long pid) throws IOException
-    {
-        Map<String, Integer> policy = new java.util.TreeMap<>();
-        // The fields after the name, state first: the policy is the 39th.
-        statFields(pid).forEach((name, fields) -> policy.put(name, Integer.parseInt(fields[38])));
-        return policy;
+        Map<String, Integer> values = new java.util.TreeMap<>();
+        statFields(pid).forEach((name, fields) -> values.put(name, Integer.parseInt(fields[field])));
+        return values;
     }
 
     /** @return each thread's name and the fields of its stat after the name, from /proc */

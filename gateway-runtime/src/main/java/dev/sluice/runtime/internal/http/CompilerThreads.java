@@ -51,7 +51,7 @@ final class CompilerThreads
             return ids;
         try (Stream<Path> list = Files.list(tasks))
         {
-            for (Path task : (Iterable<Path>)list::iterator)
+            for (Path task : list.toList())
             {
                 String name;
                 try
@@ -77,7 +77,7 @@ final class CompilerThreads
      */
     static int idleWhenAlone()
     {
-        if (Runtime.getRuntime().availableProcessors() > 1)
+        if (!Warmup.oneProcessor())
             return 0;
         try
         {

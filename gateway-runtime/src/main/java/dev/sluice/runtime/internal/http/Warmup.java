@@ -306,9 +306,18 @@ public final class Warmup
     public static LongSupplier jitMillis()
     {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        if (Runtime.getRuntime().availableProcessors() > 1 || jit == null || !jit.isCompilationTimeMonitoringSupported())
+        if (!oneProcessor() || jit == null || !jit.isCompilationTimeMonitoringSupported())
             return null;
         return jit::getTotalCompilationTime;
+    }
+
+    /**
+     * @return whether the JVM has one processor (a pinned process, a container limited to one CPU), where the JIT's
+     *         compiler threads compete with the threads that serve requests for it
+     */
+    static boolean oneProcessor()
+    {
+        return Runtime.getRuntime().availableProcessors() == 1;
     }
 
     /** Ends the warm-up: the handler no longer accepts its token, and its echo no longer answers. */
