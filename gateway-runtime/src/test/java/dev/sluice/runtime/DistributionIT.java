@@ -141,8 +141,8 @@ class DistributionIT
     }
 
     /**
-     * On one processor, once the warm-up has compiled the request path, the JIT compiler threads run on SCHED_IDLE (only
-     * when no other thread of the process wants the core); the threads that serve requests keep the normal policy.
+     * On one processor, once the warm-up has compiled the request path, the C2 compiler threads run on SCHED_IDLE (only
+     * when no other thread of the process wants the core); C1 and the threads that serve requests keep the normal policy.
      */
     @Test
     void onOneProcessorTheCompilersTakeOnlyIdleTimeOnceReady() throws Exception
@@ -160,12 +160,12 @@ class DistributionIT
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         awaitReady(client, port, log);
 
-        assertThat(Files.readString(log)).contains("JIT compiler threads on SCHED_IDLE (");
+        assertThat(Files.readString(log)).contains("C2 compiler threads on SCHED_IDLE (");
         Map<String, Integer> policyByThread = threadField(process.pid(), POLICY);
-        assertThat(policyByThread).as("threads and their policies").containsKey("C2 CompilerThre");
+        assertThat(policyByThread).as("threads and their policies").containsKeys("C2 CompilerThre", "C1 CompilerThre");
         policyByThread.forEach((thread, policy) ->
         {
-            if (thread.contains("CompilerThre"))
+            if (thread.startsWith("C2 CompilerThre"))
                 assertThat(policy).as(thread + " in " + policyByThread).isEqualTo(5);
             else
                 assertThat(policy).as(thread + " in " + policyByThread).isZero();

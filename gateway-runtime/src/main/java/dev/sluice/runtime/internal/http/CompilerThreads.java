@@ -13,26 +13,32 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * Puts the JVM's JIT compiler threads on Linux's {@code SCHED_IDLE} scheduling policy once a warm-up has compiled the
+ * Puts the JVM's C2 compiler threads on Linux's {@code SCHED_IDLE} scheduling policy once a warm-up has compiled the
  * request path, on a JVM with one processor. There a compiler thread and the threads that serve requests share the
  * core: at nice 5 (the shipped flags) a compiler thread gets a smaller share of it, but a request thread that wakes up
  * can still wait for the rest of the compiler's time slice, and the compilations a load change brings (a burst after a
  * pause opens connections and fills queues the warm-up seldom did) put milliseconds into the latency of the requests
- * that wait behind them. A thread on {@code SCHED_IDLE} runs when nothing else on the core wants to, and the kernel
- * preempts it as soon as a thread of any other policy wakes up: the compilers get the core's idle time, which a gateway
- * below saturation has, and requests do not wait for them. A core saturated for long leaves them next to nothing (the
- * kernel's weight for the policy is 3 against 1,024 for nice 0), so what the warm-up did not compile stays in C1's code
- * until the load eases.
+ * that wait behind them. Nearly all of that compilation time is C2's (on a cold gateway's first ten seconds at 1,000
+ * req/s, 4 s of C2 against 60 ms of C1). A thread on {@code SCHED_IDLE} runs when nothing else on the core wants to,
+ * and the kernel preempts it as soon as a thread of any other policy wakes up: C2 gets the core's idle time, which a
+ * gateway below saturation has, and requests do not wait for it.
  *
- * <p>The policy is set with {@code chrt} (util-linux), one short process per compiler thread, from a start-up thread.
- * Compiler threads the JVM adds later are started by a compiler thread and inherit its policy. Without {@code chrt},
+ * <p>C1 keeps nice 5. When compiled code is thrown away (a branch its profile never saw is taken: a new connection
+ * pattern, a first error), its methods run in the interpreter, several times slower, until C1 compiles them again; if
+ * that saturates the core, a C1 on {@code SCHED_IDLE} would get next to nothing (the kernel's weight for the policy is
+ * 3 against 1,024 for nice 0) and the interpreted code would keep the core saturated. C1's compilations are short, so
+ * at nice 5 it costs the requests little; C2 then replaces its code in the idle time.
+ *
+ * <p>The policy is set with {@code chrt} (util-linux), one short process per C2 thread, from a start-up thread.
+ * With one processor HotSpot runs one compiler thread of each kind; a larger {@code -XX:CICompilerCount} lets it add
+ * threads later, which take the policy of the compiler thread that starts them, of either kind. Without {@code chrt},
  * on another system or with more processors, nothing changes and the compilers keep their nice value.
  */
 final class CompilerThreads
 {
     private static final Logger LOG = LoggerFactory.getLogger(CompilerThreads.class);
-    /** What Linux keeps of a HotSpot compiler thread's name ("C1 CompilerThread0", "C2 CompilerThread0"). */
-    static final String NAME = "CompilerThre";
+    /** What Linux keeps of the name of a HotSpot C2 compiler thread ("C2 CompilerThread0"). */
+    static final String C2 = "C2 CompilerThre";
     private static final long CHRT_TIMEOUT_MILLIS = 2_000;
 
     private CompilerThreads()
@@ -41,8 +47,8 @@ final class CompilerThreads
 
     /**
      * @param tasks the process's task folder ({@code /proc/self/task})
-     * @return the ids of the threads whose name is a compiler thread's, in the order listed; empty when there is no such
-     *         folder
+     * @return the ids of the threads whose name is a C2 compiler thread's, in the order listed; empty when there is no
+     *         such folder
      */
     static List<String> find(Path tasks) throws IOException
     {
@@ -62,7 +68,7 @@ final class CompilerThreads
                 {
                     continue; // a thread that ended since the listing
                 }
-                if (name.contains(NAME))
+                if (name.startsWith(C2))
                     ids.add(task.getFileName().toString());
             }
         }
@@ -70,7 +76,7 @@ final class CompilerThreads
     }
 
     /**
-     * Puts this JVM's compiler threads on {@code SCHED_IDLE} when it has one processor. Blocks for the few milliseconds
+     * Puts this JVM's C2 compiler threads on {@code SCHED_IDLE} when it has one processor. Blocks for the few milliseconds
      * {@code chrt} takes: call it from a start-up thread.
      *
      * @return how many threads were moved
@@ -89,15 +95,15 @@ final class CompilerThreads
                     moved++;
             }
             if (moved > 0)
-                LOG.info("JIT compiler threads on SCHED_IDLE ({} of {}): with one processor they now run only when no request"
-                    + " thread wants it", moved, ids.size());
+                LOG.info("C2 compiler threads on SCHED_IDLE ({} of {}): with one processor they now run only when no request"
+                    + " thread wants it; C1 keeps its priority", moved, ids.size());
             else if (!ids.isEmpty())
-                LOG.info("JIT compiler threads left at their priority: chrt could not set SCHED_IDLE");
+                LOG.info("C2 compiler threads left at their priority: chrt could not set SCHED_IDLE");
             return moved;
         }
         catch (IOException e)
         {
-            LOG.info("JIT compiler threads left at their priority: {}", e.toString());
+            LOG.info("C2 compiler threads left at their priority: {}", e.toString());
             return 0;
         }
     }

@@ -25,21 +25,22 @@ class CompilerThreadsTest
     }
 
     @Test
-    void findsTheCompilerThreadsByTheNameLinuxKeeps() throws IOException
+    void findsTheC2CompilerThreadsByTheNameLinuxKeeps() throws IOException
     {
         task("101", "java");
         task("140", "C2 CompilerThre");
         task("141", "C1 CompilerThre");
+        task("142", "C2 CompilerThre");
         task("150", "sluice-14");
         task("151", "VM Thread");
         task("152", null); // ended between the listing and the read
 
-        assertThat(CompilerThreads.find(dir)).containsExactlyInAnyOrder("140", "141");
+        assertThat(CompilerThreads.find(dir)).containsExactlyInAnyOrder("140", "142");
         assertThat(CompilerThreads.find(dir.resolve("no-such-folder"))).isEmpty();
     }
 
     @Test
-    void findsThisJvmsCompilerThreads() throws IOException
+    void findsThisJvmsC2CompilerThreads() throws IOException
     {
         Path tasks = Path.of("/proc/self/task");
         assumeTrue(Files.isDirectory(tasks), "Linux only");
@@ -49,6 +50,6 @@ class CompilerThreadsTest
 
         assertThat(ids).isNotEmpty();
         for (String id : ids)
-            assertThat(Files.readString(tasks.resolve(id).resolve("comm"))).contains("CompilerThre");
+            assertThat(Files.readString(tasks.resolve(id).resolve("comm"))).startsWith("C2 CompilerThre");
     }
 }
