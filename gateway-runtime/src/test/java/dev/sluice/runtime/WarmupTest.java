@@ -197,6 +197,8 @@ class WarmupTest
         assertThat(report.sent()).isGreaterThan(0);
         assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
         assertThat(report.echoed()).isEqualTo(report.sent());
+        // In two rounds, each by a client of its own that was stopped when its round ended.
+        assertThat(report.rounds()).isEqualTo(2);
         assertThat(mock.requestCount()).isZero();
         assertThat(requestsCounted()).isZero();
 
@@ -339,6 +341,8 @@ class WarmupTest
         assertThat(report.heldMillis()).isBetween(1_500L, report.millis());
         // What was sent before the hold was answered, each exchange once; far fewer than the count asked for.
         assertThat(report.sent()).isPositive().isLessThan(100_000);
+        // The cap came in the first round: no second one begins after it.
+        assertThat(report.rounds()).isEqualTo(1);
         assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
         assertThat(report.echoed()).isEqualTo(report.sent());
         assertThat(mock.requestCount()).isZero();
@@ -358,6 +362,8 @@ class WarmupTest
         assertThat(report.sent()).isEqualTo(2000);
         assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
         assertThat(report.echoed()).isEqualTo(2000);
+        // Sent in two rounds, each by a client of its own.
+        assertThat(report.rounds()).isEqualTo(2);
         // Ten slices held (a slice may run late, never early).
         assertThat(report.heldMillis()).isBetween(10 * Warmup.JIT_SLICE_MILLIS - 10, 5_000L);
         assertThat(report.millis()).isLessThan(30_000);

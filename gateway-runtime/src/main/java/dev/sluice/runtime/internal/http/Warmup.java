@@ -57,8 +57,9 @@ import java.util.function.LongSupplier;
  * {@value #CONCURRENCY} in flight. A failing exchange (a route whose chain errors) is counted, not fatal: the
  * gateway becomes ready all the same, with a WARN that names the first failure.
  *
- * <p>{@link #run} blocks the thread that calls it (a startup thread, never a request's). Its client runs on a small
- * pool of its own, stopped when the warm-up ends: after it, the process holds the threads it held before.
+ * <p>{@link #run} blocks the thread that calls it (a startup thread, never a request's). It sends its exchanges in
+ * {@value #ROUNDS} rounds; each round's client runs on a small pool of its own, stopped when the round ends: after the
+ * warm-up, the process holds the threads it held before.
  */
 public final class Warmup
 {
@@ -69,6 +70,15 @@ public final class Warmup
      * gateway's echo to an upstream's client, so that opening, accepting and closing connections are exercised too.
      */
     static final int RECONNECT_EVERY = 4;
+    /**
+     * The exchanges are sent in this many rounds, each by a client of its own, stopped when its round ends. Stopping a
+     * client closes its idle connections from the client's side, so that the gateway reads the end of the stream where
+     * it waits for a request, and stopping its pool ends threads: branches the rounds never took until then. The first
+     * stop makes the JIT throw away the compiled code of the server's parser and connection, which the next round
+     * compiles again with those branches in it; the last stop, just before ready, then finds them compiled instead of
+     * sending the parser back to the interpreter as the first requests arrive.
+     */
+    static final int ROUNDS = 2;
     /** The most models exercised: a config with many literal models warms the shared path on a sample of them. */
     static final int MAX_MODELS = 16;
     /** How often the warm-up looks at the JIT, and the least time it holds its requests for it. */
@@ -95,9 +105,11 @@ public final class Warmup
      * What a warm-up did.
      *
      * @param echoed the upstream answers that went round through an upstream's HTTP client and the gateway's echo
+     * @param rounds the rounds run ({@value #ROUNDS} unless the time cap or a stop ended the warm-up sooner), each with a
+     *        client of its own stopped at its end
      */
     public record Report(int sent, int failed, long millis, String firstFailure, int skippedEndpoints, long echoed,
-        long heldMillis)
+        long heldMillis, int rounds)
     {
     }
 
@@ -212,8 +224,43 @@ public final class Warmup
     {
         long start = System.nanoTime();
         if (shots.isEmpty())
-            return new Report(0, 0, 0, null, skippedEndpoints, 0, 0);
+            return new Report(0, 0, 0, null, skippedEndpoints, 0, 0, 0);
         String target = target(host);
+        long deadline = start + limits.maxTime().toNanos();
+        int total = (int)Math.min(Integer.MAX_VALUE, (long)limits.requests() * shots.size());
+        int sent = 0;
+        int failed = 0;
+        String firstFailure = null;
+        long held = 0;
+        int rounds = 0;
+        for (int round = 0; round < ROUNDS && !stopped && System.nanoTime() - deadline < 0; round++)
+        {
+            Run run = round(target, port, (int)((long)total * round / ROUNDS), (int)((long)total * (round + 1) / ROUNDS),
+                deadline);
+            if (run == null)
+                break;
+            rounds++;
+            sent += run.sent.get();
+            failed += run.failed.get();
+            if (firstFailure == null)
+                firstFailure = run.firstFailure;
+            held += run.heldMillis;
+        }
+        // The request path is compiled: from here on C2 takes only the core's idle time, not a request's.
+        if (jitMillis != null && !stopped && rounds > 0)
+            CompilerThreads.idleWhenAlone();
+        return new Report(sent, failed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), firstFailure,
+            skippedEndpoints, handler.warmupsEchoed(), held, rounds);
+    }
+
+    /**
+     * One round: a client of its own sends the exchanges {@code from} to {@code to} (holding them while the JIT compiles)
+     * and is stopped, which closes its connections from the client's side.
+     *
+     * @return the round, done; null when the warm-up was stopped before it began
+     */
+    private Run round(String target, int port, int from, int to, long deadline) throws Exception
+    {
         QueuedThreadPool threads = new QueuedThreadPool(4, 1);
         threads.setName("sluice-warmup");
         HttpClient http = new HttpClient();
@@ -224,19 +271,13 @@ public final class Warmup
         {
             http.start();
             if (stopped)
-                return new Report(0, 0, 0, null, skippedEndpoints, 0, 0);
-            long deadline = start + limits.maxTime().toNanos();
-            int total = (int)Math.min(Integer.MAX_VALUE, (long)limits.requests() * shots.size());
-            Run run = new Run(http, target, port, total, deadline);
+                return null;
+            Run run = new Run(http, target, port, from, to, deadline);
             run.begin();
-            long held = yieldToJit(run, deadline);
+            run.heldMillis = yieldToJit(run, deadline);
             // The exchanges are answered in the process: the time cap plus a margin bounds the wait for the last ones.
             run.done.get(limits.maxTime().toMillis() + 10_000, TimeUnit.MILLISECONDS);
-            // The request path is compiled: from here on the compilers take only the core's idle time, not a request's.
-            if (jitMillis != null && !stopped)
-                CompilerThreads.idleWhenAlone();
-            return new Report(run.sent.get(), run.failed.get(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
-                run.firstFailure, skippedEndpoints, handler.warmupsEchoed(), held);
+            return run;
         }
         finally
         {
@@ -357,31 +398,34 @@ public final class Warmup
         stopped = true;
     }
 
-    /** One warm-up's requests: {@link #CONCURRENCY} chains of requests, each sending the next when one completes. */
+    /** One round's requests: {@link #CONCURRENCY} chains of requests, each sending the next when one completes. */
     private final class Run
     {
         private final HttpClient http;
         private final String host;
         private final int port;
-        private final int total;
+        private final int to;
         private final long deadline;
-        private final AtomicInteger next = new AtomicInteger();
+        private final AtomicInteger next;
         private final AtomicInteger sent = new AtomicInteger();
         private final AtomicInteger failed = new AtomicInteger();
         private final AtomicInteger chains = new AtomicInteger(CONCURRENCY);
         private final CompletableFuture<Void> done = new CompletableFuture<>();
         private volatile String firstFailure;
+        /** How long the round held its requests for the JIT, in milliseconds (set once it ends). */
+        private long heldMillis;
         /** While true, a chain whose exchange completes waits instead of sending the next (guarded by this). */
         private boolean held;
         /** Chains waiting for {@link #hold hold(false)} (guarded by this). */
         private int parked;
 
-        private Run(HttpClient http, String host, int port, int total, long deadline)
+        private Run(HttpClient http, String host, int port, int from, int to, long deadline)
         {
             this.http = http;
             this.host = host;
             this.port = port;
-            this.total = total;
+            this.next = new AtomicInteger(from);
+            this.to = to;
             this.deadline = deadline;
         }
 
@@ -417,7 +461,7 @@ public final class Warmup
                 }
             }
             int i = next.getAndIncrement();
-            if (i >= total || stopped || System.nanoTime() - deadline > 0)
+            if (i >= to || stopped || System.nanoTime() - deadline > 0)
             {
                 if (chains.decrementAndGet() == 0)
                     done.complete(null);
