@@ -23,11 +23,12 @@ import java.util.stream.Stream;
  * and the kernel preempts it as soon as a thread of any other policy wakes up: C2 gets the core's idle time, which a
  * gateway below saturation has, and requests do not wait for it.
  *
- * <p>C1 keeps nice 5. When compiled code is thrown away (a branch its profile never saw is taken: a new connection
- * pattern, a first error), its methods run in the interpreter, several times slower, until C1 compiles them again; if
- * that saturates the core, a C1 on {@code SCHED_IDLE} would get next to nothing (the kernel's weight for the policy is
- * 3 against 1,024 for nice 0) and the interpreted code would keep the core saturated. C1's compilations are short, so
- * at nice 5 it costs the requests little; C2 then replaces its code in the idle time.
+ * <p>C1 keeps nice 5. Code that was never compiled (a path the warm-up did not take) runs in the interpreter, several
+ * times slower, until C1 compiles it; if that saturates the core, a C1 on {@code SCHED_IDLE} would get next to nothing
+ * (the kernel's weight for the policy is 3 against 1,024 for nice 0) and the interpreted code would keep the core
+ * saturated. C1's compilations are short, so at nice 5 it costs the requests little; C2 then replaces its code in the
+ * idle time. Code C2 compiled and then threw away (a branch its profile never saw is taken) goes back to C2, not C1,
+ * and runs in the interpreter until C2 has idle time: the warm-up is built to leave none of that for ready.
  *
  * <p>The policy is set with {@code chrt} (util-linux), one short process per C2 thread, from a start-up thread.
  * With one processor HotSpot runs one compiler thread of each kind; a larger {@code -XX:CICompilerCount} lets it add
