@@ -261,10 +261,10 @@ public final class Sluice implements AutoCloseable
                     LOG.warn("warm-up: {} of {} exchanges failed (first: {}); ready all the same", report.failed(),
                         report.sent(), report.firstFailure());
                 }
-                LOG.info("warm-up done in {} ms: {} exchanges through the gateway's own port, answered without a provider"
-                        + " ({} of them round through the upstreams' HTTP clients, {} of those behind others waiting for"
-                        + " a connection; requests held {} ms for the JIT){}",
-                    report.millis(), report.sent(), report.echoed(), warmupQueued, report.heldMillis(),
+                LOG.info("warm-up done in {} ms: {} exchanges through the gateway's own port, {} request bodies in turn,"
+                        + " answered without a provider ({} of them round through the upstreams' HTTP clients, {} of those"
+                        + " behind others waiting for a connection; requests held {} ms for the JIT){}",
+                    report.millis(), report.sent(), report.bodies(), report.echoed(), warmupQueued, report.heldMillis(),
                     report.skippedEndpoints() > 0
                         ? " (" + report.skippedEndpoints() + " endpoints with a path pattern not exercised)" : "");
             }
@@ -326,6 +326,13 @@ public final class Sluice implements AutoCloseable
     Warmup.Report warmupReport()
     {
         return warmupReport;
+    }
+
+    /** @return the running warm-up's token, or {@code null} when none runs (tests) */
+    String warmupToken()
+    {
+        Warmup w = warmup;
+        return w == null ? null : w.token();
     }
 
     /** @return how many of the warm-up's upstream requests found others waiting for a connection */

@@ -8,6 +8,7 @@ import dev.sluice.runtime.internal.http.Warmup;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -136,6 +137,14 @@ class WarmupTest
         return http.GET("http://127.0.0.1:" + gateway.port() + path);
     }
 
+    private ContentResponse echo(String token) throws Exception
+    {
+        return http.newRequest("http://127.0.0.1:" + gateway.port() + GatewayHandler.WARMUP_ECHO_PATH).method(HttpMethod.POST)
+            .headers(h -> h.put(GatewayHandler.WARMUP_HEADER, token))
+            .body(new StringRequestContent("application/json", "{\"echo\":1}")).timeout(30, java.util.concurrent.TimeUnit.SECONDS)
+            .send();
+    }
+
     private ContentResponse chat(String key, String warmupHeader) throws Exception
     {
         var request = http.newRequest("http://127.0.0.1:" + gateway.port() + "/v1/chat/completions").method(HttpMethod.POST)
@@ -197,6 +206,10 @@ class WarmupTest
         assertThat(report.sent()).isGreaterThan(0);
         assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
         assertThat(report.echoed()).isEqualTo(report.sent());
+        // Every shape of request through every chat endpoint (OpenAI's, Anthropic's) for every model the routes name
+        // (claude-warmup, warmup), plain and streamed: both codecs encode all three shapes, and the keys, log, metrics,
+        // limits and router bindings let every one through.
+        assertThat(report.bodies()).isEqualTo(2 * 2 * 3 * 2);
         // In two rounds, each by a client of its own that was stopped when its round ended.
         assertThat(report.rounds()).isEqualTo(2);
         assertThat(mock.requestCount()).isZero();
@@ -219,20 +232,23 @@ class WarmupTest
     @Test
     void theUpstreamsAnswersGoRoundThroughTheirHttpClientsAndLeaveNoConnectionBehind() throws Exception
     {
-        // An HTTP/1.1 and an h2c upstream: each answer goes through the upstream's own HTTP client to the gateway's
-        // echo and back, so that the client's code warms with the rest; nothing reaches the provider.
+        // HTTP/1.1 and h2c upstreams: each answer goes through the upstream's own HTTP client to the gateway's echo and
+        // back, so that the client's code warms with the rest; nothing reaches the provider.
         start("""
             listen: { host: 127.0.0.1, port: 0 }
             warmup: { requests: 200, max_time: 60s }
             bindings:
               north_openai: { type: openai, kind: server, exit: router }
               north_anthropic: { type: anthropic, kind: server, exit: router }
+              north_gemini: { type: gemini, kind: server, exit: router }
               router:
                 type: router
                 kind: proxy
                 routes:
                   - when: [ { model: "claude-*" } ]
                     exit: south_anthropic
+                  - when: [ { model: "gemini-*" } ]
+                    exit: south_gemini
                   - when: [ { model: "*" } ]
                     exit: south_openai
               south_openai: { type: openai, kind: client, options: { url: "http://127.0.0.1:%1$d/v1" } }
@@ -240,10 +256,14 @@ class WarmupTest
                 type: anthropic
                 kind: client
                 options: { url: "http://127.0.0.1:%1$d/v1", http: { version: h2c } }
+              south_gemini: { type: gemini, kind: client, options: { url: "http://127.0.0.1:%1$d/v1beta" } }
             """.formatted(mock.port()));
         assertThat(gateway.awaitReady(Duration.ofSeconds(90))).isTrue();
         var report = gateway.warmupReport();
         assertThat(report.sent()).isGreaterThan(0);
+        // Every shape of request translated both ways between OpenAI, Anthropic and Gemini (whose own endpoints carry
+        // the model in their path and are not sent to): two endpoints, three models, three shapes, plain and streamed.
+        assertThat(report.bodies()).isEqualTo(2 * 3 * 3 * 2);
         assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
         // One upstream answer per exchange, each of them round through a client.
         assertThat(report.echoed()).isEqualTo(report.sent());
@@ -284,6 +304,30 @@ class WarmupTest
             assertThat(echo.getContentAsString()).doesNotContain("\"echo\":1");
         }
         assertThat(gateway.awaitReady(Duration.ofSeconds(90))).isTrue();
+    }
+
+    @Test
+    void whileWarmingTheEchoAnswersTheWarmupsTokenAsAProviderWouldAndOnceReadyNoOne() throws Exception
+    {
+        start(demoLike("warmup: { requests: 300, max_time: 60s }"));
+        String token = gateway.warmupToken();
+        assertThat(token).isNotNull();
+        ContentResponse echo = echo(token);
+        assertThat(echo.getStatus()).isEqualTo(200);
+        // Its own body back, typed and sized, with a provider's date and request id.
+        assertThat(echo.getContentAsString()).isEqualTo("{\"echo\":1}");
+        assertThat(echo.getHeaders().get(HttpHeader.CONTENT_TYPE)).isEqualTo("application/json");
+        assertThat(echo.getHeaders().getLongField(HttpHeader.CONTENT_LENGTH)).isEqualTo(10);
+        assertThat(echo.getHeaders().getDateField(HttpHeader.DATE.asString()))
+            .isBetween(System.currentTimeMillis() - 60_000, System.currentTimeMillis() + 1_000);
+        assertThat(echo.getHeaders().get("x-request-id")).matches("req_warmup[0-9]+");
+        assertThat(gateway.awaitReady(Duration.ofSeconds(90))).isTrue();
+        assertThat(gateway.warmupToken()).isNull();
+        // Ready, the same token opens nothing: the path is no endpoint.
+        ContentResponse after = echo(token);
+        assertThat(after.getStatus()).isEqualTo(404);
+        assertThat(after.getContentAsString()).doesNotContain("\"echo\":1");
+        assertThat(mock.requestCount()).isZero();
     }
 
     @Test
@@ -379,6 +423,9 @@ class WarmupTest
         assertThat(report.sent()).isEqualTo(200);
         assertThat(report.echoed()).isEqualTo(200);
         assertThat(report.heldMillis()).isZero();
+        // One endpoint and one model: three shapes of request, each plain and streamed, every one of them answered.
+        assertThat(report.bodies()).isEqualTo(6);
+        assertThat(report.failed()).as(String.valueOf(report.firstFailure())).isZero();
     }
 
     @Test

@@ -15,6 +15,7 @@ import dev.sluice.api.exchange.ResponseHeaders;
 import dev.sluice.runtime.internal.chain.ChainAssembler.Chain;
 import dev.sluice.runtime.internal.chain.ChainAssembler.ServerRoute;
 import dev.sluice.runtime.internal.chain.DefaultExchange;
+import org.eclipse.jetty.http.DateGenerator;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -189,12 +190,14 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
     @Override
     public boolean handle(Request request, Response response, Callback callback)
     {
-        if (warmupToken != null && echoWarmup(request, response, callback))
+        String path = request.getHttpURI().getPath();
+        // The path first, not whether the gateway is warming: a branch the warm-up always took and ready traffic never
+        // takes would be compiled for the warm-up and thrown away by the first request after it.
+        if (WARMUP_ECHO_PATH.equals(path) && echoWarmup(request, response, callback))
             return true;
         if (builtIns.handle(request, response, callback))
             return true;
         String method = request.getMethod();
-        String path = request.getHttpURI().getPath();
         Endpoints.Bound bound = endpoints.serving(method, path, request.getHeaders());
         if (bound == null)
         {
@@ -292,25 +295,29 @@ public final class GatewayHandler extends Handler.Abstract.NonBlocking implement
 
     /**
      * Answers an upstream's warm-up request sent round through its HTTP client: a request to {@link #WARMUP_ECHO_PATH}
-     * with the warm-up's token gets its own body back, as {@link #WARMUP_TYPE_HEADER} says, with a length for JSON and
-     * chunked for a stream, as providers answer. Any other request, or one without the token, is not for it.
+     * (the caller matched the path) with the warm-up's token gets its own body back, as {@link #WARMUP_TYPE_HEADER}
+     * says, with a length for JSON and chunked for a stream, and a date and a request id, as providers answer. One
+     * without the token, or after the warm-up, is not for it.
      *
      * @return whether it answered
      */
     private boolean echoWarmup(Request request, Response response, Callback callback)
     {
-        if (!WARMUP_ECHO_PATH.equals(request.getHttpURI().getPath())
-            || !isWarmup(request, request.getHeaders().get(WARMUP_HEADER)))
+        if (!isWarmup(request, request.getHeaders().get(WARMUP_HEADER)))
             return false;
         String type = request.getHeaders().get(WARMUP_TYPE_HEADER);
+        long echoed = warmupsEchoed.incrementAndGet();
         response.setStatus(200);
+        // A provider's headers besides the body's: a date (spaces, commas, colons in a value) and a request id.
+        response.getHeaders().put(HttpHeader.DATE, DateGenerator.formatDate(System.currentTimeMillis()));
+        response.getHeaders().put(REQUEST_ID, "req_warmup" + echoed);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, type == null ? "application/json" : type);
         long length = request.getLength();
         if (length >= 0 && (type == null || !type.startsWith("text/event-stream")))
             response.getHeaders().put(HttpHeader.CONTENT_LENGTH, length);
         // Every few on HTTP/1.1, the connection closes after it, as a provider's would: the upstream's client opens
         // another, and its connection code warms too.
-        if (warmupsEchoed.incrementAndGet() % Warmup.RECONNECT_EVERY == 0
+        if (echoed % Warmup.RECONNECT_EVERY == 0
             && request.getConnectionMetaData().getHttpVersion() == org.eclipse.jetty.http.HttpVersion.HTTP_1_1)
             response.getHeaders().put(HttpHeader.CONNECTION, "close");
         org.eclipse.jetty.io.Content.copy(request, response, callback);

@@ -7,6 +7,7 @@ import dev.sluice.api.binding.ServerBinding.Operation;
 import dev.sluice.api.binding.BindingConfig.RouteConfig;
 import dev.sluice.api.codec.DialectCodec;
 import dev.sluice.api.model.ChatRequest;
+import dev.sluice.api.model.ContentPart;
 import dev.sluice.api.model.Message;
 import dev.sluice.api.model.Message.Role;
 import dev.sluice.api.model.ChatRequest.Sampling;
@@ -42,10 +43,11 @@ import java.util.function.LongSupplier;
 
 /**
  * The gateway exercising itself before it reports ready: real HTTP/1.1 requests from an in-process Jetty client to the
- * gateway's own port over loopback, for every exact server endpoint and every model the routes name, plain and
- * streamed in turn, so that the JIT has compiled the parser, the chain, the codecs and the SSE paths before a load
- * balancer sends traffic. The upstreams answer them without a provider, most of them round through their own HTTP
- * client and the gateway's echo ({@link GatewayHandler#WARMUP_ECHO_PATH}), so that the client's code is compiled too.
+ * gateway's own port over loopback, for every exact server endpoint and every model the routes name, in a few shapes
+ * ({@link #requests}), plain and streamed in turn, so that the JIT has compiled the parser, the chain, the codecs and
+ * the SSE paths for what real traffic brings before a load balancer sends traffic. The upstreams answer them without a
+ * provider, most of them round through their own HTTP client and the gateway's echo
+ * ({@link GatewayHandler#WARMUP_ECHO_PATH}), so that the client's code is compiled too.
  *
  * <p>Each request carries {@link GatewayHandler#WARMUP_HEADER} with a token drawn per process from
  * {@link SecureRandom}; the handler accepts it only while this warm-up runs, only over loopback, and then marks the
@@ -87,6 +89,7 @@ public final class Warmup
     static final long JIT_BUSY_MILLIS = 5;
 
     private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
+    private static final String USER_AGENT = "Sluice-warmup/1 (Java; Jetty HttpClient) gateway self-test";
 
     private final GatewayHandler handler;
     private final GatewayConfig.Warmup limits;
@@ -96,9 +99,17 @@ public final class Warmup
     private final LongSupplier jitMillis;
     private volatile boolean stopped;
 
-    /** One endpoint and model: the bodies of its plain and its streamed request. */
-    private record Shot(String path, String model, byte[] plain, byte[] streamed)
+    /**
+     * One endpoint and model: the bodies of its plain and its streamed requests, one of each per request shape
+     * ({@link #requests}); the exchanges take the shapes in turn.
+     */
+    private record Shot(String path, String model, List<byte[]> plain, List<byte[]> streamed)
     {
+        byte[] body(boolean stream, int turn)
+        {
+            List<byte[]> bodies = stream ? streamed : plain;
+            return bodies.get(turn % bodies.size());
+        }
     }
 
     /**
@@ -107,9 +118,11 @@ public final class Warmup
      * @param echoed the upstream answers that went round through an upstream's HTTP client and the gateway's echo
      * @param rounds the rounds run ({@value #ROUNDS} unless the time cap or a stop ended the warm-up sooner), each with a
      *        client of its own stopped at its end
+     * @param bodies the request bodies the exchanges took in turn: for each endpoint and model, each shape of request
+     *        ({@link #requests}) its server binding's codec encodes, plain and streamed
      */
     public record Report(int sent, int failed, long millis, String firstFailure, int skippedEndpoints, long echoed,
-        long heldMillis, int rounds)
+        long heldMillis, int rounds, int bodies)
     {
     }
 
@@ -148,15 +161,25 @@ public final class Warmup
                 }
                 for (String model : models)
                 {
-                    try
+                    List<byte[]> plain = new ArrayList<>();
+                    List<byte[]> streamed = new ArrayList<>();
+                    List<ChatRequest> shapes = requests(model);
+                    for (int k = 0; k < shapes.size(); k++)
                     {
-                        planned.add(new Shot(endpoint.path(), model, codec.encodeRequest(request(model, false)),
-                            codec.encodeRequest(request(model, true))));
+                        try
+                        {
+                            byte[] one = codec.encodeRequest(shapes.get(k));
+                            byte[] stream = codec.encodeRequest(streamed(shapes.get(k), k > 0));
+                            plain.add(one);
+                            streamed.add(stream);
+                        }
+                        catch (RuntimeException e)
+                        {
+                            LOG.debug("warm-up: {} cannot encode a request for {}: {}", route.name(), model, e.toString());
+                        }
                     }
-                    catch (RuntimeException e)
-                    {
-                        LOG.debug("warm-up: {} cannot encode a request for {}: {}", route.name(), model, e.toString());
-                    }
+                    if (!plain.isEmpty())
+                        planned.add(new Shot(endpoint.path(), model, List.copyOf(plain), List.copyOf(streamed)));
                 }
             }
         }
@@ -206,10 +229,53 @@ public final class Warmup
         return new ArrayList<>(models).subList(0, Math.min(MAX_MODELS, models.size()));
     }
 
-    private static ChatRequest request(String model, boolean stream)
+    /** @return the request bodies planned: per endpoint and model, each shape plain and streamed */
+    private int bodies()
     {
-        return new ChatRequest(model, List.of(), List.of(Message.text(Role.USER, "warm up")), List.of(), null, null,
-            new Sampling(null, null, null, 16, List.of(), null, null, null), null, stream, false, null, Map.of(), Map.of());
+        int bodies = 0;
+        for (Shot shot : shots)
+            bodies += shot.plain().size() + shot.streamed().size();
+        return bodies;
+    }
+
+    /**
+     * The shapes of request the warm-up sends in turn, each plain and streamed (the first without the usage chunk, the
+     * others with it, as SDKs usually ask for it): the smallest a client sends; a typical
+     * one (a system prompt, a user message of a few hundred bytes, decimal sampling numbers); and a conversation with
+     * text that JSON escapes and multi-byte characters, stop sequences and a user. Each shape holds only what every
+     * dialect translates to every other (no penalties, no seed), so that a route across dialects answers it too. A
+     * server compiles the paths its traffic takes: what the warm-up never sends (a decimal number, a long field name, an
+     * escape) would be compiled out and run in the interpreter when the first real request brings it.
+     */
+    static List<ChatRequest> requests(String model)
+    {
+        List<ContentPart> system = List.of(new ContentPart.Text("You are a concise assistant. Answer in one sentence.",
+            null));
+        ChatRequest smallest = new ChatRequest(model, List.of(), List.of(Message.text(Role.USER, "warm up")), List.of(),
+            null, null, new Sampling(null, null, null, 16, List.of(), null, null, null), null, false, false, null, Map.of(),
+            Map.of());
+        ChatRequest typical = new ChatRequest(model, system, List.of(Message.text(Role.USER, "Summarise this text: "
+            + "The gateway warms its request path before it reports ready, so that the first requests after a start "
+            + "meet compiled code. It sends requests through its own port, answers them without a provider, and "
+            + "relays the answers back as it would relay a provider's. Requests of several shapes and sizes go through, "
+            + "plain and streamed, so that what real clients send is no surprise to the code that reads it.")),
+            List.of(), null, null, new Sampling(0.2, 0.95, null, 256, List.of(), null, null, null), null, false, false,
+            null, Map.of(), Map.of());
+        ChatRequest conversation = new ChatRequest(model, system, List.of(
+            Message.text(Role.USER, "Qu'est-ce qu'une \"passerelle\" ?\nRéponds en une ligne."),
+            Message.text(Role.ASSISTANT,
+                "Une passerelle relaie les requêtes vers les fournisseurs — «\u00a0proxy\u00a0» — ✓"),
+            Message.text(Role.USER, "Und auf Deutsch?\tKurz, bitte: 日本語でも。")),
+            List.of(), null, null, new Sampling(0.7, null, null, 1024, List.of("\n\n", "END"), null, null, null), null,
+            false, false, "warmup-user-7", Map.of(), Map.of());
+        return List.of(smallest, typical, conversation);
+    }
+
+    /** @return {@code request} asking for a stream, with the usage chunk or without */
+    private static ChatRequest streamed(ChatRequest r, boolean includeUsage)
+    {
+        return new ChatRequest(r.model(), r.system(), r.messages(), r.tools(), r.toolChoice(), r.parallelToolCalls(),
+            r.sampling(), r.responseFormat(), true, includeUsage, r.user(), r.metadata(), r.extensions());
     }
 
     /**
@@ -224,7 +290,7 @@ public final class Warmup
     {
         long start = System.nanoTime();
         if (shots.isEmpty())
-            return new Report(0, 0, 0, null, skippedEndpoints, 0, 0, 0);
+            return new Report(0, 0, 0, null, skippedEndpoints, 0, 0, 0, 0);
         String target = target(host);
         long deadline = start + limits.maxTime().toNanos();
         int total = (int)Math.min(Integer.MAX_VALUE, (long)limits.requests() * shots.size());
@@ -250,7 +316,7 @@ public final class Warmup
         if (jitMillis != null && !stopped && rounds > 0)
             CompilerThreads.idleWhenAlone();
         return new Report(sent, failed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), firstFailure,
-            skippedEndpoints, handler.warmupsEchoed(), held, rounds);
+            skippedEndpoints, handler.warmupsEchoed(), held, rounds, bodies());
     }
 
     /**
@@ -480,10 +546,13 @@ public final class Warmup
                 .headers(h ->
                 {
                     h.put(GatewayHandler.WARMUP_HEADER, token);
+                    // As clients send them: values with spaces, slashes and parentheses go through the header parser.
+                    h.put(org.eclipse.jetty.http.HttpHeader.USER_AGENT, USER_AGENT);
+                    h.put(org.eclipse.jetty.http.HttpHeader.ACCEPT, stream ? "text/event-stream" : "application/json");
                     if (close)
                         h.put(org.eclipse.jetty.http.HttpHeader.CONNECTION, "close");
                 })
-                .body(new BytesRequestContent("application/json", stream ? shot.streamed() : shot.plain()))
+                .body(new BytesRequestContent("application/json", shot.body(stream, i / (shots.size() * 2))))
                 .timeout(limits.maxTime().toMillis() + 5_000, TimeUnit.MILLISECONDS)
                 .send(new BufferingResponseListener(256 * 1024)
                 {

@@ -19,11 +19,13 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The provider's answer to a warm-up exchange ({@link Exchange#warmup()}), made in the process: a short successful
  * answer in the upstream's dialect, encoded by that dialect's codec from a canonical response — a complete body, or
- * for a streamed request the events of a one-delta stream — so that the client binding reads, relays or translates it
+ * for a streamed request the events of a stream of deltas — in one of a few shapes taken in turn, so that the client
+ * binding reads, relays or translates it
  * exactly as it would a provider's. Nothing leaves the process: either this object is the upstream's response, or the
  * upstream sends its bytes over loopback to the gateway's own port, which sends them back
  * ({@link JettyUpstream#warmupsThrough}), so that the HTTP client's code is exercised too.
@@ -32,8 +34,15 @@ import java.util.Map;
  */
 final class WarmupAnswer implements UpstreamResponse, BodySource
 {
-    private static final String TEXT = "warm";
-    private static final Usage USAGE = new Usage(1, 1, 0, 0, 0);
+    /**
+     * The answers' shapes, taken in turn: a one-word answer with the smallest usage, and a sentence of several deltas
+     * with text that JSON escapes, multi-byte characters and a provider's usage details (cached and reasoning tokens,
+     * numbers of several digits) — what providers send, so that the client bindings' readers are compiled for it.
+     */
+    private static final List<Shape> SHAPES = List.of(new Shape(List.of("warm"), new Usage(1, 1, 0, 0, 0)),
+        new Shape(List.of("The gateway ", "is warm: ", "\"ready\" ", "means compiled —\n", "prêt, ", "bereit, ", "準備完了",
+            "."), new Usage(1843, 96, 1024, 0, 32)));
+    private static final AtomicInteger TURN = new AtomicInteger();
 
     private final String contentType;
     private final byte[] body;
@@ -56,20 +65,22 @@ final class WarmupAnswer implements UpstreamResponse, BodySource
     static WarmupAnswer of(DialectCodec codec, UpstreamRequest request, Exchange exchange)
     {
         String model = exchange.targetModel();
+        Shape shape = SHAPES.get(Math.floorMod(TURN.getAndIncrement(), SHAPES.size()));
         if (!exchange.stream())
         {
-            ChatResponse response = new ChatResponse("warmup", model, List.of(new ContentPart.Text(TEXT, null)),
-                StopReason.END_TURN, null, USAGE, 0, Map.of());
+            ChatResponse response = new ChatResponse("warmup", model, List.of(new ContentPart.Text(
+                String.join("", shape.deltas()), null)), StopReason.END_TURN, null, shape.usage(), 0, Map.of());
             return new WarmupAnswer("application/json", codec.encodeResponse(response), exchange);
         }
         StreamEncoder encoder = codec.newStreamEncoder(() -> decoded(codec, request));
-        ByteArrayOutputStream out = new ByteArrayOutputStream(512);
-        for (StreamEvent event : List.of(new StreamEvent.MessageStart("warmup", model, 0, null), new StreamEvent.TextStart(0),
-            new StreamEvent.TextDelta(0, TEXT), new StreamEvent.BlockStop(0),
-            new StreamEvent.Stop(StopReason.END_TURN, null, USAGE), new StreamEvent.UsageReport(USAGE)))
-        {
-            append(out, encoder.encode(event));
-        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(1024);
+        append(out, encoder.encode(new StreamEvent.MessageStart("warmup", model, 0, null)));
+        append(out, encoder.encode(new StreamEvent.TextStart(0)));
+        for (String delta : shape.deltas())
+            append(out, encoder.encode(new StreamEvent.TextDelta(0, delta)));
+        append(out, encoder.encode(new StreamEvent.BlockStop(0)));
+        append(out, encoder.encode(new StreamEvent.Stop(StopReason.END_TURN, null, shape.usage())));
+        append(out, encoder.encode(new StreamEvent.UsageReport(shape.usage())));
         append(out, encoder.end());
         return new WarmupAnswer(encoder.contentType(), out.toByteArray(), exchange);
     }
@@ -150,6 +161,11 @@ final class WarmupAnswer implements UpstreamResponse, BodySource
     public void fail(Throwable cause)
     {
         read = true;
+    }
+
+    /** One shape of answer: its text, in the deltas a stream sends it in, and its usage. */
+    private record Shape(List<String> deltas, Usage usage)
+    {
     }
 
     /** The whole body; nothing pooled. */
