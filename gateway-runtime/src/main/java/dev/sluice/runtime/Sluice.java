@@ -55,6 +55,8 @@ public final class Sluice implements AutoCloseable
     private final java.util.concurrent.CompletableFuture<Void> readiness = new java.util.concurrent.CompletableFuture<>();
     private volatile Warmup warmup;
     private volatile Thread warmupThread;
+    // Counted down when the gateway starts to close: ends the warm-up thread's wait after ready.
+    private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
     private volatile Warmup.Report warmupReport;
     private volatile long warmupQueued;
 
@@ -280,6 +282,14 @@ public final class Sluice implements AutoCloseable
                 w.end();
                 upstreams.warmedUp(echo);
             }
+            try
+            {
+                w.idleCompilersLater(closing);
+            }
+            catch (InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+            }
         }, "sluice-warmup");
         thread.setDaemon(true);
         warmupThread = thread;
@@ -411,6 +421,7 @@ public final class Sluice implements AutoCloseable
     @Override
     public void close() throws Exception
     {
+        closing.countDown();
         synchronized (readiness)
         {
             ready = false;

@@ -13,8 +13,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * Puts the JVM's C2 compiler threads on Linux's {@code SCHED_IDLE} scheduling policy once a warm-up has compiled the
- * request path, on a JVM with one processor. There a compiler thread and the threads that serve requests share the
+ * Puts the JVM's C2 compiler threads on Linux's {@code SCHED_IDLE} scheduling policy on a JVM with one processor, some
+ * seconds after a warm-up has compiled the request path ({@link Warmup#COMPILERS_KEEP_PRIORITY}). There a compiler thread and the threads that serve requests share the
  * core: at nice 5 (the shipped flags) a compiler thread gets a smaller share of it, but a request thread that wakes up
  * can still wait for the rest of the compiler's time slice, and the compilations a load change brings (a burst after a
  * pause opens connections and fills queues the warm-up seldom did) put milliseconds into the latency of the requests
@@ -28,7 +28,8 @@ import java.util.stream.Stream;
  * (the kernel's weight for the policy is 3 against 1,024 for nice 0) and the interpreted code would keep the core
  * saturated. C1's compilations are short, so at nice 5 it costs the requests little; C2 then replaces its code in the
  * idle time. Code C2 compiled and then threw away (a branch its profile never saw is taken) goes back to C2, not C1,
- * and runs in the interpreter until C2 has idle time: the warm-up is built to leave none of that for ready.
+ * and runs in the interpreter until C2 has idle time; the warm-up is built to leave little of that for ready, and C2
+ * keeps nice 5 for the first seconds after it, when real traffic brings the rest.
  *
  * <p>The policy is set with {@code chrt} (util-linux), one short process per C2 thread, from a start-up thread.
  * With one processor HotSpot runs one compiler thread of each kind; a larger {@code -XX:CICompilerCount} lets it add

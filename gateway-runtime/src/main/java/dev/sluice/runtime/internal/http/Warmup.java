@@ -83,6 +83,15 @@ public final class Warmup
     static final int ROUNDS = 2;
     /** The most models exercised: a config with many literal models warms the shared path on a sample of them. */
     static final int MAX_MODELS = 16;
+    /**
+     * How long after ready the C2 compiler threads keep nice 5 on one processor before they go on {@code SCHED_IDLE}
+     * ({@link #idleCompilersLater}). Real traffic brings what the warm-up's did not (other numbers, header values, field
+     * names, bursts): in the first seconds after ready the JIT throws away compiled code that meets it, and that code
+     * runs in the interpreter until C2 compiles it again. On {@code SCHED_IDLE} C2 then waited for idle time that the
+     * interpreted code left none of: a cold gateway at 1,000 req/s stalled for 50–420 ms, 0.5–6.2 s after ready, in 9 of
+     * 30 starts. C2 is busy for about that long after ready (4 s of CPU in the first 10 s).
+     */
+    public static final Duration COMPILERS_KEEP_PRIORITY = Duration.ofSeconds(10);
     /** How often the warm-up looks at the JIT, and the least time it holds its requests for it. */
     public static final long JIT_SLICE_MILLIS = 50;
     /** Compilation time in one slice (summed over the compiler threads) from which the JIT counts as busy. */
@@ -98,6 +107,8 @@ public final class Warmup
     private final String token;
     private final LongSupplier jitMillis;
     private volatile boolean stopped;
+    /** Whether {@link #run} sent rounds while holding them for the JIT (one processor): the C2 threads go idle after. */
+    private volatile boolean ranForTheJit;
 
     /**
      * One endpoint and model: the bodies of its plain and its streamed requests, one of each per request shape
@@ -312,9 +323,7 @@ public final class Warmup
                 firstFailure = run.firstFailure;
             held += run.heldMillis;
         }
-        // The request path is compiled: from here on C2 takes only the core's idle time, not a request's.
-        if (jitMillis != null && !stopped && rounds > 0)
-            CompilerThreads.idleWhenAlone();
+        ranForTheJit = jitMillis != null && !stopped && rounds > 0;
         return new Report(sent, failed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), firstFailure,
             skippedEndpoints, handler.warmupsEchoed(), held, rounds, bodies());
     }
@@ -425,6 +434,24 @@ public final class Warmup
     static boolean oneProcessor()
     {
         return Runtime.getRuntime().availableProcessors() == 1;
+    }
+
+    /**
+     * Once the gateway is ready, after a warm-up on one processor: waits {@link #COMPILERS_KEEP_PRIORITY} (unless
+     * {@code closing} is counted down first), then puts the C2 compiler threads on {@code SCHED_IDLE}
+     * ({@link CompilerThreads}): from then on C2 takes only the core's idle time, not a request's. Until then it keeps
+     * nice 5, so that it can compile again, even on a saturated core, what the first real requests make the JIT throw
+     * away. Blocks: call it from the warm-up's thread.
+     *
+     * @return whether C2 threads were moved
+     */
+    public boolean idleCompilersLater(java.util.concurrent.CountDownLatch closing) throws InterruptedException
+    {
+        if (!ranForTheJit || stopped)
+            return false;
+        if (closing.await(COMPILERS_KEEP_PRIORITY.toMillis(), TimeUnit.MILLISECONDS))
+            return false;
+        return CompilerThreads.idleWhenAlone() > 0;
     }
 
     /** Ends the warm-up: the handler no longer accepts its token, and its echo no longer answers. */
