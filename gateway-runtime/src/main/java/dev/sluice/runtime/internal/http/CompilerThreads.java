@@ -14,14 +14,14 @@ import java.util.stream.Stream;
 
 /**
  * Puts the JVM's C2 compiler threads on Linux's {@code SCHED_IDLE} scheduling policy on a JVM with one processor, some
- * seconds after a warm-up has compiled the request path ({@link Warmup#COMPILERS_KEEP_PRIORITY}). There a compiler thread and the threads that serve requests share the
- * core: at nice 5 (the shipped flags) a compiler thread gets a smaller share of it, but a request thread that wakes up
- * can still wait for the rest of the compiler's time slice, and the compilations a load change brings (a burst after a
- * pause opens connections and fills queues the warm-up seldom did) put milliseconds into the latency of the requests
- * that wait behind them. Nearly all of that compilation time is C2's (on a cold gateway's first ten seconds at 1,000
- * req/s, 4 s of C2 against 60 ms of C1). A thread on {@code SCHED_IDLE} runs when nothing else on the core wants to,
- * and the kernel preempts it as soon as a thread of any other policy wakes up: C2 gets the core's idle time, which a
- * gateway below saturation has, and requests do not wait for it.
+ * seconds after a warm-up has compiled the request path ({@link Warmup#COMPILERS_KEEP_PRIORITY}). There a compiler
+ * thread and the threads that serve requests share the core: at nice 5 (the shipped flags) a compiler thread gets a
+ * smaller share of it, but a request thread that wakes up can still wait for the rest of the compiler's time slice, and
+ * the compilations a load change brings (a burst after a pause opens connections and fills queues the warm-up seldom
+ * did) put milliseconds into the latency of the requests that wait behind them. Nearly all of that compilation time is
+ * C2's (on a cold gateway's first ten seconds at 1,000 req/s, 4 s of C2 against 60 ms of C1). A thread on {@code
+ * SCHED_IDLE} runs when nothing else on the core wants to, and the kernel preempts it as soon as a thread of any other
+ * policy wakes up: C2 gets the core's idle time, which a gateway below saturation has, and requests do not wait for it.
  *
  * <p>C1 keeps nice 5. Code that was never compiled (a path the warm-up did not take) runs in the interpreter, several
  * times slower, until C1 compiles it; if that saturates the core, a C1 on {@code SCHED_IDLE} would get next to nothing

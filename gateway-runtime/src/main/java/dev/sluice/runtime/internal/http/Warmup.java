@@ -89,7 +89,7 @@ public final class Warmup
      * names, bursts): in the first seconds after ready the JIT throws away compiled code that meets it, and that code
      * runs in the interpreter until C2 compiles it again. On {@code SCHED_IDLE} C2 then waited for idle time that the
      * interpreted code left none of: a cold gateway at 1,000 req/s stalled for 50–420 ms, 0.5–6.2 s after ready, in 9 of
-     * 30 starts. C2 is busy for about that long after ready (4 s of CPU in the first 10 s).
+     * 41 starts. C2 is busy for about that long after ready (4 s of CPU in the first 10 s).
      */
     public static final Duration COMPILERS_KEEP_PRIORITY = Duration.ofSeconds(10);
     /** How often the warm-up looks at the JIT, and the least time it holds its requests for it. */
@@ -251,12 +251,12 @@ public final class Warmup
 
     /**
      * The shapes of request the warm-up sends in turn, each plain and streamed (the first without the usage chunk, the
-     * others with it, as SDKs usually ask for it): the smallest a client sends; a typical
-     * one (a system prompt, a user message of a few hundred bytes, decimal sampling numbers); and a conversation with
-     * text that JSON escapes and multi-byte characters, stop sequences and a user. Each shape holds only what every
-     * dialect translates to every other (no penalties, no seed), so that a route across dialects answers it too. A
-     * server compiles the paths its traffic takes: what the warm-up never sends (a decimal number, a long field name, an
-     * escape) would be compiled out and run in the interpreter when the first real request brings it.
+     * others with it, as SDKs usually ask for it): the smallest a client sends; a typical one (a system prompt, a user
+     * message of a few hundred bytes, decimal sampling numbers); and a conversation with text that JSON escapes and
+     * multi-byte characters, stop sequences and a user. Each shape holds only what every dialect translates to every
+     * other (no penalties, no seed), so that a route across dialects answers it too. A server compiles the paths its
+     * traffic takes: what the warm-up never sends (a decimal number, a long field name, an escape) would be compiled
+     * out and run in the interpreter when the first real request brings it.
      */
     static List<ChatRequest> requests(String model)
     {
