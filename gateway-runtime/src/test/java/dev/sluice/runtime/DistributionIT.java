@@ -151,7 +151,7 @@ class DistributionIT
         assumeTrue(chrtWorks(), "chrt (util-linux) sets the policy");
         Path config = dir.resolve("demo.yaml");
         Files.writeString(config, Files.readString(home().resolve("config/demo.yaml"))
-            + "\nwarmup: { requests: 300, max_time: 5s }\n");
+            + "\nwarmup: { requests: 300, max_time: 2s }\n");
         int port = freePort();
         Path log = dir.resolve("sluice.log");
         ProcessBuilder start = new ProcessBuilder(home().resolve("bin/sluice").toString(), "run", "--config",

@@ -307,7 +307,7 @@ class WarmupTest
     }
 
     @Test
-    void whileWarmingTheEchoAnswersTheWarmupsTokenAsAProviderWouldAndOnceReadyNoOne() throws Exception
+    void whileWarmingTheEchoAnswersTheWarmupsTokenAsAProviderWouldAndNothingOnceReady() throws Exception
     {
         start(demoLike("warmup: { requests: 300, max_time: 60s }"));
         String token = gateway.warmupToken();
