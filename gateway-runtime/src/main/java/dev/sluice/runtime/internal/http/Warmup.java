@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -445,7 +446,7 @@ public final class Warmup
      *
      * @return whether C2 threads were moved
      */
-    public boolean idleCompilersLater(java.util.concurrent.CountDownLatch closing) throws InterruptedException
+    public boolean idleCompilersLater(CountDownLatch closing) throws InterruptedException
     {
         if (!ranForTheJit || stopped)
             return false;

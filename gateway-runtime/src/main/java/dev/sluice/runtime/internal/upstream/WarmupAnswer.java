@@ -39,8 +39,8 @@ final class WarmupAnswer implements UpstreamResponse, BodySource
      * with text that JSON escapes, multi-byte characters and a provider's usage details (cached and reasoning tokens,
      * numbers of several digits) — what providers send, so that the client bindings' readers are compiled for it.
      */
-    private static final List<Shape> SHAPES = List.of(new Shape(List.of("warm"), new Usage(1, 1, 0, 0, 0)),
-        new Shape(List.of("The gateway ", "is warm: ", "\"ready\" ", "means compiled —\n", "prêt, ", "bereit, ", "準備完了",
+    private static final List<Shape> SHAPES = List.of(Shape.of(List.of("warm"), new Usage(1, 1, 0, 0, 0)),
+        Shape.of(List.of("The gateway ", "is warm: ", "\"ready\" ", "means compiled —\n", "prêt, ", "bereit, ", "準備完了",
             "."), new Usage(1843, 96, 1024, 0, 32)));
     private static final AtomicInteger TURN = new AtomicInteger();
 
@@ -68,8 +68,8 @@ final class WarmupAnswer implements UpstreamResponse, BodySource
         Shape shape = SHAPES.get(Math.floorMod(TURN.getAndIncrement(), SHAPES.size()));
         if (!exchange.stream())
         {
-            ChatResponse response = new ChatResponse("warmup", model, List.of(new ContentPart.Text(
-                String.join("", shape.deltas()), null)), StopReason.END_TURN, null, shape.usage(), 0, Map.of());
+            ChatResponse response = new ChatResponse("warmup", model, List.of(new ContentPart.Text(shape.text(), null)),
+                StopReason.END_TURN, null, shape.usage(), 0, Map.of());
             return new WarmupAnswer("application/json", codec.encodeResponse(response), exchange);
         }
         StreamEncoder encoder = codec.newStreamEncoder(() -> decoded(codec, request));
@@ -163,9 +163,13 @@ final class WarmupAnswer implements UpstreamResponse, BodySource
         read = true;
     }
 
-    /** One shape of answer: its text, in the deltas a stream sends it in, and its usage. */
-    private record Shape(List<String> deltas, Usage usage)
+    /** One shape of answer: its text, whole and in the deltas a stream sends it in, and its usage. */
+    private record Shape(List<String> deltas, String text, Usage usage)
     {
+        static Shape of(List<String> deltas, Usage usage)
+        {
+            return new Shape(deltas, String.join("", deltas), usage);
+        }
     }
 
     /** The whole body; nothing pooled. */
