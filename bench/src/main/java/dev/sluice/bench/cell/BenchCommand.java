@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
@@ -205,10 +206,28 @@ public final class BenchCommand
                 Report.write(dir, info.finishedAt(OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS).toString()), results);
             }
         }
+        keepBenchJvmLog(session);
         System.out.println();
         System.out.println(Report.headline(results));
         System.out.println("bench: report in " + dir.resolve("report.md"));
         return failed ? 1 : 0;
+    }
+
+    // The bench JVM's own log of its stops (bench/run writes it to a temporary file) goes with the session's raw files.
+    private static void keepBenchJvmLog(Session session)
+    {
+        String log = System.getProperty(Resilience.BENCH_JVM_LOG_PROPERTY);
+        if (log == null)
+            return;
+        try
+        {
+            Files.copy(Path.of(log), session.raw().resolve("bench-jvm.log"), StandardCopyOption.REPLACE_EXISTING);
+            Files.delete(Path.of(log));
+        }
+        catch (IOException | RuntimeException x)
+        {
+            System.out.println("bench: the bench JVM's log stays in " + log + ": " + CellLog.message(x));
+        }
     }
 
     // The cell's latency percentile plot beside the report; a cell without histograms (IDLE, skipped) has none.

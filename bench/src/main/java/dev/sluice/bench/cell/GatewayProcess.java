@@ -86,7 +86,9 @@ final class GatewayProcess implements TargetProcess
     static String extraOpts(Path gcLogFile, Pinning pinning)
     {
         String pin = pinning.jvmFlags();
-        return "-Xlog:gc*:file=" + gcLogFile.toAbsolutePath() + (pin.isEmpty() ? "" : " " + pin);
+        // The safepoint tag and the wall-clock time name every stop of the JVM on the timeline's clock (GcLog.stops).
+        return "-Xlog:gc*,safepoint:file=" + gcLogFile.toAbsolutePath() + ":uptime,timemillis,level,tags" +
+            (pin.isEmpty() ? "" : " " + pin);
     }
 
     @Override

@@ -9,18 +9,28 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.sluice.bench.load.Timeline;
+
 /**
- * Parses the pauses out of a JVM unified GC log ({@code -Xlog:gc*:file=…}, default decorations), e.g.
+ * Parses the pauses out of a JVM unified GC log ({@code -Xlog:gc*:file=…}, any decorations), e.g.
  * {@code [1.208s][info][gc          ] GC(1) Pause Young (Normal) (G1 Evacuation Pause) 7M->4M(66M) 12.602ms}.
  *
  * <p>Only lines tagged exactly {@code gc} that start with {@code Pause} and end in a duration count: they are the
  * stop-the-world pauses of G1, Parallel and Serial (young, mixed, full, remark, cleanup). One GC id can have two
  * pauses (remark and cleanup), so pauses are counted by line, not by id. Concurrent phases are not pauses.</p>
+ *
+ * <p>A log that also has the {@code safepoint} tag and the {@code timemillis} decoration (as the bench writes the
+ * gateway's: {@code -Xlog:gc*,safepoint:file=…:uptime,timemillis,level,tags}) names every stop of the JVM, for a
+ * collection or anything else, with the wall-clock time it ended: {@link #stops()}.</p>
  */
 final class GcLog
 {
     private static final Pattern PAUSE = Pattern.compile(
         "^\\[[^\\]]*\\](?:\\[[^\\]]*\\])*?\\[gc\\s*\\]\\s*GC\\(\\d+\\)\\s+Pause\\b.*?\\s(\\d+(?:[.,]\\d+)?)ms\\s*$");
+
+    private static final Pattern STOP = Pattern.compile(
+        "^(?:\\[[^\\]]*\\])*?\\[(\\d+)ms\\](?:\\[[^\\]]*\\])*?\\[safepoint\\s*\\]\\s*" +
+        "Safepoint \"([^\"]*)\".*\\bTotal: (\\d+) ns\\s*$");
 
     private final Path file;
 
@@ -68,6 +78,61 @@ final class GcLog
         {
             return List.of();
         }
+    }
+
+    /** @return the stops of the JVM logged so far ({@link #stops(List)}); empty if the file does not exist yet */
+    List<Stop> stops()
+    {
+        try
+        {
+            if (!Files.exists(file))
+                return List.of();
+            return stops(Files.readAllLines(file, StandardCharsets.UTF_8));
+        }
+        catch (IOException x)
+        {
+            return List.of();
+        }
+    }
+
+    /**
+     * @param lines lines of a unified log with the {@code safepoint} tag and the {@code timemillis} decoration
+     * @return every safepoint's stop, in log order: lines without the decoration give none
+     */
+    static List<Stop> stops(List<String> lines)
+    {
+        List<Stop> stops = new ArrayList<>();
+        for (String line : lines)
+        {
+            Matcher m = STOP.matcher(line);
+            if (m.matches())
+                stops.add(new Stop(Long.parseLong(m.group(1)), Long.parseLong(m.group(3)) / 1e6, m.group(2)));
+        }
+        return stops;
+    }
+
+    /**
+     * @param stops       the JVM's stops
+     * @param originEpoch a timeline's origin, epoch ms
+     * @param windows     its windows
+     * @return per window, the ms the JVM stood still within it (the part of each stop that overlaps it)
+     */
+    static double[] stoppedPerWindow(List<Stop> stops, long originEpoch, List<Timeline.Window> windows)
+    {
+        double[] stopped = new double[windows.size()];
+        for (Stop s : stops)
+        {
+            double end = s.endEpochMillis() - originEpoch;
+            double start = end - s.millis();
+            for (int i = 0; i < windows.size(); i++)
+            {
+                Timeline.Window w = windows.get(i);
+                double overlap = Math.min(end, w.startMillis() + w.widthMillis()) - Math.max(start, w.startMillis());
+                if (overlap > 0)
+                    stopped[i] += overlap;
+            }
+        }
+        return stopped;
     }
 
     /**
@@ -129,6 +194,17 @@ final class GcLog
             max = Math.max(max, p);
         }
         return new GcStats(pauses.size(), total, max);
+    }
+
+    /**
+     * One stop of the JVM at a safepoint.
+     *
+     * @param endEpochMillis when it ended, epoch ms (the line's {@code timemillis}; a millisecond's resolution)
+     * @param millis         how long every Java thread stood still: reaching the safepoint, its cleanup and its work
+     * @param cause          the VM operation, e.g. {@code GenCollectForAllocation}, {@code Deoptimize}
+     */
+    record Stop(long endEpochMillis, double millis, String cause)
+    {
     }
 
     /**

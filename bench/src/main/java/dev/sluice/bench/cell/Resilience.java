@@ -47,6 +47,8 @@ final class Resilience
 {
     static final List<Double> STEP_RATES = List.of(3_000.0, 5_000.0, 8_000.0);
     static final Duration STEP_PHASE = Duration.ofSeconds(20);
+    /** The system property naming the file bench/run has the bench's own JVM log its stops to. */
+    static final String BENCH_JVM_LOG_PROPERTY = "sluice.bench.jvmLog";
     static final double HICCUP_RATE = 5_000;
     static final Duration HICCUP_LENGTH = Duration.ofSeconds(30);
     static final List<Hiccup.Stall> HICCUP_STALLS = List.of(new Hiccup.Stall(10_000, 300), new Hiccup.Stall(20_000, 600));
@@ -184,8 +186,8 @@ final class Resilience
             run(spec, phases, timeline);
             long fulls = fullGcs(gw, ready);
             List<Timeline.Window> windows = timeline.windows();
-            writeCsv(rep, "", windows);
             long origin = CoreSpeed.originEpochMillis(timeline);
+            writeCsv(rep, "", windows, gw.gcLog(), origin);
             speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
             double fast = speed.fastMicros(origin, 0, len * phases.size());
             List<Double> spanUnits = new ArrayList<>();
@@ -240,7 +242,7 @@ final class Resilience
             long readyAt = System.currentTimeMillis();
             int ready = gw.gcLog().kinds().size();
             LoadSpec spec = warm(rep, gw, HICCUP_RATE);
-            Stalled run = stalled(rep, spec, gw.process().pid(), speed);
+            Stalled run = stalled(rep, spec, gw.process().pid(), gw.gcLog(), speed);
             long fulls = fullGcs(gw, ready);
             run.lines().add(startLine(rep, speed, launched, readyAt, run.fast()));
             causes(rep, gw, run.refused(), run.lines());
@@ -262,7 +264,7 @@ final class Resilience
             BenchOptions o = session.options();
             LoadSpec spec = LoadSpecs.loadSpec(cell, cell.client(), HICCUP_RATE, Cells.MODEL, mock.chatUri(), false,
                 cell.connections(), o.warmup(), o.window());
-            Stalled run = stalled(rep, spec, mock.servingPid(), speed);
+            Stalled run = stalled(rep, spec, mock.servingPid(), null, speed);
             return outcome(rep, 0, run.recoveries(), run.hardErrors(), run.refused(), run.lines(), run.fast(),
                 run.spanUnits());
         }
@@ -283,8 +285,9 @@ final class Resilience
     {
     }
 
-    // Runs HICCUP's load with its stalls of pid and measures each recovery.
-    private Stalled stalled(int rep, LoadSpec spec, long pid, CoreSpeed speed) throws Exception
+    // Runs HICCUP's load with its stalls of pid and measures each recovery; jvmLog, when pid is a JVM of ours, names its
+    // stops.
+    private Stalled stalled(int rep, LoadSpec spec, long pid, GcLog jvmLog, CoreSpeed speed) throws Exception
     {
         Duration length = scaled(HICCUP_LENGTH);
         List<Hiccup.Stall> stalls = stalls();
@@ -303,10 +306,12 @@ final class Resilience
             driver.cancel(true);
         }
         List<Timeline.Window> windows = timeline.windows();
-        writeCsv(rep, "", windows);
+        long origin = CoreSpeed.originEpochMillis(timeline);
+        double[] stopped = jvmLog == null ? null : GcLog.stoppedPerWindow(jvmLog.stops(), origin, windows);
+        double[] generatorStopped = generatorStopped(origin, windows);
+        writeCsv(rep, "", windows, jvmLog, origin);
         Windows.Figures all = Windows.figures(windows);
         long steady = Windows.steadyP99(Windows.span(windows, 0, done.get(0).stoppedMillis()));
-        long origin = CoreSpeed.originEpochMillis(timeline);
         speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
         double fast = speed.fastMicros(origin, 0, length.toMillis());
         List<Double> spanUnits = new ArrayList<>();
@@ -321,16 +326,23 @@ final class Resilience
         {
             Hiccup.Done d = done.get(i);
             double end = i + 1 < done.size() ? done.get(i + 1).stoppedMillis() : length.toMillis();
-            Double r = steady < 0 ? null : Windows.recoveryMillis(windows, d.resumedMillis(), end,
-                Windows.threshold(steady, session.options().recoveryTolerance()), Windows.SETTLE);
+            long threshold = Windows.threshold(steady, session.options().recoveryTolerance());
+            Double r = steady < 0 ? null : Windows.recoveryMillis(windows, d.resumedMillis(), end, threshold, Windows.SETTLE);
             recoveries.add(r);
             double to = Math.min(end, d.resumedMillis() + 2_000);
+            String slow = "";
+            if (stopped != null && steady >= 0)
+            {
+                int[] n = Windows.slowAfterDrain(windows, stopped, generatorStopped, d.resumedMillis(), to, threshold);
+                slow = "; windows over " + us(threshold) + " after the drain, to 2 s after the resume: " + n[0] + " (with "
+                    + "the gateway's JVM stopped 1 ms or more " + n[1] + (n[2] < 0 ? "" : ", the generator's " + n[2]) + ")";
+            }
             Windows.Figures around = Windows.figures(Windows.span(windows, d.stoppedMillis() - Windows.WIDTH_MILLIS, to));
             // The machine from the resume to 2 s after it: the backlog's drain and the recovery.
             spanUnits.add(speed.slowestMedian(origin, d.resumedMillis(), to));
             lines.add(String.format(Locale.ROOT, "r%d stop %d: stopped %.0f ms at %.2f s; around it (to 2 s after) " +
-                "p99 %s, max %s; back %s after the resume; machine to 2 s after the resume: %s", rep, i + 1,
-                d.millis(), d.stoppedMillis() / 1000, us(around.p99()), us(around.max()), recovery(r),
+                "p99 %s, max %s; back %s after the resume%s; machine to 2 s after the resume: %s", rep, i + 1,
+                d.millis(), d.stoppedMillis() / 1000, us(around.p99()), us(around.max()), recovery(r), slow,
                 speed.describe(origin, d.resumedMillis(), to, fast)));
         }
         return new Stalled(lines, recoveries, all.hardErrors(), all.refused(), fast, spanUnits);
@@ -349,7 +361,7 @@ final class Resilience
             LoadResult whole = run(spec, List.of(new Phase(cell.rate(), length)), timeline);
             long fulls = fullGcs(gw, ready);
             List<Timeline.Window> windows = timeline.windows();
-            writeCsv(rep, "", windows);
+            writeCsv(rep, "", windows, gw.gcLog(), CoreSpeed.originEpochMillis(timeline));
             Windows.Figures all = Windows.figures(windows);
             Windows.Figures later = Windows.figures(Windows.span(windows, 1_000, length.toMillis()));
             Windows.Figures first = Windows.figures(Windows.span(windows, 0, 1_000));
@@ -384,7 +396,7 @@ final class Resilience
             run(spec, List.of(new Phase(over, phase), new Phase(half, phase)), timeline);
             fulls = fullGcs(gw, ready);
             windows = timeline.windows();
-            writeCsv(rep, "", windows);
+            writeCsv(rep, "", windows, gw.gcLog(), CoreSpeed.originEpochMillis(timeline));
             causes(rep, gw, Windows.figures(windows).refused(), lines);
         }
         Windows.Figures overload = Windows.figures(Windows.span(windows, 0, len));
@@ -397,7 +409,7 @@ final class Resilience
             Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), phase);
             run(spec, List.of(new Phase(half, phase)), timeline);
             List<Timeline.Window> freshWindows = timeline.windows();
-            writeCsv(rep, "-fresh", freshWindows);
+            writeCsv(rep, "-fresh", freshWindows, gw.gcLog(), CoreSpeed.originEpochMillis(timeline));
             fresh = Windows.figures(freshWindows);
             freshSteady = Windows.steadyP99(freshWindows);
         }
@@ -593,11 +605,23 @@ final class Resilience
         return kinds.subList(Math.min(ready, kinds.size()), kinds.size()).stream().filter("full"::equals).count();
     }
 
-    private void writeCsv(int rep, String suffix, List<Timeline.Window> windows) throws IOException
+    // jvmLog: the gateway's log, whose stops get a column of their own, or null for no JVM of ours; origin: the
+    // timeline's, epoch ms. The generator's stops get one too when bench/run logs them.
+    private void writeCsv(int rep, String suffix, List<Timeline.Window> windows, GcLog jvmLog, long origin)
+        throws IOException
     {
         Path file = session.raw().resolve("windows/" + cell.name() + "-r" + rep + suffix + ".csv");
         Files.createDirectories(file.getParent());
-        Files.writeString(file, Windows.csv(windows), StandardCharsets.UTF_8);
+        double[] gateway = jvmLog == null ? null : GcLog.stoppedPerWindow(jvmLog.stops(), origin, windows);
+        Files.writeString(file, Windows.csv(windows, gateway, generatorStopped(origin, windows)), StandardCharsets.UTF_8);
+    }
+
+    // Per window, the ms the bench's own JVM (the generator's) stood still, from the log bench/run has it write
+    // (BENCH_JVM_LOG_PROPERTY); null without one.
+    private static double[] generatorStopped(long origin, List<Timeline.Window> windows)
+    {
+        String log = System.getProperty(BENCH_JVM_LOG_PROPERTY);
+        return log == null ? null : GcLog.stoppedPerWindow(new GcLog(Path.of(log)).stops(), origin, windows);
     }
 
     private List<Hiccup.Stall> stalls()

@@ -158,6 +158,49 @@ final class Windows
     }
 
     /**
+     * The windows still slow once an event's backlog has drained, and how many of them had a JVM stopped.
+     *
+     * @param windows          a timeline's windows
+     * @param gatewayStopped   per window, the ms the gateway's JVM stood still ({@link GcLog#stoppedPerWindow})
+     * @param generatorStopped the same for the generator's JVM, or null when not known
+     * @param eventMillis      the event (a resume), from the origin
+     * @param toMillis         the end of the span looked at
+     * @param threshold        the highest p99 that counts as back, µs
+     * @return {@code {slow, gatewayStopped, generatorStopped}}: after the first window at or after the event that is
+     *         back on its own (the drain's end), the windows before {@code toMillis} whose p99 is over the threshold,
+     *         those of them in which the gateway's JVM stood still for 1 ms or more, and those in which the generator's
+     *         did (-1 when not known)
+     */
+    static int[] slowAfterDrain(List<Timeline.Window> windows, double[] gatewayStopped, double[] generatorStopped,
+                                double eventMillis, double toMillis, long threshold)
+    {
+        int slow = 0;
+        int gateway = 0;
+        int generator = generatorStopped == null ? -1 : 0;
+        boolean drained = false;
+        for (int i = 0; i < windows.size(); i++)
+        {
+            Timeline.Window w = windows.get(i);
+            if (w.startMillis() + w.widthMillis() <= eventMillis + 1e-6 || w.startMillis() >= toMillis - 1e-6)
+                continue;
+            if (!drained)
+            {
+                drained = w.offered() > 0 && back(w, threshold);
+                continue;
+            }
+            if (w.p99() > threshold)
+            {
+                slow++;
+                if (gatewayStopped[i] >= 1)
+                    gateway++;
+                if (generatorStopped != null && generatorStopped[i] >= 1)
+                    generator++;
+            }
+        }
+        return new int[] {slow, gateway, generator};
+    }
+
+    /**
      * @param windows windows
      * @return their requests and latencies together
      */
@@ -252,14 +295,35 @@ final class Windows
      */
     static String csv(List<Timeline.Window> windows)
     {
+        return csv(windows, null, null);
+    }
+
+    /**
+     * @param windows          a timeline's windows
+     * @param gatewayStopped   per window, the ms the gateway's JVM stood still in it ({@link GcLog#stoppedPerWindow}),
+     *                         or null for a target with no JVM log
+     * @param generatorStopped the same for the bench's own JVM, the generator's, or null when it has no log
+     * @return the windows as CSV, with a {@code gateway_stopped_ms} and a {@code generator_stopped_ms} column for those
+     *         given
+     */
+    static String csv(List<Timeline.Window> windows, double[] gatewayStopped, double[] generatorStopped)
+    {
         StringBuilder csv = new StringBuilder("start_ms,offered,succeeded,succeeded_ending,errors,refused_503,timeouts,p50_us," +
-            "p99_us,max_us,late_1ms\n");
-        for (Timeline.Window w : windows)
+            "p99_us,max_us,late_1ms" + (gatewayStopped == null ? "" : ",gateway_stopped_ms") +
+            (generatorStopped == null ? "" : ",generator_stopped_ms") + "\n");
+        for (int i = 0; i < windows.size(); i++)
         {
+            Timeline.Window w = windows.get(i);
             boolean any = w.latency().getTotalCount() > 0;
-            csv.append(String.format(Locale.ROOT, "%.0f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d%n", w.startMillis(), w.offered(),
-                w.succeeded(), w.succeededEnding(), w.errors(), w.refused(), w.timeouts(), any ? w.latency().getValueAtPercentile(50) : -1,
-                any ? w.latency().getValueAtPercentile(99) : -1, any ? w.latency().getMaxValue() : -1, w.late()));
+            csv.append(String.format(Locale.ROOT, "%.0f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", w.startMillis(), w.offered(),
+                w.succeeded(), w.succeededEnding(), w.errors(), w.refused(), w.timeouts(),
+                any ? w.latency().getValueAtPercentile(50) : -1, any ? w.latency().getValueAtPercentile(99) : -1,
+                any ? w.latency().getMaxValue() : -1, w.late()));
+            if (gatewayStopped != null)
+                csv.append(String.format(Locale.ROOT, ",%.1f", gatewayStopped[i]));
+            if (generatorStopped != null)
+                csv.append(String.format(Locale.ROOT, ",%.1f", generatorStopped[i]));
+            csv.append('\n');
         }
         return csv.toString();
     }

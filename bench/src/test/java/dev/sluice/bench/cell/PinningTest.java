@@ -19,12 +19,13 @@ class PinningTest
         assertThat(on.harness(List.of("java"))).containsExactly("taskset", "-c", "0", "java");
         assertThat(on.jvmFlags()).isEqualTo("-XX:ActiveProcessorCount=1");
         assertThat(GatewayProcess.extraOpts(Path.of("/tmp/gc.log"), on))
-            .isEqualTo("-Xlog:gc*:file=/tmp/gc.log -XX:ActiveProcessorCount=1");
+            .isEqualTo("-Xlog:gc*,safepoint:file=/tmp/gc.log:uptime,timemillis,level,tags -XX:ActiveProcessorCount=1");
 
         Pinning off = new Pinning(false);
         assertThat(off.target(List.of("nginx"))).containsExactly("nginx");
         assertThat(off.activeProcessorCount()).isNull();
-        assertThat(GatewayProcess.extraOpts(Path.of("/tmp/gc.log"), off)).isEqualTo("-Xlog:gc*:file=/tmp/gc.log");
+        assertThat(GatewayProcess.extraOpts(Path.of("/tmp/gc.log"), off))
+            .isEqualTo("-Xlog:gc*,safepoint:file=/tmp/gc.log:uptime,timemillis,level,tags");
     }
 
     @Test

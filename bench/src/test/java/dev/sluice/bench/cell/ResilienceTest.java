@@ -156,6 +156,26 @@ class ResilienceTest
         assertThat(f.refusedP50()).isBetween(198L, 202L);
         assertThat(f.line()).contains("503s 5").contains("timeouts 14").contains("errors 1");
         assertThat(Windows.csv(w)).startsWith("start_ms,").endsWith("\n100,10,0,40,0,0,10,-1,-1,-1,3\n");
+        assertThat(Windows.csv(w, new double[] {0, 12.25}, new double[] {0, 4}))
+            .contains(",late_1ms,gateway_stopped_ms,generator_stopped_ms\n")
+            .endsWith("\n100,10,0,40,0,0,10,-1,-1,-1,3,12.3,4.0\n");
+        assertThat(Windows.csv(w, new double[] {0, 12.25}, null)).contains(",late_1ms,gateway_stopped_ms\n")
+            .endsWith("\n100,10,0,40,0,0,10,-1,-1,-1,3,12.3\n");
+    }
+
+    @Test
+    void slowWindowsAfterTheDrainAreCountedWithThoseInWhichAJvmStood()
+    {
+        // The event at 150 ms; windows 1 and 2 are the backlog; window 3 is back on its own (the drain's end); of the
+        // windows after it before 1,000 ms, 5 and 7 are over the 4 ms: 5 with the gateway stopped for 6 ms, 7 with the
+        // gateway stopped 0.4 ms and the generator 3 ms; window 10 is slow but after the span.
+        List<Timeline.Window> w = windows(2_000, 300_000, 90_000, 2_000, 2_000, 9_000, 2_000, 5_000, 2_000, 2_000, 9_000);
+        double[] gateway = {0, 0, 0, 0, 0, 6, 0, 0.4, 0, 0, 8};
+        double[] generator = {0, 5, 0, 0, 0, 0, 0, 3, 0, 2, 0};
+        assertThat(Windows.slowAfterDrain(w, gateway, generator, 150, 1_000, 4_000)).containsExactly(2, 1, 1);
+        assertThat(Windows.slowAfterDrain(w, gateway, null, 150, 1_000, 4_000)).containsExactly(2, 1, -1);
+        // Never drained within the span: nothing counted.
+        assertThat(Windows.slowAfterDrain(w, gateway, generator, 150, 300, 4_000)).containsExactly(0, 0, 0);
     }
 
     @Test
