@@ -183,7 +183,9 @@ final class Resilience
             LoadSpec spec = warm(rep, gw, STEP_RATES.get(0));
             List<Phase> phases = STEP_RATES.stream().map(r -> new Phase(r, phase)).toList();
             Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), phase.multipliedBy(phases.size()));
+            Map<Long, KernelThreads.Counter> kernelBefore = KernelThreads.snapshot();
             run(spec, phases, timeline);
+            String kernel = KernelThreads.describe(kernelBefore, KernelThreads.snapshot(), ProcFs.clockTicks());
             long fulls = fullGcs(gw, ready);
             List<Timeline.Window> windows = timeline.windows();
             long origin = CoreSpeed.originEpochMillis(timeline);
@@ -227,6 +229,7 @@ final class Resilience
                 spanUnits.add(speed.slowestMedian(origin, from, to));
                 lines.add(line + "; machine over the phase: " + speed.describe(origin, from, to, fast));
             }
+            lines.add("r" + rep + " " + kernel);
             lines.add(startLine(rep, speed, launched, readyAt, fast));
             causes(rep, gw, refused, lines);
             return outcome(rep, fulls, recoveries, hard, refused, lines, fast, spanUnits);
@@ -295,6 +298,7 @@ final class Resilience
         long maxWait = spec.warmup().toMillis() + 60_000;
         Future<List<Hiccup.Done>> driver = loads.executor().submit(() -> Hiccup.run(pid, timeline, stalls, maxWait));
         List<Hiccup.Done> done;
+        Map<Long, KernelThreads.Counter> kernelBefore = KernelThreads.snapshot();
         try
         {
             run(spec, List.of(new Phase(HICCUP_RATE, length)), timeline);
@@ -305,6 +309,7 @@ final class Resilience
             // Interrupting the driver resumes a process it stopped.
             driver.cancel(true);
         }
+        String kernel = KernelThreads.describe(kernelBefore, KernelThreads.snapshot(), ProcFs.clockTicks());
         List<Timeline.Window> windows = timeline.windows();
         long origin = CoreSpeed.originEpochMillis(timeline);
         double[] stopped = jvmLog == null ? null : GcLog.stoppedPerWindow(jvmLog.stops(), origin, windows);
@@ -320,7 +325,7 @@ final class Resilience
         List<String> lines = new ArrayList<>();
         lines.add("r" + rep + " " + Fmt.rate(HICCUP_RATE) + " for " + secs(length) + ": " + all.line() +
             "; steady p99 (before the first stop) " + us(steady) + "; machine before the first stop: " +
-            speed.describe(origin, 0, done.get(0).stoppedMillis(), fast));
+            speed.describe(origin, 0, done.get(0).stoppedMillis(), fast) + "; " + kernel);
         List<Double> recoveries = new ArrayList<>();
         for (int i = 0; i < done.size(); i++)
         {
