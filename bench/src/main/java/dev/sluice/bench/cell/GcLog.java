@@ -51,16 +51,7 @@ final class GcLog
     /** @return the pause durations logged so far, in ms, oldest first; empty if the file does not exist yet */
     List<Double> pauses()
     {
-        try
-        {
-            if (!Files.exists(file))
-                return List.of();
-            return parse(Files.readAllLines(file, StandardCharsets.UTF_8));
-        }
-        catch (IOException x)
-        {
-            return List.of();
-        }
+        return parse(lines());
     }
 
     /**
@@ -68,26 +59,21 @@ final class GcLog
      */
     List<String> kinds()
     {
-        try
-        {
-            if (!Files.exists(file))
-                return List.of();
-            return kinds(Files.readAllLines(file, StandardCharsets.UTF_8));
-        }
-        catch (IOException x)
-        {
-            return List.of();
-        }
+        return kinds(lines());
     }
 
     /** @return the stops of the JVM logged so far ({@link #stops(List)}); empty if the file does not exist yet */
     List<Stop> stops()
     {
+        return stops(lines());
+    }
+
+    // The log's lines so far; none if the file does not exist yet or cannot be read.
+    private List<String> lines()
+    {
         try
         {
-            if (!Files.exists(file))
-                return List.of();
-            return stops(Files.readAllLines(file, StandardCharsets.UTF_8));
+            return Files.exists(file) ? Files.readAllLines(file, StandardCharsets.UTF_8) : List.of();
         }
         catch (IOException x)
         {

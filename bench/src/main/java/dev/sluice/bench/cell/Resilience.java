@@ -189,7 +189,7 @@ final class Resilience
             long fulls = fullGcs(gw, ready);
             List<Timeline.Window> windows = timeline.windows();
             long origin = CoreSpeed.originEpochMillis(timeline);
-            writeCsv(rep, "", windows, gw.gcLog(), origin);
+            writeCsv(rep, "", windows, Stops.of(gw.gcLog(), origin, windows));
             speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
             double fast = speed.fastMicros(origin, 0, len * phases.size());
             List<Double> spanUnits = new ArrayList<>();
@@ -312,9 +312,8 @@ final class Resilience
         String kernel = KernelThreads.describe(kernelBefore, KernelThreads.snapshot(), ProcFs.clockTicks());
         List<Timeline.Window> windows = timeline.windows();
         long origin = CoreSpeed.originEpochMillis(timeline);
-        double[] stopped = jvmLog == null ? null : GcLog.stoppedPerWindow(jvmLog.stops(), origin, windows);
-        double[] generatorStopped = generatorStopped(origin, windows);
-        writeCsv(rep, "", windows, jvmLog, origin);
+        Stops stops = Stops.of(jvmLog, origin, windows);
+        writeCsv(rep, "", windows, stops);
         Windows.Figures all = Windows.figures(windows);
         long steady = Windows.steadyP99(Windows.span(windows, 0, done.get(0).stoppedMillis()));
         speed.writeCsv(session, cell.name() + "-r" + rep, windows, origin);
@@ -336,9 +335,10 @@ final class Resilience
             recoveries.add(r);
             double to = Math.min(end, d.resumedMillis() + 2_000);
             String slow = "";
-            if (stopped != null && steady >= 0)
+            if (stops.gateway() != null && steady >= 0)
             {
-                int[] n = Windows.slowAfterDrain(windows, stopped, generatorStopped, d.resumedMillis(), to, threshold);
+                int[] n = Windows.slowAfterDrain(windows, stops.gateway(), stops.generator(), d.resumedMillis(), to,
+                    threshold);
                 slow = "; windows over " + us(threshold) + " after the drain, to 2 s after the resume: " + n[0] + " (with "
                     + "the gateway's JVM stopped 1 ms or more " + n[1] + (n[2] < 0 ? "" : ", the generator's " + n[2]) + ")";
             }
@@ -366,7 +366,7 @@ final class Resilience
             LoadResult whole = run(spec, List.of(new Phase(cell.rate(), length)), timeline);
             long fulls = fullGcs(gw, ready);
             List<Timeline.Window> windows = timeline.windows();
-            writeCsv(rep, "", windows, gw.gcLog(), CoreSpeed.originEpochMillis(timeline));
+            writeCsv(rep, "", windows, Stops.of(gw.gcLog(), CoreSpeed.originEpochMillis(timeline), windows));
             Windows.Figures all = Windows.figures(windows);
             Windows.Figures later = Windows.figures(Windows.span(windows, 1_000, length.toMillis()));
             Windows.Figures first = Windows.figures(Windows.span(windows, 0, 1_000));
@@ -401,7 +401,7 @@ final class Resilience
             run(spec, List.of(new Phase(over, phase), new Phase(half, phase)), timeline);
             fulls = fullGcs(gw, ready);
             windows = timeline.windows();
-            writeCsv(rep, "", windows, gw.gcLog(), CoreSpeed.originEpochMillis(timeline));
+            writeCsv(rep, "", windows, Stops.of(gw.gcLog(), CoreSpeed.originEpochMillis(timeline), windows));
             causes(rep, gw, Windows.figures(windows).refused(), lines);
         }
         Windows.Figures overload = Windows.figures(Windows.span(windows, 0, len));
@@ -414,7 +414,7 @@ final class Resilience
             Timeline timeline = new Timeline(Duration.ofMillis(Windows.WIDTH_MILLIS), phase);
             run(spec, List.of(new Phase(half, phase)), timeline);
             List<Timeline.Window> freshWindows = timeline.windows();
-            writeCsv(rep, "-fresh", freshWindows, gw.gcLog(), CoreSpeed.originEpochMillis(timeline));
+            writeCsv(rep, "-fresh", freshWindows, Stops.of(gw.gcLog(), CoreSpeed.originEpochMillis(timeline), freshWindows));
             fresh = Windows.figures(freshWindows);
             freshSteady = Windows.steadyP99(freshWindows);
         }
@@ -610,23 +610,26 @@ final class Resilience
         return kinds.subList(Math.min(ready, kinds.size()), kinds.size()).stream().filter("full"::equals).count();
     }
 
-    // jvmLog: the gateway's log, whose stops get a column of their own, or null for no JVM of ours; origin: the
-    // timeline's, epoch ms. The generator's stops get one too when bench/run logs them.
-    private void writeCsv(int rep, String suffix, List<Timeline.Window> windows, GcLog jvmLog, long origin)
-        throws IOException
+    private void writeCsv(int rep, String suffix, List<Timeline.Window> windows, Stops stops) throws IOException
     {
         Path file = session.raw().resolve("windows/" + cell.name() + "-r" + rep + suffix + ".csv");
         Files.createDirectories(file.getParent());
-        double[] gateway = jvmLog == null ? null : GcLog.stoppedPerWindow(jvmLog.stops(), origin, windows);
-        Files.writeString(file, Windows.csv(windows, gateway, generatorStopped(origin, windows)), StandardCharsets.UTF_8);
+        Files.writeString(file, Windows.csv(windows, stops.gateway(), stops.generator()), StandardCharsets.UTF_8);
     }
 
-    // Per window, the ms the bench's own JVM (the generator's) stood still, from the log bench/run has it write
-    // (BENCH_JVM_LOG_PROPERTY); null without one.
-    private static double[] generatorStopped(long origin, List<Timeline.Window> windows)
+    /**
+     * Per window of a timeline, the ms each JVM stood still: the gateway's, from its log (null for no JVM of ours), and
+     * the generator's, from the log bench/run has the bench's own JVM write ({@link #BENCH_JVM_LOG_PROPERTY}; null
+     * without one).
+     */
+    private record Stops(double[] gateway, double[] generator)
     {
-        String log = System.getProperty(BENCH_JVM_LOG_PROPERTY);
-        return log == null ? null : GcLog.stoppedPerWindow(new GcLog(Path.of(log)).stops(), origin, windows);
+        static Stops of(GcLog gatewayLog, long origin, List<Timeline.Window> windows)
+        {
+            String benchLog = System.getProperty(BENCH_JVM_LOG_PROPERTY);
+            return new Stops(gatewayLog == null ? null : GcLog.stoppedPerWindow(gatewayLog.stops(), origin, windows),
+                benchLog == null ? null : GcLog.stoppedPerWindow(new GcLog(Path.of(benchLog)).stops(), origin, windows));
+        }
     }
 
     private List<Hiccup.Stall> stalls()
