@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import dev.sluice.bench.load.H2loadGenerator;
+import dev.sluice.bench.load.PacerPriority;
 
 /**
  * The bench session: resolves the environment (distribution, nginx, whether the gateway accepts the stage-table
@@ -130,6 +131,7 @@ public final class BenchCommand
                 " s of load before its window (--jvm-warmup); every process' cores are in its evidence row");
         else
             notes.add("not pinned (--no-pin or fewer than 2 cores): every process shares every core");
+        notes.add(pacer(options.pacerFifo()));
 
         boolean stages = false;
         String stagesNote;
@@ -209,6 +211,9 @@ public final class BenchCommand
         keepBenchJvmLog(session);
         System.out.println();
         System.out.println(Report.headline(results));
+        if (PacerPriority.lowered() > 0)
+            System.out.println("bench: " + PacerPriority.lowered() + " open loop(s) fell behind their schedule on SCHED_FIFO "
+                + "and went back to the ordinary policy: the harness core was full (see their generator-late flags)");
         System.out.println("bench: report in " + dir.resolve("report.md"));
         return failed ? 1 : 0;
     }
@@ -343,6 +348,25 @@ public final class BenchCommand
                 return c;
         }
         return null;
+    }
+
+    /**
+     * Turns the open loops' real-time scheduler thread on when asked for and possible.
+     *
+     * @param fifo whether the session asks for it ({@code --pacer fifo}, the default when pinned)
+     * @return the session's note on it
+     */
+    static String pacer(boolean fifo)
+    {
+        PacerPriority.enable(false);
+        if (!fifo)
+            return "pacer: the open loop's scheduler thread is an ordinary thread (--pacer normal, the default unpinned)";
+        String why = PacerPriority.probe();
+        if (why != null)
+            return "pacer: the open loop's scheduler thread is an ordinary thread: SCHED_FIFO refused (" + why + ")";
+        PacerPriority.enable(true);
+        return "pacer: the open loop's scheduler thread on SCHED_FIFO (priority 1, chrt), so that neither the mock nor "
+            + "this JVM's other threads on the harness core delay a send (--pacer normal turns it off)";
     }
 
     private static String version(String nginx)

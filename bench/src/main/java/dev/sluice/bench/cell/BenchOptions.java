@@ -55,6 +55,9 @@ import java.util.List;
  * @param saturationRate OVERLOAD: the saturation rate the overload is twice of, req/s
  * @param recoveryTolerance STEP, HICCUP, OVERLOAD: a window's p99 is back when at most this many times the steady p99
  *                     (and at least 1 ms above it)
+ * @param pacerFifo    whether the open loops' scheduler thread runs on {@code SCHED_FIFO} ({@code --pacer fifo}, the
+ *                     default when pinned; {@code --pacer normal}), so that it sends on time on the core it shares with
+ *                     the mock
  */
 public record BenchOptions(List<String> cells, int reps, boolean quick, Duration warmup, Duration window,
                            Duration stepWarmup, Duration stepWindow, Path root, Path dist, Path out, URI targetUrl,
@@ -63,7 +66,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                            boolean jettyProxy, List<String> evidence, String mock, boolean pair, boolean pairNginx,
                            Path baselineDist,
                            String gatewayJvm, String gatewayJvmAdd, String gatewayWarmup, String gatewayAdmission,
-                           int upstreamPool, double scale, double saturationRate, double recoveryTolerance)
+                           int upstreamPool, double scale, double saturationRate, double recoveryTolerance,
+                           boolean pacerFifo)
 {
     /** OVERLOAD's saturation rate unless {@code --saturation-rate} says otherwise: S1-5k's rate, which passes here. */
     public static final double DEFAULT_SATURATION_RATE = 5_000;
@@ -99,6 +103,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                             auto (default) = nginx when installed; every other cell always uses the Java mock
           --pin / --no-pin  pin the gateway and each reference to core 1 (taskset -c 1, -XX:ActiveProcessorCount=1 for
                             JVMs), the mock, the generator and the bench to core 0 (default: --pin on 2 or more cores)
+          --pacer fifo|normal  the open loop's scheduler thread on SCHED_FIFO (chrt; root or ulimit -r), so that
+                            nothing else on the harness core delays a send (default fifo when pinned, else normal)
           --jvm-warmup S    pinned: load each target JVM gets before its window, closed then open loop (default 60)
           --evidence CELLS  cells with per-request evidence spans after the window, comma-separated, all or none
                             (default S1-1k,S1-5k,S1-h2c,S3-stream): syscalls, context switches, allocation, threads
@@ -170,6 +176,7 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
         boolean nginx = true;
         String nginxWorkers = null;
         Boolean pin = null;
+        String pacer = null;
         Double jvmWarmup = null;
         boolean haproxy = true;
         boolean jettyProxy = true;
@@ -250,6 +257,12 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
                                 throw new IllegalArgumentException(a + ": " + v + " (expected: java, nginx or auto)");
                             mockServer = v;
                         }
+                        case "--pacer" ->
+                        {
+                            if (!List.of("fifo", "normal").contains(v))
+                                throw new IllegalArgumentException(a + ": " + v + " (expected: fifo or normal)");
+                            pacer = v;
+                        }
                         case "--jvm-warmup" -> jvmWarmup = seconds(a, v.endsWith("s") ? v.substring(0, v.length() - 1) : v,
                             true);
                         case "--evidence" -> evidence = evidence(a, v);
@@ -313,7 +326,8 @@ public record BenchOptions(List<String> cells, int reps, boolean quick, Duration
             targetPid, mock, nginx, nginxWorkers != null ? nginxWorkers : pinned ? "1" : "auto", stages, generator,
             list, pinned, jw, haproxy, jettyProxy, evidence, mockServer, pair, pairNginx,
             baselineDist != null ? baselineDist : gatewayDist, gatewayJvm, gatewayJvmAdd, gatewayWarmup,
-            gatewayAdmission, upstreamPool, scale, saturationRate, recoveryTolerance);
+            gatewayAdmission, upstreamPool, scale, saturationRate, recoveryTolerance,
+            pacer != null ? pacer.equals("fifo") : pinned);
     }
 
     /**

@@ -302,6 +302,21 @@ final class LoadRun
         Pacer pacer = new Pacer(spinNanos);
         try
         {
+            // A spinning scheduler must not hold a core on a real-time policy; a parking one sends on time with it.
+            boolean realTime = spinNanos == 0 && PacerPriority.enabled();
+            if (realTime)
+            {
+                String ordinary = PacerPriority.raiseIfEnabled();
+                if (ordinary != null)
+                {
+                    realTime = false;
+                    LOG.warn("the open loop's scheduler thread stays an ordinary thread: {}", ordinary);
+                }
+            }
+            // Sends due before the policy was set are late by chrt's time, not by a full core.
+            long raised = System.nanoTime();
+            long behindSince = 0;
+            boolean behind = false;
             BooleanSupplier stop = () -> stopSending;
             for (long i = 0; !stopSending; i++)
             {
@@ -310,6 +325,29 @@ final class LoadRun
                 if (stopSending)
                     break;
                 long now = System.nanoTime();
+                if (realTime && scheduled - raised > 0)
+                {
+                    // Still behind after a while on the real-time policy: the harness core is full (a stall of this
+                    // JVM is caught up within a millisecond or two), and the threads that read must not starve.
+                    if (now - scheduled <= PacerPriority.MAX_LATE_NANOS)
+                        behind = false;
+                    else if (!behind)
+                    {
+                        behind = true;
+                        behindSince = now;
+                    }
+                    else if (now - behindSince > PacerPriority.MAX_BEHIND_NANOS)
+                    {
+                        realTime = false;
+                        PacerPriority.countLowered();
+                        String kept = PacerPriority.lower();
+                        LOG.warn("the open loop's scheduler thread stayed over {} ms behind for {} ms on SCHED_FIFO and {} "
+                            + "the ordinary policy for the rest of the run{}",
+                            TimeUnit.NANOSECONDS.toMillis(PacerPriority.MAX_LATE_NANOS),
+                            TimeUnit.NANOSECONDS.toMillis(now - behindSince),
+                            kept == null ? "went back to" : "could not go back to", kept == null ? "" : ": " + kept);
+                    }
+                }
                 if (i == firstMeasured)
                     cpuAtStart = processCpuNanos();
                 // The window runs from its scheduled start to the moment the scheduler actually reached its end: a

@@ -153,6 +153,12 @@ class BenchOptionsTest
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--gateway-admission").hasMessageContaining("one line");
         assertThatThrownBy(() -> BenchOptions.parse("--gateway-jvm", " ")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("--gateway-jvm");
+        assertThat(BenchOptions.parse("HICCUP", "--pin").pacerFifo()).as("pinned: the scheduler thread on SCHED_FIFO").isTrue();
+        assertThat(BenchOptions.parse("HICCUP", "--no-pin").pacerFifo()).isFalse();
+        assertThat(BenchOptions.parse("HICCUP", "--pin", "--pacer", "normal").pacerFifo()).isFalse();
+        assertThat(BenchOptions.parse("HICCUP", "--no-pin", "--pacer", "fifo").pacerFifo()).isTrue();
+        assertThatThrownBy(() -> BenchOptions.parse("--pacer", "rr")).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("fifo or normal");
         assertThat(d.upstreamPool()).isZero();
         assertThat(BenchOptions.parse("STEP", "--upstream-pool", "16").upstreamPool()).isEqualTo(16);
         assertThatThrownBy(() -> BenchOptions.parse("--upstream-pool", "0")).isInstanceOf(IllegalArgumentException.class)
