@@ -358,15 +358,16 @@ public final class BenchCommand
      */
     static String pacer(boolean fifo)
     {
-        PacerPriority.enable(false);
+        PacerPriority.enable(false, PacerPriority.MAX_RATE);
         if (!fifo)
             return "pacer: the open loop's scheduler thread is an ordinary thread (--pacer normal, the default unpinned)";
         String why = PacerPriority.probe();
         if (why != null)
             return "pacer: the open loop's scheduler thread is an ordinary thread: SCHED_FIFO refused (" + why + ")";
-        PacerPriority.enable(true);
-        return "pacer: the open loop's scheduler thread on SCHED_FIFO (priority 1, chrt), so that neither the mock nor "
-            + "this JVM's other threads on the harness core delay a send (--pacer normal turns it off)";
+        PacerPriority.enable(true, PacerPriority.MAX_RATE);
+        return "pacer: the open loop's scheduler thread on SCHED_FIFO (priority 1, chrt) in open loops up to "
+            + Fmt.rate(PacerPriority.MAX_RATE) + ", so that neither the mock nor this JVM's other threads on the harness "
+            + "core delay a send; faster ones keep the ordinary policy (--pacer normal turns it off)";
     }
 
     private static String version(String nginx)

@@ -302,11 +302,13 @@ final class LoadRun
         Pacer pacer = new Pacer(spinNanos);
         try
         {
-            // A spinning scheduler must not hold a core on a real-time policy; a parking one sends on time with it.
-            boolean realTime = spinNanos == 0 && PacerPriority.enabled();
+            // A spinning scheduler must not hold a core on a real-time policy, nor one whose sends alone take much of
+            // it; a parking one at a moderate rate sends on time with it.
+            double peak = phases == null ? spec.rate() : phases.maxRate();
+            boolean realTime = spinNanos == 0 && PacerPriority.enabledFor(peak);
             if (realTime)
             {
-                String ordinary = PacerPriority.raiseIfEnabled();
+                String ordinary = PacerPriority.raise();
                 if (ordinary != null)
                 {
                     realTime = false;

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the rest of their time slice (milliseconds: a C2 compilation, a burst of answers after the target resumes), and a
  * request that leaves late is charged to the target, whose latency counts from the schedule. A {@code SCHED_FIFO}
  * thread preempts every ordinary thread the moment it wakes up. The scheduler parks between sends and a send takes
- * microseconds, so it takes little of the core. A scheduler that falls behind its schedule all the same (more load
+ * microseconds, so at a moderate rate ({@link #MAX_RATE}) it takes little of the core; a faster open loop keeps the
+ * ordinary policy. A scheduler that falls behind its schedule all the same (more load
  * than the harness core can send and read) would keep the core from the threads that read the answers, and their delay
  * is not in the lateness the bench flags: one that stays more than {@link #MAX_LATE_NANOS} behind for
  * {@link #MAX_BEHIND_NANOS} goes back to the ordinary policy for the rest of its run, and its lateness shows (a stall of
@@ -25,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>The policy is set with {@code chrt} (util-linux) on the calling thread, which needs {@code CAP_SYS_NICE} (root) or
  * a real-time limit ({@code ulimit -r}); without either, or on another system, nothing changes and {@link #raise()}
- * says why. Off unless {@link #enable(boolean)} turned it on (the bench does when it pins).
+ * says why. Off unless {@link #enable(boolean, double)} turned it on (the bench does when it pins).
  */
 public final class PacerPriority
 {
@@ -33,6 +34,13 @@ public final class PacerPriority
     static final int FIFO_PRIORITY = 1;
     /** The policy number Linux reports in {@code /proc/<pid>/task/<tid>/stat} for {@code SCHED_FIFO}. */
     static final int SCHED_FIFO = 1;
+    /**
+     * The highest rate, requests per second, whose scheduler goes on the real-time policy: the highest it was measured
+     * at. Above it the sends take a large share of the harness core, which on the real-time policy they would take
+     * from the mock and from the threads that read the answers (at 30,000 req/s the target's goodput fell by half
+     * and more, with no send behind its schedule).
+     */
+    public static final double MAX_RATE = 8_000;
     /** How late a send on the real-time policy may leave without counting as behind. */
     static final long MAX_LATE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** How long a scheduler on the real-time policy may stay behind before it goes back to the ordinary policy. */
@@ -40,6 +48,7 @@ public final class PacerPriority
     private static final long CHRT_TIMEOUT_MILLIS = 2_000;
     private static final AtomicInteger LOWERED = new AtomicInteger();
     private static volatile boolean enabled;
+    private static volatile double maxRate = MAX_RATE;
 
     private PacerPriority()
     {
@@ -47,16 +56,44 @@ public final class PacerPriority
 
     /**
      * @param on whether the open loops started from now on put their scheduler thread on {@code SCHED_FIFO}
+     * @param highestRate the highest rate (of an open loop's warm-up and phases), requests per second, that does: usually
+     *                    {@link #MAX_RATE}
      */
-    public static void enable(boolean on)
+    public static void enable(boolean on, double highestRate)
     {
+        maxRate = highestRate;
         enabled = on;
     }
 
-    /** @return whether the open loops put their scheduler thread on {@code SCHED_FIFO} */
-    public static boolean enabled()
+    /**
+     * Keeps every open loop on the ordinary policy until closed when a cell's fastest load is over the limit, so that the
+     * cell's runs (e.g. an overload and the fresh gateway its recovery is compared with) are sent the same way.
+     *
+     * @param cellPeakRate the fastest rate of any of the cell's open loops, requests per second
+     * @return what restores the setting before it when closed
+     */
+    public static Scope ordinaryAbove(double cellPeakRate)
     {
-        return enabled;
+        boolean before = enabled;
+        if (cellPeakRate > maxRate)
+            enabled = false;
+        return () -> enabled = before;
+    }
+
+    /** A setting restored when closed. */
+    public interface Scope extends AutoCloseable
+    {
+        @Override
+        void close();
+    }
+
+    /**
+     * @param peakRate the highest rate of an open loop's warm-up and phases, requests per second
+     * @return whether its scheduler thread goes on {@code SCHED_FIFO}
+     */
+    static boolean enabledFor(double peakRate)
+    {
+        return enabled && peakRate <= maxRate;
     }
 
     /**
@@ -92,16 +129,6 @@ public final class PacerPriority
             return "interrupted";
         }
         return why[0];
-    }
-
-    /**
-     * Puts the calling thread on {@code SCHED_FIFO} when enabled; blocks for the few milliseconds {@code chrt} takes.
-     *
-     * @return null when the thread now runs on {@code SCHED_FIFO} or the priority is not enabled, else why it does not
-     */
-    static String raiseIfEnabled()
-    {
-        return enabled ? raise() : null;
     }
 
     /**

@@ -45,6 +45,15 @@ final class Schedule
         rates[n] = rates[n - 1];
     }
 
+    /** @return the highest rate of the warm-up and the phases, requests per second */
+    double maxRate()
+    {
+        double max = 0;
+        for (double rate : rates)
+            max = Math.max(max, rate);
+        return max;
+    }
+
     /** @return the index of the first measured request (the first of the first phase) */
     long firstMeasured()
     {

@@ -27,7 +27,7 @@ class PacerPriorityTest
     @AfterEach
     void off()
     {
-        PacerPriority.enable(false);
+        PacerPriority.enable(false, PacerPriority.MAX_RATE);
     }
 
     @Test
@@ -110,18 +110,9 @@ class PacerPriorityTest
     void aSchedulerThatFallsBehindGoesBackToTheOrdinaryPolicy() throws Exception
     {
         String refused = PacerPriority.probe();
-        PacerPriority.enable(refused == null);
+        PacerPriority.enable(refused == null, Double.MAX_VALUE);
         int before = PacerPriority.lowered();
-        try (MockProvider mock = MockProvider.builder().recordLimit(0).start())
-        {
-            // Ten million a second: every send is late by more than the last, from the first millisecond.
-            LoadSpec spec = new LoadSpec(URI.create(mock.baseUrl() + "/chat/completions"), "POST",
-                Map.of("Content-Type", "application/json", "Authorization", "Bearer test-key"),
-                "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}".getBytes(StandardCharsets.UTF_8),
-                false, false, 1, 10_000_000, 0, Duration.ZERO, Duration.ofMillis(400), Duration.ofMillis(500));
-            LoadResult result = new JettyLoadGenerator().run(spec);
-            assertThat(result.lateFraction(PacerPriority.MAX_LATE_NANOS / 1_000)).as("sent late").isGreaterThan(0.5);
-        }
+        overload();
         if (refused == null)
             assertThat(PacerPriority.lowered()).as("schedulers that went back").isEqualTo(before + 1);
         else
@@ -129,26 +120,49 @@ class PacerPriorityTest
     }
 
     @Test
-    void doesNothingUnlessEnabled() throws Exception
+    void onlyWhenEnabledAndUpToItsRate()
     {
-        AtomicReference<String> result = new AtomicReference<>("not run");
-        AtomicInteger policy = new AtomicInteger(-1);
-        Thread thread = new Thread(() ->
+        assertThat(PacerPriority.enabledFor(1)).as("not enabled").isFalse();
+        PacerPriority.enable(true, PacerPriority.MAX_RATE);
+        assertThat(PacerPriority.enabledFor(PacerPriority.MAX_RATE)).isTrue();
+        assertThat(PacerPriority.enabledFor(PacerPriority.MAX_RATE + 1)).as("a faster open loop").isFalse();
+        try (PacerPriority.Scope cell = PacerPriority.ordinaryAbove(2 * PacerPriority.MAX_RATE))
         {
-            try
-            {
-                result.set(PacerPriority.raiseIfEnabled());
-                policy.set(PacerPriority.currentPolicy());
-            }
-            catch (Exception e)
-            {
-                throw new IllegalStateException(e);
-            }
-        });
-        thread.start();
-        thread.join();
-        assertThat(PacerPriority.enabled()).isFalse();
-        assertThat(result.get()).isNull();
-        assertThat(policy.get()).isZero();
+            assertThat(PacerPriority.enabledFor(1)).as("every load of a cell with a faster one").isFalse();
+        }
+        assertThat(PacerPriority.enabledFor(1)).as("restored after the cell").isTrue();
+        try (PacerPriority.Scope cell = PacerPriority.ordinaryAbove(PacerPriority.MAX_RATE))
+        {
+            assertThat(PacerPriority.enabledFor(1)).as("a cell within the limit").isTrue();
+        }
+        PacerPriority.enable(false, PacerPriority.MAX_RATE);
+        assertThat(PacerPriority.enabledFor(1)).isFalse();
+    }
+
+    /**
+     * An open loop faster than the limit keeps the ordinary policy: enabled with the usual limit, the run that falls behind
+     * at ten million a second has no real-time policy to go back from.
+     */
+    @Test
+    void aFasterOpenLoopKeepsTheOrdinaryPolicy() throws Exception
+    {
+        PacerPriority.enable(PacerPriority.probe() == null, PacerPriority.MAX_RATE);
+        int before = PacerPriority.lowered();
+        overload();
+        assertThat(PacerPriority.lowered()).isEqualTo(before);
+    }
+
+    // Ten million a second: every send is late by more than the last, from the first millisecond.
+    private static void overload() throws Exception
+    {
+        try (MockProvider mock = MockProvider.builder().recordLimit(0).start())
+        {
+            LoadSpec spec = new LoadSpec(URI.create(mock.baseUrl() + "/chat/completions"), "POST",
+                Map.of("Content-Type", "application/json", "Authorization", "Bearer test-key"),
+                "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}".getBytes(StandardCharsets.UTF_8),
+                false, false, 1, 10_000_000, 0, Duration.ZERO, Duration.ofMillis(400), Duration.ofMillis(500));
+            LoadResult result = new JettyLoadGenerator().run(spec);
+            assertThat(result.lateFraction(PacerPriority.MAX_LATE_NANOS / 1_000)).as("sent late").isGreaterThan(0.5);
+        }
     }
 }
