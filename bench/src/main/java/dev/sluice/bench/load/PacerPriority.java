@@ -37,8 +37,8 @@ public final class PacerPriority
     /**
      * The highest rate, requests per second, whose scheduler goes on the real-time policy: the highest it was measured
      * at. Above it the sends take a large share of the harness core, which on the real-time policy they would take
-     * from the mock and from the threads that read the answers (at 30,000 req/s the target's goodput fell by half
-     * and more, with no send behind its schedule).
+     * from the mock and from the threads that read the answers (at 30,000 req/s the target answered 4,901 requests
+     * a second, against 8,808–18,348 with the ordinary policy, with no send behind its schedule).
      */
     public static final double MAX_RATE = 8_000;
     /** How late a send on the real-time policy may leave without counting as behind. */
