@@ -17,12 +17,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * request that leaves late is charged to the target, whose latency counts from the schedule. A {@code SCHED_FIFO}
  * thread preempts every ordinary thread the moment it wakes up. The scheduler parks between sends and a send takes
  * microseconds, so at a moderate rate ({@link #MAX_RATE}) it takes little of the core; a faster open loop keeps the
- * ordinary policy. A scheduler that falls behind its schedule all the same (more load
- * than the harness core can send and read) would keep the core from the threads that read the answers, and their delay
- * is not in the lateness the bench flags: one that stays more than {@link #MAX_LATE_NANOS} behind for
- * {@link #MAX_BEHIND_NANOS} goes back to the ordinary policy for the rest of its run, and its lateness shows (a stall of
- * this JVM, a collection, is caught up in a millisecond or two). Threads it starts do not inherit the policy
- * ({@code --reset-on-fork}).
+ * ordinary policy. A scheduler that falls behind its schedule all the same (more load than the harness core can send
+ * and read) would keep the core from the threads that read the answers, and their delay is not in the lateness the
+ * bench flags: one that stays more than {@link #MAX_LATE_NANOS} behind for {@link #MAX_BEHIND_NANOS} goes back to the
+ * ordinary policy for the rest of its run, and its lateness shows (a stall of this JVM, a collection, is caught up in a
+ * millisecond or two). Threads it starts do not inherit the policy ({@code --reset-on-fork}).
  *
  * <p>The policy is set with {@code chrt} (util-linux) on the calling thread, which needs {@code CAP_SYS_NICE} (root) or
  * a real-time limit ({@code ulimit -r}); without either, or on another system, nothing changes and {@link #raise()}
