@@ -10,6 +10,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.sluice.bench.load.ProcStat;
+
 /**
  * The CPU the kernel's own threads (kthreadd and its children) took over a run: what on the machine, besides the
  * processes the bench started, competed for the cores. Softirq and worker threads show here, and so does a memory
@@ -67,17 +69,13 @@ final class KernelThreads
      */
     static Counter parse(long pid, String stat)
     {
-        int open = stat.indexOf('(');
-        int close = stat.lastIndexOf(')');
-        if (open < 0 || close < open)
+        String[] fields = ProcStat.fieldsFromState(stat);
+        if (fields == null || fields.length < 13)
             return null;
-        String[] fields = stat.substring(close + 1).trim().split("\\s+");
-        if (fields.length < 13)
-            return null;
-        long ppid = Long.parseLong(fields[1]);
+        long ppid = Long.parseLong(fields[4 - 3]);
         if (pid != KTHREADD && ppid != KTHREADD)
             return null;
-        return new Counter(stat.substring(open + 1, close), ProcFs.cpuTicks(stat));
+        return new Counter(ProcStat.name(stat), ProcFs.cpuTicks(stat));
     }
 
     /**

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import dev.sluice.bench.load.ProcStat;
+
 /**
  * Reads CPU time and resident memory of a process tree from Linux {@code /proc}.
  *
@@ -58,15 +60,11 @@ final class ProcFs
      */
     static long cpuTicks(String stat)
     {
-        // The command name (field 2) is in parentheses and may itself contain spaces and parentheses: split after
-        // the last ')'. The first token there is field 3 (state), so utime (14) and stime (15) are tokens 11 and 12.
-        int close = stat.lastIndexOf(')');
-        if (close < 0)
+        // utime (field 14) and stime (15).
+        String[] fields = ProcStat.fieldsFromState(stat);
+        if (fields == null || fields.length < 13)
             throw new IllegalArgumentException("not a /proc/<pid>/stat line: " + stat);
-        String[] fields = stat.substring(close + 1).trim().split("\\s+");
-        if (fields.length < 13)
-            throw new IllegalArgumentException("not a /proc/<pid>/stat line: " + stat);
-        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+        return Long.parseLong(fields[14 - 3]) + Long.parseLong(fields[15 - 3]);
     }
 
     /**

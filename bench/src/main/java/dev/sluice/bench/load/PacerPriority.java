@@ -212,9 +212,7 @@ public final class PacerPriority
      */
     static int policy(String stat)
     {
-        // The command name (field 2) is in parentheses and may hold spaces and parentheses: count from the last ')'.
-        String[] after = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-        return Integer.parseInt(after[41 - 3]);
+        return Integer.parseInt(ProcStat.fieldsFromState(stat)[41 - 3]);
     }
 
     /** @return the calling thread's scheduling policy, from {@code /proc/thread-self/stat} */
