@@ -199,8 +199,9 @@ final class MetricsBinding implements ProxyBinding, CompletionListener
             if (exchange.attribute(LIMITS_STORE_UNAVAILABLE) instanceof String storeOutcome)
                 countStoreUnavailable(storeOutcome, exchange.attribute(LIMITS_STORE_UNAVAILABLE_BINDING));
         }
-        // Counted last, and read first by a scrape (registered first): a scrape that counts this request sees every
-        // other series it adds.
+        // Counted last. A scrape reads the families in no set order, so it may count this request and not yet its
+        // other series (as any Prometheus scrape of a busy process); the runtime's in-flight count drops only after
+        // every listener returned, so a scrape begun once it reads 0 sees them all.
         s.requests(c.status(), outcome).inc();
     }
 
